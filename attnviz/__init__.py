@@ -1,0 +1,24 @@
+"""attnviz: a from-scratch multi-head attention with real pretrained weights, for teaching.
+
+    import attnviz
+    model = attnviz.load_model()                  # bundled all-MiniLM-L6-v2, offline
+    res = model.run("The cat sat on the mat.", mask="causal", scale=True)
+    res.tokens, res.attentions                    # (n_layers, n_heads, n_tokens, n_tokens)
+    out, weights = attnviz.scaled_dot_product_attention(q, k, v, mask=None, scale=None)
+
+This package never imports streamlit: pages call into it, tests reach it with plain pytest.
+"""
+
+from attnviz.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
+from attnviz.errors import AttnvizError
+from attnviz.models import DEFAULT_MODEL, Model, RunResult, load_model
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "AttnvizError",
+    "Model",
+    "RunResult",
+    "load_model",
+    "scaled_dot_product_attention",
+    "scaled_dot_product_attention_trace",
+]
