@@ -1,0 +1,54 @@
+"""Plain sentences that read the current settings aloud, for the class."""
+
+from __future__ import annotations
+
+import math
+
+from attnviz.masks import padding_count
+
+MASK_SENTENCES = {
+    "none": "no mask: every token may look at every token, before and after it",
+    "causal": "causal: each token sees itself and the tokens before it, never the ones after (as when generating text)",
+    "padding": "padding: the last {arg} token(s) are [PAD] fillers, so no token may look at them",
+    "window": "sliding window of {arg}: each token sees only tokens at most {arg} positions away",
+    "strided": "strided by {arg}: each token sees tokens whose distance from it is a multiple of {arg}",
+    "global": "global + local: a window of {arg} around each token, plus global tokens that see and are seen by all",
+    "random": "random sparse: each token pair is kept by a seeded coin flip; every token still sees itself",
+    "custom": "custom: the pattern you wrote, row by row (1 = may look, 0 = may not)",
+}
+
+
+def describe_mask(spec, causal_model: bool = False) -> str:
+    """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'."""
+    if spec is None or not isinstance(spec, str):
+        spec = "none" if spec is None else "custom"
+    parts = []
+    for part in spec.split("&"):
+        name, _, arg = part.strip().partition(":")
+        name = name.lower() or "none"
+        template = MASK_SENTENCES.get(name, name)
+        parts.append(template.format(arg=arg.split(":")[0] if arg else "?"))
+    sentence = "; and ".join(parts)
+    if causal_model and "causal" not in spec:
+        sentence += ". This model is a decoder, so its built-in causal mask applies as well"
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+def describe_scale(scale: float, d_k: int) -> str:
+    standard = 1 / math.sqrt(d_k)
+    if math.isclose(scale, standard, rel_tol=1e-6):
+        return f"Scores are divided by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}, as the model was trained."
+    if scale == 1.0:
+        return (f"Scaling is off: scores are not divided by √{d_k} ≈ {math.sqrt(d_k):.2f}, so they are that much "
+                f"larger and the softmax is peakier (lower entropy, higher max weight).")
+    return f"Scores are multiplied by {scale:g} instead of 1/√{d_k} ≈ {standard:.3f} (×{scale / standard:.2f} the trained scale)."
+
+
+def describe_effect(spec, scale: float, d_k: int) -> str | None:
+    """A reminder that a changed setting acts in every layer, so later layers change too."""
+    default_scale = math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6)
+    no_mask = spec in (None, "", "none") and not padding_count(spec)
+    if default_scale and no_mask:
+        return None
+    return ("These settings act inside every layer's attention, so each layer's input changes too: "
+            "later layers differ from the trained model by more than this layer's mask or scale alone.")

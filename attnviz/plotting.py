@@ -1,0 +1,148 @@
+"""Plotly figures of attention patterns.
+
+Bytes matter in a classroom (12 heads × 128² cells on a school network), so weights travel as
+uint16 thousandths (w·1000 rounded, 2 bytes a cell; plotly sends typed arrays as base64: 2.7
+bytes a cell, where float32 costs 5.3). The hover still reads "0.523": d3's zero-padded grouping
+turns 523 into "0,523", and `separators=",."` makes that group separator a decimal point. Every
+other number in these figures is set as tick text, so the swapped separators touch nothing else.
+Tokens label the axes once (not per cell); repeated tokens are kept apart with zero-width spaces.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+WEIGHT_STEPS = 1000  # weights are drawn as integers 0..1000 = thousandths
+WEIGHT_HOVER = "%{z:05,d}"  # 523 -> "0,523" -> shown as "0.523" with separators ",."
+COLORSCALE = "Viridis"
+ZERO_WIDTH = "\u200b"
+OVERVIEW_CELLS = 128  # above this many tokens the head grid shows a block-averaged overview
+
+
+def distinct_labels(labels: list[str]) -> list[str]:
+    """Axis categories that stay distinct when a token repeats ('the', 'the' + zero-width space)."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        label = label if label.strip() else "␣"
+        count = seen.get(label, 0)
+        seen[label] = count + 1
+        out.append(label + ZERO_WIDTH * count)
+    return out
+
+
+def weights_as_thousandths(weights) -> np.ndarray:
+    """float weights in [0, 1] -> uint16 thousandths (0..1000): what the heatmaps send and hover shows."""
+    w = np.nan_to_num(np.asarray(weights, dtype=np.float32), nan=0.0)
+    return np.rint(np.clip(w, 0.0, 1.0) * WEIGHT_STEPS).astype(np.uint16)
+
+
+def block_average(weights: np.ndarray, labels: list[str], max_cells: int) -> tuple[np.ndarray, list[str], int]:
+    """Average (n, n) over b×b blocks so that at most max_cells remain per side: (pattern, labels, b)."""
+    n = weights.shape[-1]
+    b = math.ceil(n / max_cells)
+    if b <= 1:
+        return weights, labels, 1
+    m = math.ceil(n / b)
+    padded = np.zeros((m * b, m * b), dtype=np.float32)
+    padded[:n, :n] = weights
+    counts = np.zeros((m * b, m * b), dtype=np.float32)
+    counts[:n, :n] = 1.0
+    pooled = padded.reshape(m, b, m, b).sum(axis=(1, 3)) / counts.reshape(m, b, m, b).sum(axis=(1, 3))  # (m, m)
+    block_labels = [f"{labels[i * b]}…" for i in range(m)]
+    return pooled, block_labels, b
+
+
+def _weight_colorbar() -> dict:
+    ticks = [0, 250, 500, 750, 1000]
+    return dict(
+        title=dict(text="weight", side="right"), tickvals=ticks, ticktext=["0", "0.25", "0.5", "0.75", "1"], len=0.8,
+    )
+
+
+def _heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "coloraxis") -> go.Heatmap:
+    cats = distinct_labels(labels)
+    return go.Heatmap(
+        z=weights_as_thousandths(z), x=cats, y=cats, coloraxis=coloraxis, name=name,
+        hovertemplate=f"{name}<br>query: %{{y}}<br>key: %{{x}}<br>weight: {WEIGHT_HOVER}<extra></extra>",
+    )
+
+
+def _style_axes(fig: go.Figure, n_labels: int, row=None, col=None, titles: bool = True,
+                y_labels: bool = True) -> None:
+    small = n_labels <= 40
+    fig.update_xaxes(
+        title_text="key (attended to)" if titles else None, tickangle=-60 if small else 0, type="category",
+        showticklabels=True, tickfont=dict(size=10 if small else 8), row=row, col=col,
+    )
+    fig.update_yaxes(
+        title_text="query (attending)" if titles else None, autorange="reversed", type="category",
+        showticklabels=y_labels, tickfont=dict(size=10 if small else 8), row=row, col=col,
+    )
+
+
+def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: list[str] | None = None,
+                     columns: int = 3, max_cells: int = OVERVIEW_CELLS) -> tuple[go.Figure, int]:
+    """A grid of heatmaps, one per head, sharing one 0..1 colour axis.
+
+    weights: (n_heads_total, n, n) for one layer; heads: which to draw.
+    Returns the figure and the block size b (1 = every token drawn; b > 1 = b×b blocks averaged).
+    """
+    weights = np.asarray(weights, dtype=np.float32)
+    cols = min(columns, len(heads))
+    rows = math.ceil(len(heads) / cols)
+    titles = subtitles or [f"head {h}" for h in heads]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.03,
+                        vertical_spacing=min(0.3 / rows, 0.12) if rows > 1 else 0.08)
+    block = 1
+    for i, h in enumerate(heads):
+        pattern, axis_labels, block = block_average(weights[h], labels, max_cells)
+        r, c = i // cols + 1, i % cols + 1
+        fig.add_trace(_heatmap(pattern, axis_labels, f"head {h}"), row=r, col=c)
+        _style_axes(fig, len(axis_labels), row=r, col=c, titles=(c == 1 and r == rows), y_labels=(c == 1))
+        suffix = "" if i == 0 else str(i + 1)
+        fig.update_yaxes(scaleanchor=f"x{suffix}", constrain="domain", row=r, col=c)  # square cells
+        fig.update_xaxes(constrain="domain", row=r, col=c)
+    n = len(axis_labels)
+    panel = 230 if n <= 16 else 280 if n <= 40 else 330
+    fig.update_layout(
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=_weight_colorbar()),
+        separators=",.", height=panel * rows + 80, margin=dict(l=10, r=10, t=40, b=10),
+    )
+    fig.update_annotations(font_size=11)
+    return fig, block
+
+
+def head_figure(weights, labels: list[str], title: str, show_values: bool | None = None) -> go.Figure:
+    """One head in full detail (every token); weights printed in the cells when there are few tokens."""
+    weights = np.asarray(weights, dtype=np.float32)
+    n = weights.shape[-1]
+    trace = _heatmap(weights, labels, title)
+    if show_values if show_values is not None else n <= 16:
+        trace.update(texttemplate=WEIGHT_HOVER, textfont=dict(size=10))
+    fig = go.Figure(trace)
+    _style_axes(fig, n)
+    side = min(900, max(380, 22 * n + 160))
+    fig.update_layout(
+        title=title, coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=_weight_colorbar()),
+        separators=",.", height=side, margin=dict(l=10, r=10, t=50, b=10),
+    )
+    return fig
+
+
+def decode_plotly_array(value) -> np.ndarray:
+    """The numbers of a plotly array as sent to the browser (a list, or a base64 'bdata' typed array)."""
+    if isinstance(value, dict) and "bdata" in value:
+        import base64
+
+        raw = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            dims = [int(s) for s in str(shape).split(",")] if isinstance(shape, str) else list(shape)
+            raw = raw.reshape(dims)
+        return raw
+    return np.asarray(value)

@@ -1,0 +1,186 @@
+"""Shared Streamlit pieces: the sidebar every page uses, cached model runs, and the error guard.
+
+Widgets here are bound to the URL (bind="query-params"), so a link a teacher shares restores the
+view; persist_state="session" keeps them across pages. No math lives here: it is in attnviz.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+MODEL_CHOICES = {
+    "default": "all-MiniLM-L6-v2 (bundled BERT, 6×12 heads)",
+    "toy": "toy model (2 layers × 2 heads, d_model 8)",
+    "other": "another model: hub name or local folder",
+}
+MASK_LABELS = {
+    "none": "none (bidirectional)",
+    "causal": "causal",
+    "padding": "padding ([PAD] tokens)",
+    "window": "sliding window",
+    "strided": "strided / dilated",
+    "global": "global + local (Longformer)",
+    "random": "random sparse (seeded)",
+    "custom": "custom 0/1 matrix",
+}
+BOUND = dict(bind="query-params", persist_state="session")
+log = logging.getLogger("attnviz.app")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model_spec: str  # what load_model gets
+    text: str
+    mask_spec: str
+    scale: bool | float  # True = 1/sqrt(d_k), False = 1, float = that factor
+    device: str
+
+
+def examples() -> list[dict]:
+    return json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
+
+
+# ---- caching ----------------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cached_model(spec: str, device: str):
+    import attnviz
+
+    return attnviz.load_model(spec or None, device=device)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False):
+    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_truth(spec: str, device: str, text: str):
+    from attnviz.truth import check_against_transformers
+
+    return check_against_transformers(cached_model(spec, device), text)
+
+
+# ---- errors -----------------------------------------------------------------------------------
+
+
+@contextmanager
+def guard(what: str = "This part of the page"):
+    """Show a user's mistake as st.error and an unexpected failure as a short message, never a traceback."""
+    from attnviz.errors import AttnvizError
+
+    try:
+        yield
+    except AttnvizError as err:
+        st.error(str(err), icon="⚠️")
+    except Exception as err:  # noqa: BLE001 - the page must keep working; details go to the server log
+        log.error("%s failed:\n%s", what, traceback.format_exc())
+        st.error(f"{what} could not be drawn: {type(err).__name__}: {err}", icon="⚠️")
+
+
+# ---- the shared sidebar -----------------------------------------------------------------------
+
+
+def _set_example():
+    choice = st.session_state.get("example")
+    for ex in examples():
+        if ex["title"] == choice:
+            st.session_state["text"] = ex["text"]
+
+
+def model_and_text_controls() -> tuple[str, str, str]:
+    """Model choice, text and device: the part of the sidebar that does not depend on the model."""
+    from attnviz.device import available_devices
+
+    sb = st.sidebar
+    choice = sb.selectbox("Model", list(MODEL_CHOICES), format_func=MODEL_CHOICES.get, key="model", **BOUND)
+    spec = "" if choice == "default" else choice
+    if choice == "other":
+        spec = sb.text_input("Hub name or local folder", key="model_path", placeholder="gpt2 or /path/to/model",
+                             help="A Hugging Face hub name needs the network; a folder needs config.json, "
+                                  "a tokenizer and .safetensors weights.", **BOUND).strip()
+        if not spec:
+            sb.info("Type a hub name (e.g. gpt2) or a model folder. Showing the bundled model meanwhile.")
+    sb.selectbox("Example sentences", [e["title"] for e in examples()], index=None, key="example",
+                 placeholder="Pick an example…", on_change=_set_example)
+    text = sb.text_area("Text", value=DEFAULT_TEXT, key="text", height=110, max_chars=20000, **BOUND)
+    devices = available_devices()
+    device = sb.selectbox("Device", devices, key="device", help="cuda when a GPU is present, else the CPU.", **BOUND)
+    return spec, text or "", device
+
+
+def mask_controls() -> str:
+    """The mask picker and its parameters -> a mask spec such as 'window:2'."""
+    sb = st.sidebar
+    kind = sb.selectbox("Mask", list(MASK_LABELS), format_func=MASK_LABELS.get, key="mask", **BOUND)
+    if kind == "padding":
+        return f"padding:{sb.slider('[PAD] tokens appended', 1, 8, 3, key='pad', **BOUND)}"
+    if kind == "window":
+        return f"window:{sb.slider('Window: keys at most this far away', 0, 8, 2, key='window', **BOUND)}"
+    if kind == "strided":
+        return f"strided:{sb.slider('Stride', 2, 8, 3, key='stride', **BOUND)}"
+    if kind == "global":
+        width = sb.slider("Local window", 0, 8, 1, key="gwindow", **BOUND)
+        tokens = sb.text_input("Global token positions (comma separated)", "0", key="globals", **BOUND)
+        return f"global:{width}:{tokens.replace(' ', '')}"
+    if kind == "random":
+        keep = sb.slider("Keep probability", 0.05, 1.0, 0.3, 0.05, key="keep", **BOUND)
+        seed = sb.number_input("Seed", 0, 10_000, 0, key="seed", **BOUND)
+        return f"random:{keep}:{int(seed)}"
+    if kind == "custom":
+        rows = sb.text_input("Rows of 0/1, '/' between rows", "", key="custom", placeholder="110/011/001",
+                             help="One row per query token, one digit per key token. Empty = causal pattern "
+                                  "for the current text.", **BOUND)
+        return f"custom:{rows}" if rows.strip() else "custom:"
+    return kind
+
+
+def scale_controls() -> bool | float:
+    sb = st.sidebar
+    scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **BOUND)
+    factor = sb.number_input("…or multiply the scores by this factor instead (0 = off)", 0.0, 100.0, 0.0, 0.05,
+                             key="factor", **BOUND)
+    return float(factor) if factor > 0 else bool(scaled)
+
+
+def settings_from_sidebar() -> Settings:
+    spec, text, device = model_and_text_controls()
+    mask_spec = mask_controls()
+    scale = scale_controls()
+    return Settings(model_spec=spec, text=text, mask_spec=mask_spec, scale=scale, device=device)
+
+
+def load_model_or_fallback(settings: Settings):
+    """The chosen model, or, when it cannot be loaded, an error and the bundled model instead."""
+    from attnviz.errors import AttnvizError
+
+    try:
+        with st.spinner(f"Loading {settings.model_spec or 'the bundled model'} (first time only)…"):
+            return cached_model(settings.model_spec, settings.device), settings.model_spec
+    except AttnvizError as err:
+        st.error(f"{err} Showing the bundled all-MiniLM-L6-v2 instead.", icon="⚠️")
+        return cached_model("", settings.device), ""
+
+
+def custom_mask_default(spec: str, n: int) -> str:
+    """An empty custom mask means 'start from the causal pattern' for the current number of tokens."""
+    if spec != "custom:":
+        return spec
+    return "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
+
+
+def layer_and_heads(n_layers: int, n_heads: int) -> tuple[int, list[int]]:
+    sb = st.sidebar
+    layer = sb.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
+    heads = sb.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
+    return int(layer or 0), sorted(heads) or list(range(n_heads))

@@ -1,0 +1,104 @@
+"""The explorer (home page): every head of one layer as heatmaps, beside the math that made them."""
+
+import streamlit as st
+
+from pages import _ui as ui
+
+settings: ui.Settings = st.session_state["settings"]
+st.title("Attention explorer")
+st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
+           "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers.")
+
+with ui.guard("The explorer"):
+    from attnviz.describe import describe_effect, describe_mask, describe_scale
+    from attnviz.errors import AttnvizError
+    from attnviz.export import attentions_npz, head_csv
+    from attnviz.latex import attention_equation, mask_matrix, multi_head_equation
+    from attnviz.masks import padding_count, parse_mask
+    from attnviz.plotting import head_figure, head_grid_figure
+    from attnviz.stats import head_entropy, head_max_weight, live_rows
+
+    model, spec = ui.load_model_or_fallback(settings)
+    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
+    facts = st.empty()
+    badge = st.empty()
+
+    try:
+        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
+    except AttnvizError as err:
+        st.warning(f"{err} The heatmaps appear as soon as there is text.", icon="✍️")
+        st.stop()
+    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
+                   f"{model.n_heads}·{model.d_head} = {model.d_model} · **{n} tokens** · device `{model.device.type}`")
+
+    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
+    try:
+        parse_mask(mask_spec, n)
+    except AttnvizError as err:
+        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        mask_spec = "none"
+
+    with st.spinner("Running the attention…"):
+        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale)
+    for note in res.notes:
+        st.info(note, icon="✂️")
+    dead = [f"{i}:{res.labels[i]}" for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
+    if dead:
+        st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "
+                   f"zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon="🚫")
+
+    left, right = st.columns([3, 2], gap="large")
+    weights = res.attentions[layer]  # (n_heads, n, n)
+    entropy, peak = head_entropy(weights), head_max_weight(weights)
+    titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
+    with left:
+        st.subheader(f"Layer {layer}: {len(heads)} head(s)")
+        fig, block = head_grid_figure(weights, res.labels, heads, subtitles=titles)
+        st.plotly_chart(fig, width="stretch", key="grid")
+        st.caption("Under each head: H = mean row entropy in nats (0 = all weight on one key, "
+                   f"ln {n} ≈ {__import__('math').log(n):.2f} = spread evenly), max = mean of each row's largest weight.")
+        if block > 1:
+            st.info(f"Overview: with {n} tokens each cell above averages a {block}×{block} block of tokens, so the grid "
+                    "stays fast. The enlarged head below shows every token.", icon="🔎")
+    with right:
+        st.subheader("The math")
+        st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
+        st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal)}")
+        if res.mask is not None:
+            st.latex(mask_matrix(res.mask, n))
+        else:
+            st.latex(r"M = 0\ \text{everywhere (nothing is masked)}")
+        st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head)}")
+        effect = describe_effect(mask_spec, res.scale, model.d_head)
+        if effect:
+            st.info(effect, icon="🔁")
+        st.latex(multi_head_equation(model.n_heads, model.d_model))
+        st.caption("Every number on this page is computed by attnviz's own from-scratch attention; the badge above "
+                   "compares it with transformers' implementation at the trained settings.")
+
+    st.subheader("One head in full detail")
+    focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
+    st.plotly_chart(head_figure(weights[focus], res.labels, f"layer {layer}, head {focus}: weights after softmax"),
+                    width="stretch", key="focus_head")
+
+    downloads = st.columns(2)
+    downloads[0].download_button("Download this head's weights (CSV)", head_csv(res, layer, focus),
+                                 file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
+    downloads[1].download_button(
+        "Download all layers and heads (NPZ)",
+        attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
+        file_name="attnviz_attentions.npz", mime="application/octet-stream")
+
+    with st.spinner("Checking against transformers…"):
+        try:
+            truth = ui.cached_truth(spec, settings.device, settings.text)
+            if truth.max_abs_diff is None:
+                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon="ℹ️")
+            elif truth.matches:
+                badge.success(f"✓ matches transformers: max |Δ| = {truth.max_abs_diff:.1e} over every layer, head "
+                              "and cell of this text at the trained settings (no mask, 1/√d_k; eager, float32; "
+                              "tolerance 1e-5).")
+            else:
+                badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
+        except Exception as err:  # noqa: BLE001 - the badge is extra: its failure must not hide the page
+            badge.warning(f"Truth check unavailable: {err}")
