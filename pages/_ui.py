@@ -153,11 +153,19 @@ def scale_controls() -> bool | float:
     return float(factor) if factor > 0 else bool(scaled)
 
 
-def settings_from_sidebar() -> Settings:
+def page_settings() -> Settings:
+    """Draw the shared sidebar and return its settings: the first call of every page.
+
+    Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
+    entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
+    """
+    st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()
     scale = scale_controls()
-    return Settings(model_spec=spec, text=text, mask_spec=mask_spec, scale=scale, device=device)
+    settings = Settings(model_spec=spec, text=text, mask_spec=mask_spec, scale=scale, device=device)
+    st.session_state["settings"] = settings
+    return settings
 
 
 def load_model_or_fallback(settings: Settings):

@@ -4,7 +4,7 @@ import streamlit as st
 
 from pages import _ui as ui
 
-settings: ui.Settings = st.session_state["settings"]
+settings = ui.page_settings()
 st.title("Attention explorer")
 st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
            "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers.")
