@@ -1,0 +1,38 @@
+"""Shared pytest fixtures. Group fixtures by area under a header comment; keep each group small."""
+
+import os
+
+# Before anything imports transformers or huggingface_hub: they read these once, at import time.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest
+
+import attnviz
+
+# ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
+
+
+@pytest.fixture(scope="module")
+def bundled_model():
+    """The bundled all-MiniLM-L6-v2, loaded once per test module (never mutated by tests)."""
+    return attnviz.load_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_folder(tmp_path_factory):
+    """family -> a folder holding a seeded tiny random HF model of that family plus its tokenizer.
+
+    Built once per session on first use: saving is cheap, but four families add up.
+    """
+    from helpers_tiny_models import save_tiny_model
+
+    folders = {}
+
+    def get(family: str):
+        if family not in folders:
+            folders[family] = save_tiny_model(family, tmp_path_factory.mktemp(f"tiny-{family}"))
+        return folders[family]
+
+    return get
