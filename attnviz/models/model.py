@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 import torch
@@ -107,6 +108,8 @@ class Model:
     def encode(self, text: str, n_pad: int = 0) -> Encoded:
         if not isinstance(text, str) or not text.strip():
             raise AttnvizError("Type some text first: the text is empty.")
+        if not any(_is_visible(c) for c in text):  # a byte-level or toy tokenizer would make tokens of them
+            raise AttnvizError("The text has only invisible characters (such as zero-width spaces): type some visible words.")
         return self.tokenizer.encode(text, n_pad=n_pad)
 
     def run(self, text: str, mask=None, scale=True, keep: bool = False) -> RunResult:
@@ -168,6 +171,11 @@ class Model:
 
     def embed(self, ids: torch.Tensor, attention_mask=None) -> torch.Tensor:
         return self.embedder(ids)
+
+
+def _is_visible(c: str) -> bool:
+    """Not whitespace, not a control or format character (zero-width space, joiners, BOM, bidi marks)."""
+    return not c.isspace() and unicodedata.category(c) not in ("Cc", "Cf")
 
 
 def _trace_to_cpu(t: LayerTrace) -> LayerTrace:

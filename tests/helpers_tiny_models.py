@@ -1,0 +1,168 @@
+"""Tiny random Hugging Face models saved with a tokenizer, built offline, for parity tests.
+
+Each builder writes a folder that looks exactly like a hub snapshot (config.json,
+model.safetensors, tokenizer.json, tokenizer_config.json) so that attnviz.load_model(folder)
+goes through the same loading code a real model does.
+
+Weights are seeded and widened past transformers' default init (std 0.02, zero biases, unit
+LayerNorms): near-uniform attention and zero biases would let a wrong bias or a transposed
+matrix slip through a parity test unnoticed.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pathlib import Path
+
+import torch
+import transformers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+SIZE = {"hidden": 32, "layers": 2, "heads": 4, "ffn": 64, "positions": 64}
+SEED = 1234
+TRAINING_TEXT = [
+    "The cat sat on the mat.",
+    "A dog ran after the cat, and the cat ran up a tree!",
+    "Attention lets every token look at every other token.",
+    "Queries meet keys; values are averaged by the weights.",
+    "The the the cat the.",
+]
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # ids 0..4, pad_token_id = 1 as in RoBERTa
+
+
+# ---- tokenizers --------------------------------------------------------------------------
+
+
+def wordpiece_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    """A lower-casing WordPiece with letters, '##'-letters and a few words, BERT's [CLS] x [SEP]."""
+    letters = list("abcdefghijklmnopqrstuvwxyz0123456789.,!?;'")
+    words = sorted({w.strip(".,!?;").lower() for line in TRAINING_TEXT for w in line.split()} - {""})
+    pieces = BERT_SPECIALS + letters + ["##" + c for c in letters] + words
+    vocab = {p: i for i, p in enumerate(dict.fromkeys(pieces))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    tok.decoder = decoders.WordPiece()
+    tok.add_special_tokens(BERT_SPECIALS)
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+
+
+def byte_level_bpe(specials: list[str], vocab_size: int) -> Tokenizer:
+    """A ByteLevel BPE trained on TRAINING_TEXT: every byte is in the alphabet, so nothing is unknown."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(TRAINING_TEXT, trainer)
+    return tok
+
+
+def gpt2_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    tok = byte_level_bpe(["<|endoftext|>"], vocab_size=300)
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>",
+    )
+
+
+def roberta_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    tok = byte_level_bpe(ROBERTA_SPECIALS, vocab_size=300)
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))  # <s> x </s>
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>",
+        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>",
+    )
+
+
+# ---- models ------------------------------------------------------------------------------
+
+
+def bert_config(vocab_size: int) -> transformers.BertConfig:
+    return transformers.BertConfig(
+        vocab_size=vocab_size, hidden_size=SIZE["hidden"], num_hidden_layers=SIZE["layers"],
+        num_attention_heads=SIZE["heads"], intermediate_size=SIZE["ffn"], max_position_embeddings=SIZE["positions"],
+        pad_token_id=0,
+    )
+
+
+def gpt2_config(vocab_size: int) -> transformers.GPT2Config:
+    return transformers.GPT2Config(
+        vocab_size=vocab_size, n_embd=SIZE["hidden"], n_layer=SIZE["layers"], n_head=SIZE["heads"],
+        n_inner=SIZE["ffn"], n_positions=SIZE["positions"], bos_token_id=0, eos_token_id=0,
+    )
+
+
+def roberta_config(vocab_size: int) -> transformers.RobertaConfig:
+    # RoBERTa spends positions 0 and 1 on padding_idx: 2 more positions for the same usable length
+    return transformers.RobertaConfig(
+        vocab_size=vocab_size, hidden_size=SIZE["hidden"], num_hidden_layers=SIZE["layers"],
+        num_attention_heads=SIZE["heads"], intermediate_size=SIZE["ffn"],
+        max_position_embeddings=SIZE["positions"] + 2, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        type_vocab_size=1,
+    )
+
+
+def distilbert_config(vocab_size: int) -> transformers.DistilBertConfig:
+    return transformers.DistilBertConfig(
+        vocab_size=vocab_size, dim=SIZE["hidden"], n_layers=SIZE["layers"], n_heads=SIZE["heads"],
+        hidden_dim=SIZE["ffn"], max_position_embeddings=SIZE["positions"], pad_token_id=0,
+    )
+
+
+TINY = {  # family -> (tokenizer builder, config builder)
+    "bert": (wordpiece_tokenizer, bert_config),
+    "gpt2": (gpt2_tokenizer, gpt2_config),
+    "roberta": (roberta_tokenizer, roberta_config),
+    "distilbert": (wordpiece_tokenizer, distilbert_config),
+}
+
+
+def widen_weights(model: torch.nn.Module, seed: int) -> None:
+    """Seeded noise on every parameter, biases and LayerNorms included, so nothing is trivially 0 or 1."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            p.add_(torch.randn(p.shape, generator=g) * 0.15)
+
+
+def save_tiny_model(family: str, folder: Path, seed: int = SEED) -> Path:
+    """Build a seeded tiny `family` model plus tokenizer and save both into `folder` (safetensors)."""
+    make_tokenizer, make_config = TINY[family]
+    tokenizer = make_tokenizer()
+    config = make_config(len(tokenizer))
+    torch.manual_seed(seed)
+    model = transformers.AutoModel.from_config(config, attn_implementation="eager")
+    widen_weights(model, seed)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def load_hf(folder: Path | str) -> torch.nn.Module:
+    """The reference: transformers' own eager float32 implementation of the saved folder."""
+    model = transformers.AutoModel.from_pretrained(str(folder), attn_implementation="eager", dtype=torch.float32)
+    return model.eval()
+
+
+def hf_attentions(hf_model, ids: list[int], attention_mask=None):
+    """(stacked attentions (L, H, n, n), last hidden state (n, C)) of one sequence, or batched with a mask."""
+    input_ids = torch.tensor([ids]) if attention_mask is None else torch.tensor(ids)
+    with torch.no_grad():
+        out = hf_model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+    atts = torch.stack(out.attentions, dim=1 if attention_mask is not None else 0)
+    if attention_mask is None:
+        return atts[:, 0], out.last_hidden_state[0]
+    return atts, out.last_hidden_state  # (B, L, H, n, n), (B, n, C)
