@@ -20,6 +20,9 @@ import torch
 from attnviz.errors import AttnvizError
 
 
+MAX_SCALE = 1000.0
+
+
 @dataclass
 class AttentionTrace:
     """Every intermediate of one scaled dot-product attention, for showing the math.
@@ -56,8 +59,9 @@ def resolve_scale(scale: bool | float | None, d_k: int) -> float:
         factor = float(scale)
     except (TypeError, ValueError):
         raise AttnvizError(f"scale must be True, False or a number, not {scale!r}.") from None
-    if not math.isfinite(factor):
-        raise AttnvizError(f"scale must be a finite number, not {factor}.")
+    if not math.isfinite(factor) or abs(factor) > MAX_SCALE:
+        # beyond this float32 scores overflow to inf and the softmax would turn them into NaN
+        raise AttnvizError(f"The scale factor must be a number between -{MAX_SCALE:g} and {MAX_SCALE:g}, not {factor:g}.")
     return factor
 
 

@@ -28,11 +28,17 @@ def distinct_labels(labels: list[str]) -> list[str]:
     seen: dict[str, int] = {}
     out = []
     for label in labels:
-        label = label if label.strip() else "␣"
+        label = plain_text(label) if label.strip() else "␣"
         count = seen.get(label, 0)
         seen[label] = count + 1
         out.append(label + ZERO_WIDTH * count)
     return out
+
+
+def plain_text(label: str) -> str:
+    """A token as plotly text that shows exactly what was typed: plotly reads a few HTML tags in
+    labels (<b>, <a href>, <br>), so '<', '>' and '&' are escaped and never become markup."""
+    return label.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def weights_as_thousandths(weights) -> np.ndarray:

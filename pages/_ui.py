@@ -17,21 +17,26 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+# Bound selectboxes put the option's text in the URL, so options are short names, described in help.
 MODEL_CHOICES = {
-    "default": "all-MiniLM-L6-v2 (bundled BERT, 6×12 heads)",
-    "toy": "toy model (2 layers × 2 heads, d_model 8)",
-    "other": "another model: hub name or local folder",
+    "all-MiniLM-L6-v2": "the bundled BERT model (6 layers × 12 heads), offline",
+    "toy": "a tiny seeded model (2 layers × 2 heads, d_model 8) whose numbers fit in cells",
+    "other": "a Hugging Face hub name (needs the network) or a local model folder",
 }
 MASK_LABELS = {
     "none": "none (bidirectional)",
-    "causal": "causal",
-    "padding": "padding ([PAD] tokens)",
-    "window": "sliding window",
-    "strided": "strided / dilated",
+    "causal": "causal (no peeking ahead)",
+    "padding": "padding ([PAD] tokens appended)",
+    "window": "sliding window (local)",
+    "strided": "strided / dilated (sparse)",
     "global": "global + local (Longformer)",
-    "random": "random sparse (seeded)",
+    "random": "random sparse (seeded, BigBird-like)",
     "custom": "custom 0/1 matrix",
 }
+
+
+def _choices_help(choices: dict) -> str:
+    return "\n".join(f"- **{k}**: {v}" for k, v in choices.items())
 BOUND = dict(bind="query-params", persist_state="session")
 log = logging.getLogger("attnviz.app")
 
@@ -103,8 +108,9 @@ def model_and_text_controls() -> tuple[str, str, str]:
     from attnviz.device import available_devices
 
     sb = st.sidebar
-    choice = sb.selectbox("Model", list(MODEL_CHOICES), format_func=MODEL_CHOICES.get, key="model", **BOUND)
-    spec = "" if choice == "default" else choice
+    choice = sb.selectbox("Model", list(MODEL_CHOICES), key="model", help=_choices_help(MODEL_CHOICES), **BOUND)
+    sb.caption(MODEL_CHOICES[choice])
+    spec = "" if choice == "all-MiniLM-L6-v2" else choice
     if choice == "other":
         spec = sb.text_input("Hub name or local folder", key="model_path", placeholder="gpt2 or /path/to/model",
                              help="A Hugging Face hub name needs the network; a folder needs config.json, "
@@ -122,7 +128,8 @@ def model_and_text_controls() -> tuple[str, str, str]:
 def mask_controls() -> str:
     """The mask picker and its parameters -> a mask spec such as 'window:2'."""
     sb = st.sidebar
-    kind = sb.selectbox("Mask", list(MASK_LABELS), format_func=MASK_LABELS.get, key="mask", **BOUND)
+    kind = sb.selectbox("Mask", list(MASK_LABELS), key="mask", help=_choices_help(MASK_LABELS), **BOUND)
+    sb.caption(MASK_LABELS[kind])
     if kind == "padding":
         return f"padding:{sb.slider('[PAD] tokens appended', 1, 8, 3, key='pad', **BOUND)}"
     if kind == "window":

@@ -1,0 +1,54 @@
+"""Driving the app in Streamlit's AppTest and reading back what it sent to the browser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from attnviz.plotting import WEIGHT_STEPS, ZERO_WIDTH, decode_plotly_array
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180) -> AppTest:
+    """The app run once, opened with these URL query params, on this page (default: the explorer)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    if page:
+        at.switch_page(page)
+    return at.run()
+
+
+def chart_specs(at: AppTest) -> dict[str, dict]:
+    """key -> the plotly figure JSON of each st.plotly_chart on the page."""
+    return {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+
+
+def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
+    """trace name -> (weights as drawn, in [0, 1]; x labels; y labels), zero-width dedupe marks removed."""
+    out = {}
+    for trace in spec["data"]:
+        if trace.get("type") != "heatmap":
+            continue
+        z = decode_plotly_array(trace["z"]).astype(np.float64) / WEIGHT_STEPS
+        clean = lambda labels: [str(s).replace(ZERO_WIDTH, "") for s in labels]  # noqa: E731
+        out[trace["name"]] = (z, clean(trace["x"]), clean(trace["y"]))
+    return out
+
+
+def page_text(at: AppTest) -> str:
+    """Every piece of text on the page that a user reads (markdown, latex, alerts, captions)."""
+    parts = []
+    for kind in ("markdown", "latex", "caption", "error", "warning", "info", "success", "title", "subheader"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    return "\n".join(parts)
+
+
+def assert_healthy(at: AppTest) -> None:
+    """No exception element, and no NaN anywhere in the text a user reads."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert "nan" not in page_text(at).lower().replace("nanoseconds", "").split(), page_text(at)

@@ -1,0 +1,107 @@
+"""A real `streamlit run app.py` server and a real headless Chromium (Debian's) driven by Playwright.
+
+Used by the browser tests and by benchmarks/bench_app.py. Chromium is started with the flags
+that keep it off the network (this machine has none) and without a sandbox (we run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+# JS: a checksum of what every heatmap on the page holds, and the tick labels that are drawn
+DRAWN_SUM = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  let total = 0, cells = 0;
+  for (const gd of plots) for (const t of (gd._fullData || [])) {
+    if (t.type !== 'heatmap' || !t.z) continue;
+    for (const row of t.z) for (const v of row) { total += (v * ((cells % 7) + 1)); cells += 1; }
+  }
+  return cells ? total + ':' + cells : null;
+}"""
+TICK_TEXTS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')].map(e => e.textContent)"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(timeout: float = 90):
+    """`streamlit run app.py` on a free port; yields its base URL; stops it afterwards."""
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w") if (ROOT / "test-artifacts").is_dir() else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextmanager
+def chromium_page(width: int = 1500, height: int = 1100):
+    """A fresh page in headless Debian Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()
+
+
+def wait_for_heatmaps(page, timeout_ms: float = 90_000, previous: str | None = None) -> str:
+    """Wait until heatmaps are drawn (and differ from `previous`, if given); return their checksum."""
+    handle = page.wait_for_function(
+        f"(prev) => {{ const s = ({DRAWN_SUM})(); return s && s !== prev ? s : null; }}", arg=previous,
+        timeout=timeout_ms, polling=50,
+    )
+    return handle.json_value()
+
+
+def wait_for_app_idle(page, timeout_ms: float = 90_000) -> None:
+    """Wait until Streamlit has finished the current run (no 'running' status widget)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms, polling=100,
+    )
+
+
+def exceptions_on(page) -> list[str]:
+    return [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
