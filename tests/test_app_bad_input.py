@@ -1,0 +1,145 @@
+"""Bad input on the explorer: a clear message, never a traceback, and the rest of the page keeps working."""
+
+import json
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
+
+
+def alerts(at, kind: str) -> str:
+    return "\n".join(str(e.value) for e in getattr(at, kind))
+
+
+def assert_page_still_works(at, drawn: bool = True):
+    assert_healthy(at)
+    assert at.selectbox(key="model") is not None and at.text_area(key="text") is not None
+    if drawn:
+        grid = heatmaps(chart_specs(at)["grid"])
+        assert grid and all(np.isfinite(z).all() for z, _, _ in grid.values())
+
+
+# ---- text ------------------------------------------------------------------------------------
+
+NO_TEXT = {
+    "empty": "",
+    "whitespace": "   \n\t  ",
+    "zero-width only": "\u200b\u200c\u200d\ufeff",
+}
+
+
+@pytest.mark.parametrize("text", NO_TEXT.values(), ids=NO_TEXT.keys())
+def test_text_with_nothing_to_attend_to_asks_for_text(text):
+    at = run_app({"text": text})
+    assert "text" in alerts(at, "warning").lower()
+    assert_page_still_works(at, drawn=False)
+
+
+ODD_TEXT = {
+    "emoji": "I love 🍕 and 🚀 launches! 👩‍👩‍👧",
+    "right-to-left": "مرحبا بالعالم، كيف حالك؟",
+    "CJK": "我爱自然语言处理。猫が好きです。",
+    "zero-width inside words": "hel\u200blo wor\u200dld",
+    "combining marks": "Z̷̢a̶l̴g̸o̵ text",
+    "control characters": "\x00\x07 bell and null",
+    "punctuation only": "!!! ??? ...",
+    "script tag": "<script>alert(1)</script>",
+    "img onerror": "<img src=x onerror=alert(1)>",
+    "markdown and latex": "**bold** $x^2$ \\frac{1}{2} [link](http://x)",
+}
+
+
+@pytest.mark.parametrize("text", ODD_TEXT.values(), ids=ODD_TEXT.keys())
+def test_odd_text_is_drawn_as_plain_tokens(text):
+    at = run_app({"text": text})
+    assert_page_still_works(at)
+    _, labels, _ = heatmaps(chart_specs(at)["grid"])["head 0"]
+    assert labels[0] == "[CLS]" and labels[-1] == "[SEP]"
+    assert not any("<" in label or ">" in label for label in labels)  # escaped as &lt; &gt; for plotly
+
+
+def test_ten_thousand_characters_are_cut_to_the_model_limit_and_say_so():
+    at = run_app({"text": ("The quick brown fox jumps over the lazy dog. " * 230)[:10_000]})
+    assert_page_still_works(at)
+    assert "512 tokens" in alerts(at, "info") and "cut" in alerts(at, "info")
+    assert "averages a 4×4 block" in alerts(at, "info")  # the honest overview note at 512 tokens
+
+
+# ---- model -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def odd_folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("odd-models")
+    llama = root / "llama"
+    llama.mkdir()
+    (llama / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
+    pickle_only = root / "pickle-only"
+    pickle_only.mkdir()
+    (pickle_only / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    (pickle_only / "pytorch_model.bin").write_bytes(b"not read")
+    return {"unsupported architecture": str(llama), "pickle weights only": str(pickle_only)}
+
+
+BAD_MODELS = {
+    "missing folder": ("/no/such/model/folder", "No folder"),
+    "hub name while offline": ("someone/model-that-is-not-cached", "not reachable"),
+    "not a name": ("not a model!!", "neither a model folder nor"),
+    "unsupported architecture": (None, "not supported"),
+    "pickle weights only": (None, "safetensors"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MODELS, ids=BAD_MODELS.keys())
+def test_a_model_that_cannot_load_says_why_and_falls_back_to_the_bundled_one(case, odd_folders):
+    path, words = BAD_MODELS[case]
+    at = run_app({"model": "other", "model_path": path or odd_folders[case], "text": "hello world"})
+    assert words in alerts(at, "error")
+    assert "bundled" in alerts(at, "error")
+    assert_page_still_works(at)
+    assert "all-MiniLM-L6-v2" in page_text(at)
+
+
+# ---- masks and settings ----------------------------------------------------------------------
+
+BAD_MASKS = {
+    "custom not 0/1": ({"mask": "custom", "custom": "12/ab"}, "error", "rows of 0 and 1"),
+    "custom wrong size": ({"mask": "custom", "custom": "10/01"}, "error", "must be 5×5"),
+    "global token out of range": ({"mask": "global", "globals": "99"}, "error", "outside the sequence"),
+    "global token not a number": ({"mask": "global", "globals": "a,b"}, "error", "whole number"),
+    "custom row forbids everything": ({"mask": "custom", "custom": "10000/00000/00100/00010/00001"}, "warning",
+                                      "zero weights"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MASKS, ids=BAD_MASKS.keys())
+def test_a_bad_mask_is_explained_and_the_heatmaps_stay(case):
+    query, kind, words = BAD_MASKS[case]
+    at = run_app({"model": "toy", "text": "one two three", **query})
+    assert words in alerts(at, kind), (alerts(at, "error"), alerts(at, "warning"))
+    assert_page_still_works(at)
+
+
+def test_a_row_that_forbids_everything_is_drawn_as_zeros_not_nan():
+    at = run_app({"model": "toy", "text": "one two three", "mask": "custom", "custom": "10000/00000/00100/00010/00001"})
+    z, _, _ = heatmaps(chart_specs(at)["grid"])["head 0"]
+    assert np.all(z[1] == 0) and np.isclose(z[0].sum(), 1.0, atol=0.01)
+
+
+IMPOSSIBLE_URLS = {
+    "unknown mask": {"mask": "bogus"},
+    "layer out of range": {"layer": "99"},
+    "head out of range": {"heads": "99"},
+    "huge factor": {"factor": "1e9"},
+    "unknown model choice": {"model": "gpt-17"},
+    "negative window": {"mask": "window", "window": "-4"},
+}
+
+
+@pytest.mark.parametrize("query", IMPOSSIBLE_URLS.values(), ids=IMPOSSIBLE_URLS.keys())
+def test_impossible_settings_in_a_shared_link_do_not_break_the_page(query):
+    at = run_app({"model": "toy", "text": "one two three", **query})
+    assert_page_still_works(at)
