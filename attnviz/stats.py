@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.errors import AttnvizError
+
 
 def row_entropy(weights: torch.Tensor) -> torch.Tensor:
     """H(row) = -Σ_j a_j log a_j in nats, per query row: (..., n_q, n_k) -> (..., n_q).
@@ -34,3 +36,114 @@ def head_entropy(weights: torch.Tensor) -> torch.Tensor:
 def head_max_weight(weights: torch.Tensor) -> torch.Tensor:
     """Mean over rows of the largest weight in the row (..., n_q, n_k) -> (...): near 1 = saturated."""
     return mean_over_live_rows(weights.amax(-1), weights)
+
+
+# ---- where a head looks: distance, sinks, self, previous token --------------------------------
+
+SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "<s>", "</s>", "<|endoftext|>"})
+
+KL_EPSILON = 1e-12  # the floor for q in KL(p || q); see `row_kl_divergence`
+
+
+def _row_distances(weights: torch.Tensor) -> torch.Tensor:
+    """|i - j| for every (query i, key j) cell: (n_q, n_k), same dtype and device as the weights."""
+    n_q, n_k = weights.shape[-2:]
+    i = torch.arange(n_q, device=weights.device).unsqueeze(1)  # query positions (n_q, 1)
+    j = torch.arange(n_k, device=weights.device).unsqueeze(0)  # key positions   (1, n_k)
+    return (i - j).abs().to(weights.dtype)  # (n_q, n_k)
+
+
+def _check_square(weights: torch.Tensor, what: str) -> None:
+    if weights.dim() < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise AttnvizError(f"{what} needs square patterns (..., n, n), got shape {tuple(weights.shape)}.")
+
+
+def mean_attention_distance(weights: torch.Tensor) -> torch.Tensor:
+    """d = mean over live rows i of Σ_j a_ij |i - j|, in positions: (..., n_q, n_k) -> (...).
+
+    0 = every token looks at itself; large = the head gathers from far away (a "global" head).
+    """
+    per_row = (weights * _row_distances(weights)).sum(-1)  # expected distance of each query (..., n_q)
+    return mean_over_live_rows(per_row, weights)
+
+
+def share_to_positions(weights: torch.Tensor, positions) -> torch.Tensor:
+    """mean over live rows i of Σ_{j ∈ positions} a_ij: (..., n_q, n_k) -> (...), in [0, 1].
+
+    With positions = [CLS]/[SEP]/first token this measures "attention sinks": heads that park
+    their weight on a token that carries little meaning when they have nothing better to do.
+    """
+    n_k = weights.shape[-1]
+    keys = sorted({int(p) for p in positions})  # a position named twice must not count twice
+    if any(not 0 <= p < n_k for p in keys):
+        raise AttnvizError(f"Key positions must lie between 0 and {n_k - 1}, got {keys}.")
+    index = torch.tensor(keys, dtype=torch.long, device=weights.device)
+    per_row = weights.index_select(-1, index).sum(-1)  # weight each query puts on those keys (..., n_q)
+    return mean_over_live_rows(per_row, weights)
+
+
+def self_share(weights: torch.Tensor) -> torch.Tensor:
+    """mean over live rows i of a_ii, the weight a token puts on itself: (..., n, n) -> (...)."""
+    _check_square(weights, "self_share")
+    diagonal = weights.diagonal(dim1=-2, dim2=-1)  # a_ii (..., n)
+    return mean_over_live_rows(diagonal, weights)
+
+
+def previous_token_share(weights: torch.Tensor) -> torch.Tensor:
+    """mean over live rows i ≥ 1 of a_{i,i-1}, the weight on the token just before: (..., n, n) -> (...).
+
+    Row 0 has no previous token, so it is left out rather than counted as 0.
+    """
+    _check_square(weights, "previous_token_share")
+    sub_diagonal = weights.diagonal(offset=-1, dim1=-2, dim2=-1)  # a_{i,i-1} for i = 1..n-1 (..., n-1)
+    return mean_over_live_rows(sub_diagonal, weights[..., 1:, :])
+
+
+def row_kl_divergence(p: torch.Tensor, q: torch.Tensor, eps: float = KL_EPSILON) -> torch.Tensor:
+    """KL(p || q) = Σ_j p_j log(p_j / q_j) in nats, per query row: (..., n_q, n_k) x2 -> (..., n_q).
+
+    Epsilon policy, so that no row is ever inf or NaN:
+      - terms with p_j = 0 count as 0 (the limit of p log p);
+      - q_j is floored at eps before the log, so a key that p uses and q forbids adds a large but
+        finite p_j log(p_j / eps); a row's KL is then at most log(1/eps) ≈ 27.6 nats for eps = 1e-12;
+      - a row that is all zeros in p or in q (a fully masked query) is not a distribution: its KL is 0.
+        Tell those rows apart with `live_rows`.
+    Computed in float64 (tiny weights lose their logs in float32), returned in p's dtype.
+    """
+    if p.shape != q.shape:
+        raise AttnvizError(f"KL needs two patterns of the same shape, got {tuple(p.shape)} and {tuple(q.shape)}.")
+    p64, q64 = p.double(), q.double()
+    log_ratio = (p64 / q64.clamp(min=eps)).log()  # log(p_j / q_j), -inf where p_j = 0  (..., n_q, n_k)
+    log_ratio = torch.where(p64 > 0, log_ratio, torch.zeros_like(log_ratio))  # 0 · log 0 counts as 0
+    kl = (p64 * log_ratio).sum(-1).clamp(min=0.0)  # rounding can dip a hair below 0; KL never does
+    both_live = live_rows(p) & live_rows(q)
+    return torch.where(both_live, kl, torch.zeros_like(kl)).to(p.dtype)
+
+
+def head_statistics(attentions: torch.Tensor, tokens: list[str]) -> list[dict]:
+    """One row per (layer, head) of a run's attentions (L, H, n, n), for a table. Plain Python numbers.
+
+    Columns: layer, head, entropy (nats), max_weight, mean_distance (positions), to_cls_sep_first
+    (share to [CLS]/[SEP]/<s>/</s>/<|endoftext|> or position 0), to_self, to_previous.
+    """
+    if attentions.dim() != 4 or attentions.shape[-1] != attentions.shape[-2]:
+        raise AttnvizError(f"Expected attentions of shape (layers, heads, n, n), got {tuple(attentions.shape)}.")
+    n = attentions.shape[-1]
+    if len(tokens) != n:
+        raise AttnvizError(f"There are {len(tokens)} tokens but the patterns are {n}×{n}.")
+    sinks = [0] + [j for j, tok in enumerate(tokens) if tok in SPECIAL_TOKENS]
+    columns = {  # each (L, H) -> nested lists of floats
+        "entropy": head_entropy(attentions),
+        "max_weight": head_max_weight(attentions),
+        "mean_distance": mean_attention_distance(attentions),
+        "to_cls_sep_first": share_to_positions(attentions, sinks),
+        "to_self": self_share(attentions),
+        "to_previous": previous_token_share(attentions),
+    }
+    columns = {name: values.tolist() for name, values in columns.items()}
+    n_layers, n_heads = attentions.shape[:2]
+    return [
+        {"layer": layer, "head": head, **{name: float(values[layer][head]) for name, values in columns.items()}}
+        for layer in range(n_layers)
+        for head in range(n_heads)
+    ]
