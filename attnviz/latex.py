@@ -6,7 +6,7 @@ import math
 
 import torch
 
-MAX_MATRIX = 10  # larger masks are drawn as their top-left corner with ellipses
+MAX_MATRIX = 8  # larger masks are drawn as their top-left corner with ellipses
 
 
 def fmt(x: float, digits: int = 3) -> str:
@@ -31,16 +31,16 @@ def scale_text(scale: float, d_k: int) -> str:
 
 
 def attention_equation(scale: float, d_k: int, masked: bool) -> str:
-    """Attention(Q, K, V) = softmax(scaled scores + M) V, with this model's d_k and factor."""
+    """Attention(Q, K, V) = softmax(scaled scores + M) V, with this model's d_k and factor on line two."""
     m = " + M" if masked else ""
-    eq = rf"\mathrm{{Attention}}(Q,K,V) = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
     if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
-        eq += rf"\qquad d_k = {d_k},\ \tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(scale, 4)}"
+        numbers = rf"d_k = {d_k},\quad \tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(scale, 4)}"
     elif scale == 1.0:
-        eq += rf"\qquad d_k = {d_k},\ \text{{no scaling}}"
+        numbers = rf"d_k = {d_k},\quad \text{{no scaling (factor 1)}}"
     else:
-        eq += rf"\qquad d_k = {d_k},\ \text{{factor }} {fmt(scale, 4)}\ (\tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(1 / math.sqrt(d_k), 4)})"
-    return eq
+        numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {fmt(1 / math.sqrt(d_k), 4)}"
+    return (rf"\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
+            rf"\\ \small {numbers}\end{{gathered}}")
 
 
 def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> str:
@@ -55,13 +55,13 @@ def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> s
         rows.append(" & ".join(cells))
     if shown < n:
         rows.append(" & ".join([r"\vdots"] * shown + [r"\ddots"]))
-    return r"M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+    return r"\small M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
 def multi_head_equation(n_heads: int, d_model: int) -> str:
     d_head = d_model // n_heads
     return (
-        rf"\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,"
+        rf"\small\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,"
         rf"\mathrm{{head}}_{{{n_heads}}})\,W_O \\ &= \textstyle\sum_{{h=1}}^{{{n_heads}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
         rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}\end{{aligned}}"
     )
