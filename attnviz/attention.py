@@ -19,7 +19,6 @@ import torch
 
 from attnviz.errors import AttnvizError
 
-
 MAX_SCALE = 1000.0
 
 

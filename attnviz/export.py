@@ -16,7 +16,7 @@ def head_csv(res: RunResult, layer: int, head: int) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow([f"query \\ key (layer {layer}, head {head})"] + names)
-    for name, row in zip(names, res.attentions[layer, head].tolist()):
+    for name, row in zip(names, res.attentions[layer, head].tolist(), strict=True):
         writer.writerow([name] + [f"{w:.6f}" for w in row])
     return out.getvalue()
 

@@ -88,7 +88,7 @@ def guard(what: str = "This part of the page"):
         yield
     except AttnvizError as err:
         st.error(str(err), icon="⚠️")
-    except Exception as err:  # noqa: BLE001 - the page must keep working; details go to the server log
+    except Exception as err:
         log.error("%s failed:\n%s", what, traceback.format_exc())
         st.error(f"{what} could not be drawn: {type(err).__name__}: {err}", icon="⚠️")
 

@@ -35,7 +35,7 @@ def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
         if trace.get("type") != "heatmap":
             continue
         z = decode_plotly_array(trace["z"]).astype(np.float64) / WEIGHT_STEPS
-        clean = lambda labels: [str(s).replace(ZERO_WIDTH, "") for s in labels]  # noqa: E731
+        clean = lambda labels: [str(s).replace(ZERO_WIDTH, "") for s in labels]
         out[trace["name"]] = (z, clean(trace["x"]), clean(trace["y"]))
     return out
 

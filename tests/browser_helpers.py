@@ -44,7 +44,8 @@ def streamlit_server(timeout: float = 90):
     """`streamlit run app.py` on a free port; yields its base URL; stops it afterwards."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w") if (ROOT / "test-artifacts").is_dir() else subprocess.DEVNULL
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
@@ -70,6 +71,7 @@ def streamlit_server(timeout: float = 90):
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 @contextmanager

@@ -10,7 +10,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import (
-    CHROMIUM, TICK_TEXTS, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps,
+    CHROMIUM,
+    TICK_TEXTS,
+    chromium_page,
+    exceptions_on,
+    streamlit_server,
+    wait_for_app_idle,
+    wait_for_heatmaps,
 )
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

@@ -14,7 +14,12 @@ from attnviz.export import attentions_npz, head_csv
 from attnviz.latex import attention_equation, fmt, mask_matrix, multi_head_equation
 from attnviz.masks import causal_mask
 from attnviz.plotting import (
-    block_average, decode_plotly_array, distinct_labels, head_figure, head_grid_figure, plain_text,
+    block_average,
+    decode_plotly_array,
+    distinct_labels,
+    head_figure,
+    head_grid_figure,
+    plain_text,
     weights_as_thousandths,
 )
 from attnviz.truth import check_against_transformers

@@ -87,7 +87,7 @@ def download_from_hub(name: str) -> Path:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"]))
-    except Exception as err:  # noqa: BLE001 - every hub failure becomes one clear message
+    except Exception as err:
         kind = type(err).__name__
         if "RepositoryNotFound" in kind or "GatedRepo" in kind:
             raise AttnvizError(f"There is no public model '{name}' on the Hugging Face hub.") from None

@@ -9,7 +9,7 @@ import torch
 
 from attnviz.attention import resolve_scale
 from attnviz.errors import AttnvizError
-from attnviz.masks import combine_masks, causal_mask, padding_count, parse_mask
+from attnviz.masks import causal_mask, combine_masks, padding_count, parse_mask
 from attnviz.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm
 from attnviz.models.tokenizer import Encoded
 
@@ -36,8 +36,8 @@ class Embedder:
             x = layer_norm(x, self.ln[0], self.ln[1], self.ln_eps)
         return x
 
-    def to(self, device) -> "Embedder":
-        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+    def to(self, device) -> Embedder:
+        move = lambda t: None if t is None else t.to(device)
         ln = None if self.ln is None else (move(self.ln[0]), move(self.ln[1]))
         return Embedder(move(self.word), move(self.position), self.position_offset, move(self.token_type), ln, self.ln_eps)
 
@@ -100,7 +100,7 @@ class Model:
         """W_Q, W_K, W_V [n_heads, d_model, d_head] and W_O [n_heads, d_head, d_model] on the CPU."""
         return {k: v.cpu() for k, v in self.layers[layer].per_head(self.n_heads).items()}
 
-    def to(self, device) -> "Model":
+    def to(self, device) -> Model:
         return Model(self.name, self.family, self.cfg, self.embedder, self.layers, self.tokenizer,
                      self.final_ln, self.source, device)
 

@@ -32,7 +32,7 @@ class LayerWeights:
     w_ff2: torch.Tensor  # (F, C)
     b_ff2: torch.Tensor  # (C,)
 
-    def to(self, device: torch.device) -> "LayerWeights":
+    def to(self, device: torch.device) -> LayerWeights:
         return LayerWeights(**{k: v.to(device) for k, v in self.__dict__.items()})
 
     def per_head(self, n_heads: int) -> dict[str, torch.Tensor]:

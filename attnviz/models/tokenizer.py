@@ -38,7 +38,7 @@ class HFTokenizer:
         self.pad_id = backend.token_to_id(self.pad_token) if self.pad_token else 0
 
     @classmethod
-    def from_folder(cls, folder: Path, max_tokens: int) -> "HFTokenizer":
+    def from_folder(cls, folder: Path, max_tokens: int) -> HFTokenizer:
         from tokenizers import Tokenizer
 
         path = folder / "tokenizer.json"
@@ -49,7 +49,7 @@ class HFTokenizer:
 
             try:
                 backend = AutoTokenizer.from_pretrained(str(folder)).backend_tokenizer
-            except Exception as err:  # noqa: BLE001 - any failure here means "no usable tokenizer"
+            except Exception as err:
                 raise AttnvizError(f"No usable tokenizer in {folder}: {err}") from None
         return cls(backend, max_tokens, _pad_token_of(folder))
 
@@ -58,7 +58,7 @@ class HFTokenizer:
         if all(t in self.special for t in enc.tokens):
             raise AttnvizError("The text has no tokens besides the model's special tokens: type some visible words.")
         ids, tokens = list(enc.ids), list(enc.tokens)
-        labels = [self._label(i, t) for i, t in zip(ids, tokens)]
+        labels = [self._label(i, t) for i, t in zip(ids, tokens, strict=True)]
         return self.pad(Encoded(ids, tokens, labels, truncated=bool(enc.overflowing)), n_pad)
 
     def pad(self, enc: Encoded, n_pad: int) -> Encoded:
