@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-
 st.set_page_config(page_title="attnviz: attention, explained", page_icon="🔍", layout="wide")
 
 PAGES = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
+    st.Page("pages/compare.py", title="Compare", icon="⚖️"),
+    st.Page("pages/masks_lab.py", title="Masks lab", icon="🎭"),
 ]
 navigation = st.navigation(PAGES)
-st.sidebar.caption("Settings below apply to every page and live in the URL: share the link to share the view.")
-st.session_state["settings"] = ui.settings_from_sidebar()
+# Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
 navigation.run()

@@ -1,0 +1,210 @@
+"""The three parts of the masks lab: the gallery (with the cost chart), the padding demo, the mask editor.
+
+Widgets and layout only; masks, counts and figures come from attnviz.mask_gallery / mask_editor.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attnviz.describe import describe_mask
+from attnviz.errors import AttnvizError
+from attnviz.mask_editor import (
+    MAX_EDITOR_TOKENS,
+    forbidden_rows,
+    frame_to_mask,
+    mask_to_frame,
+    mask_to_spec,
+    position_names,
+    starting_mask,
+)
+from attnviz.mask_gallery import (
+    MASK_TITLES,
+    attended_pairs,
+    attended_pairs_curves,
+    attended_pairs_figure,
+    cost_lesson,
+    gallery_specs,
+    mask_and_weights_figure,
+    pad_column_weight,
+    real_rows_difference,
+)
+from attnviz.plotting import head_figure
+from pages import _ui as ui
+
+PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
+COST_NS = np.arange(8, 513)  # n = 8..512
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_batch(spec: str, device: str, texts: tuple[str, ...], scale):
+    return ui.cached_model(spec, device).run_batch(list(texts), scale=scale)
+
+
+@dataclass
+class Runner:
+    """The model and sidebar choices every part runs with; masks vary, the rest stays."""
+
+    model: object
+    spec: str
+    settings: ui.Settings
+    layer: int
+    head: int
+
+    def run(self, mask_spec: str, keep: bool = False):
+        s = self.settings
+        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep)
+
+    def batch(self, texts: list[str]):
+        return cached_batch(self.spec, self.settings.device, tuple(texts), self.settings.scale)
+
+    def pattern(self, attentions):
+        return attentions[self.layer, self.head]  # (n, n)
+
+
+def _pairs_line(pairs: int, n: int) -> str:
+    return f"**{pairs:,}** of n² = {n}² = {n * n:,} pairs scored ({100 * pairs / (n * n):.0f}%)"
+
+
+# ---- (a) the gallery -------------------------------------------------------------------------------
+
+
+def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
+    row = st.columns([1, 1, 1, 1, 1.3])
+    window = row[0].slider("Window w", 0, 8, 2, key="masks_window", help="sliding window, global + local", **ui.BOUND)
+    stride = row[1].slider("Stride s", 2, 8, 3, key="masks_stride", **ui.BOUND)
+    n_pad = row[2].slider("[PAD] tokens", 1, 8, 2, key="masks_pad", help="padding mask", **ui.BOUND)
+    keep = row[3].slider("Keep probability", 0.05, 1.0, 0.3, 0.05, key="masks_keep", help="random mask", **ui.BOUND)
+    log_axes = row[4].radio("Cost chart axes", ["linear", "log-log"], key="masks_axes", horizontal=True,
+                            **ui.BOUND) == "log-log"
+    if custom_spec is None:
+        sidebar = run.settings.mask_spec if run.settings.mask_spec.startswith("custom:") else None
+        custom_spec = mask_to_spec(starting_mask(sidebar, n)[0])
+    specs = gallery_specs(window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2), custom=custom_spec)
+    st.caption(f"Left of each card: the mask M (global + local uses token 0 as the global token; random is seeded "
+               f"with 0; custom is the mask drawn in (c) below). Right: layer {run.layer}, head {run.head} of "
+               f"{run.model.name} with that mask applied in every layer.")
+    cols = st.columns(2, gap="medium")
+    for i, (kind, spec) in enumerate(specs.items()):
+        with cols[i % 2].container(border=True), ui.guard(f"The {kind} card"):
+            res = run.run(spec)
+            m = len(res.tokens)
+            shown = f"custom, {n}×{n}" if kind == "custom" else spec
+            st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}`")
+            st.caption(describe_mask(spec, causal_model=run.model.cfg.causal))
+            st.plotly_chart(mask_and_weights_figure(res.mask, run.pattern(res.attentions), res.labels),
+                            width="stretch", key=f"masks_gallery_{kind}")
+            st.markdown(_pairs_line(attended_pairs(res.mask, m), m))
+
+    st.subheader("The O(n²) lesson: pairs scored as the text grows")
+    curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
+    st.plotly_chart(attended_pairs_figure(COST_NS, curves, current_n=n, log_axes=log_axes), width="stretch",
+                    key="masks_cost")
+    st.markdown(cost_lesson(512, window))
+    st.caption("Random is drawn at its expected value p·n² + (1 − p)·n (its diagonal is always kept); padding keeps "
+               "the slider's number of [PAD] tokens at every n.")
+
+
+# ---- (b) padding in a batch ----------------------------------------------------------------------------
+
+
+def padding_demo(run: Runner) -> None:
+    st.markdown("A batch is a rectangle: to run sentences of different lengths together, the shorter ones are "
+                "filled up with **[PAD]** tokens. The padding mask sets M = −∞ in every [PAD] *key* column, so "
+                "e^−∞ = 0 and no real token takes anything from the fillers.")
+    st.latex(r"M_{ij} = \begin{cases} 0 & \text{key } j \text{ is a real token} \\ -\infty & \text{key } j "
+             r"\text{ is [PAD]} \end{cases} \qquad a_{ij} = \frac{e^{s_{ij} + M_{ij}}}{\sum_k e^{s_{ik} + M_{ik}}}")
+    inputs = st.columns(2)
+    texts = [inputs[0].text_input("Sentence 1", PAD_DEFAULTS[0], key="masks_pad_a", **ui.BOUND),
+             inputs[1].text_input("Sentence 2", PAD_DEFAULTS[1], key="masks_pad_b", **ui.BOUND)]
+    try:
+        encs, weights = run.batch(texts)  # weights (B, L, nh, T, T)
+    except AttnvizError as err:
+        st.warning(f"{err} Type a sentence in both boxes to batch them.", icon="✍️")
+        return
+    cols = st.columns(2, gap="large")
+    for i, (enc, text, col) in enumerate(zip(encs, texts, cols, strict=True)):
+        pattern = run.pattern(weights[i])  # (T, T)
+        alone = run.pattern(ui.cached_run(run.spec, run.settings.device, text, "none", run.settings.scale).attentions)
+        with col:
+            title = f"sentence {i + 1} in the batch: layer {run.layer}, head {run.head}"
+            st.plotly_chart(head_figure(pattern, enc.labels, title, show_values=False), width="stretch",
+                            key=f"masks_pad_heatmap_{i}")
+            if enc.n_pad:
+                st.markdown(f"{enc.n_pad} [PAD] token(s) added. Largest weight any query puts on a [PAD] key: "
+                            f"**{pad_column_weight(pattern, enc.n_pad):g}** (exactly zero). The real tokens' "
+                            f"weights equal those of the sentence run alone: max |Δ| = "
+                            f"{real_rows_difference(pattern, alone):.1e}.")
+            else:
+                st.markdown("The longest sentence: no [PAD] needed, so nothing is masked.")
+    st.caption("The [PAD] *rows* are not empty: a [PAD] query still looks at the real tokens. Its output is "
+               "computed and then thrown away, because nobody reads it.")
+
+
+# ---- (c) the custom mask editor ------------------------------------------------------------------------
+
+
+def _reset_editor() -> None:
+    st.session_state["_masks_editor_nonce"] = st.session_state.get("_masks_editor_nonce", 0) + 1
+
+
+def _use_in_sidebar(spec: str) -> None:
+    st.session_state["mask"] = "custom"
+    st.session_state["custom"] = spec[len("custom:"):]
+
+
+def custom_editor(run: Runner, labels: list[str]) -> str | None:
+    """Draw the grid, run the model with it -> its 'custom:' spec (None when the text is too long to draw)."""
+    n = len(labels)
+    sidebar = run.settings.mask_spec if run.settings.mask_spec.startswith("custom:") else None
+    start, problem = starting_mask(sidebar, n)
+    if problem:
+        st.error(f"The sidebar's custom mask (typed in, or from the link) does not fit this text: {problem}",
+                 icon="📐")
+    if n > MAX_EDITOR_TOKENS:
+        st.info(f"The editor draws at most {MAX_EDITOR_TOKENS} tokens as checkboxes, and this text has {n}. "
+                "Shorten the sidebar text to draw a mask by hand.", icon="✂️")
+        return None
+    st.markdown("Each row is a query, each column a key: **ticked = may look**. The grid starts from the "
+                "sidebar's custom mask, or from the causal pattern. Untick a whole row to see what happens to a "
+                "query that may look at nothing.")
+    names = position_names(labels)
+    digest = zlib.crc32(("|".join(names) + mask_to_spec(start)).encode())
+    frame = mask_to_frame(start, labels)
+    config = {name: st.column_config.CheckboxColumn(label, help=f"key {name}", width=48, alignment="center")
+              for name, label in zip(frame.columns, labels, strict=True)}
+    edited = st.data_editor(frame, key=f"masks_editor_{digest:x}_{st.session_state.get('_masks_editor_nonce', 0)}",
+                            column_config=config, height=35 * (n + 1) + 3)
+    result_col, side_col = st.columns([3, 2], gap="large")
+    with side_col:
+        empty_rows = st.multiselect("Forbid every key for these queries", list(range(n)), key="masks_dead_rows",
+                                    format_func=lambda i: names[i], help="A quick way to untick whole rows.",
+                                    **ui.BOUND)
+        mask = frame_to_mask(edited)
+        mask[[i for i in empty_rows if i < n], :] = False  # (n, n): whole rows forbidden
+        spec = mask_to_spec(mask)
+        res = run.run(spec, keep=True)
+        st.markdown(_pairs_line(attended_pairs(res.mask, n), n))
+        dead = forbidden_rows(res.mask)
+        if dead:
+            outputs = res.traces[run.layer].head_outputs[0, run.head]  # (n, d_head): this head's output per query
+            norms = ", ".join(f"{names[i]} (‖output‖ = {float(outputs[i].norm()):.3f})" for i in dead)
+            st.warning(f"Query row(s) {norms} forbid every key. The softmax of a row that is −∞ everywhere is "
+                       "0/0, which has no value. attnviz's policy (the same as PyTorch's SDPA) is to give such a "
+                       "query zero weights and a zero output, so it shows as an empty row: it simply gathers "
+                       "nothing in this layer.", icon="🚫")
+        buttons = st.columns(2)
+        buttons[0].button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
+        buttons[1].button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),
+                          help="Sets the sidebar's mask to custom with these rows, for every page.")
+        st.caption("As a mask spec (paste it into the sidebar's custom mask, or share the link):")
+        st.code(spec, language=None, wrap_lines=True)
+    with result_col:
+        st.markdown(f"**Your mask**, applied in every layer: layer {run.layer}, head {run.head}")
+        st.plotly_chart(mask_and_weights_figure(res.mask, run.pattern(res.attentions), res.labels),
+                        width="stretch", key="masks_custom_result")
+    return spec

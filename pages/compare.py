@@ -1,0 +1,115 @@
+"""Compare: one head under two configurations, A (the sidebar) and B, with what changed between them."""
+
+import streamlit as st
+
+from pages import _compare_side as side_b
+from pages import _ui as ui
+
+settings = ui.page_settings()
+st.title("Compare two settings")
+st.caption("Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "
+           "Change one thing in B (or pick a classic comparison) and see what it does to the same head.")
+
+
+def run_or_message(model, spec, side, who: str):
+    """A side's run, or None with a clear message when it has no text to run."""
+    from attnviz.errors import AttnvizError
+    from pages._runs import checked_run
+
+    try:
+        return checked_run(model, spec, settings.device, side.text, side.mask_spec, side.scale, who=f"{who}: ")
+    except AttnvizError as err:
+        st.warning(f"Side {who} has nothing to show: {err} Side {'B' if who == 'A' else 'A'} is shown alone.",
+                   icon="✍️")
+        return None, side.mask_spec
+
+
+with ui.guard("The comparison"):
+    import math
+    from dataclasses import replace
+
+    from attnviz.compare import compare_patterns
+    from attnviz.compare_figures import difference_figure, row_kl_figure
+    from attnviz.compare_sides import PRESETS, SideConfig, describe_change
+    from attnviz.plotting import head_figure
+    from attnviz.stats import head_entropy, head_max_weight
+
+    model_a, spec_a = ui.load_model_or_fallback(settings)
+    layer_a, heads = ui.layer_and_heads(model_a.n_layers, model_a.n_heads)
+    top = st.columns([4, 1, 1], vertical_alignment="bottom")
+    preset = top[0].segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
+                                      on_change=side_b.on_preset, help="\n".join(f"**{k}**: {v}" for k, v in
+                                                                             PRESETS.items()), **ui.BOUND)
+    head_a = top[1].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
+    top[2].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
+    side_a = SideConfig(spec_a, settings.text, settings.mask_spec, settings.scale, layer_a, head_a)
+    side_b.remember_side_a(side_a, preset)
+    st.markdown(f"**Side A** (the sidebar): {model_a.name} · layer {layer_a}, head {head_a}")
+    b, model_b, spec_b = side_b.side_b_controls(side_a, settings.device)
+    sentence = st.empty()
+
+    left, right = st.columns(2, gap="large")
+    with left:
+        res_a, mask_a = run_or_message(model_a, spec_a, side_a, "A")
+    with right:
+        res_b, mask_b = run_or_message(model_b, spec_b, b, "B")
+    side_a, b = replace(side_a, mask_spec=mask_a), replace(b, mask_spec=mask_b)  # the masks really applied
+    for col, res, side, name, model in ((left, res_a, side_a, "A", model_a), (right, res_b, b, "B", model_b)):
+        if res is not None:
+            title = f"{name}: {model.name}, layer {side.layer}, head {side.head}"
+            col.plotly_chart(head_figure(res.attentions[side.layer, side.head], res.labels, title, show_values=False),
+                             width="stretch", key=f"cmp_heatmap_{name.lower()}")
+    if res_a is None or res_b is None:
+        st.stop()
+
+    pattern_a = res_a.attentions[side_a.layer, side_a.head]  # (n_a, n_a)
+    pattern_b = res_b.attentions[b.layer, b.head]  # (n_b, n_b)
+    if list(res_a.tokens) != list(res_b.tokens):
+        st.warning("A and B have different tokens (another text, another tokenizer, or [PAD] tokens on one side), "
+                   "so cell (i, j) of A and cell (i, j) of B are not the same pair of words: a cell-by-cell "
+                   "difference and a per-row KL would be meaningless. Only the two heatmaps and the summary "
+                   f"numbers are compared. Mind the lengths: A has {len(res_a.tokens)} tokens and B "
+                   f"{len(res_b.tokens)}, and a row's entropy is at most ln n ({math.log(len(res_a.tokens)):.2f} "
+                   f"vs {math.log(len(res_b.tokens)):.2f} nats).", icon="↔️")
+        h_a, h_b = float(head_entropy(pattern_a)), float(head_entropy(pattern_b))
+        m_a, m_b = float(head_max_weight(pattern_a)), float(head_max_weight(pattern_b))
+        sentence.info(describe_change(side_a, b, h_a - h_b, m_a - m_b), icon="💬")
+        summary = {"entropy_a": h_a, "entropy_b": h_b, "max_weight_a": m_a, "max_weight_b": m_b, "mean_kl": None}
+    else:
+        comparison = compare_patterns(pattern_a, pattern_b)
+        summary = comparison.summary()
+        sentence.info(describe_change(side_a, b, comparison.entropy_change, comparison.max_weight_change,
+                                      summary["mean_kl"]), icon="💬")
+
+    metrics = st.columns(5)
+    metrics[0].metric("Mean row entropy, A", f"{summary['entropy_a']:.3f} nats")
+    metrics[1].metric("Mean row entropy, B", f"{summary['entropy_b']:.3f} nats", delta_color="off",
+                      delta=f"{summary['entropy_b'] - summary['entropy_a']:+.3f} vs A")
+    metrics[2].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
+    metrics[3].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
+                      delta=f"{summary['max_weight_b'] - summary['max_weight_a']:+.3f} vs A")
+    if summary["mean_kl"] is not None:
+        metrics[4].metric("Mean KL(A‖B) per row", f"{summary['mean_kl']:.3f} nats")
+    st.caption("Entropy: 0 nats = all weight on one key, ln n = spread evenly. Max weight: the mean of each row's "
+               "largest weight. KL(A‖B): how surprised you would be by A's row if you expected B's "
+               "(0 = identical rows). Fully masked rows are left out of all three.")
+    if summary["mean_kl"] is None:
+        st.stop()
+
+    diff_col, kl_col = st.columns([3, 2], gap="large")
+    with diff_col:
+        st.subheader("Difference A − B")
+        st.plotly_chart(difference_figure(comparison.difference, res_a.labels,
+                                          "A − B: blue = A attends more, red = B attends more"),
+                        width="stretch", key="cmp_diff")
+    with kl_col:
+        st.subheader("Per-row KL divergence")
+        st.latex(r"\mathrm{KL}(A_i \,\|\, B_i) = \sum_j A_{ij} \log \frac{A_{ij}}{B_{ij}}")
+        st.plotly_chart(row_kl_figure(comparison.row_kl, res_a.labels, comparison.compared_rows),
+                        width="stretch", key="cmp_kl")
+        st.caption("One bar per query token: how differently that token spreads its attention in A and in B. "
+                   "The dashed line is the mean over rows. Grey bars are rows a mask empties on one side.")
+        if summary["max_kl"] > 10:
+            st.info("Some rows use keys that B forbids: in theory their KL(A‖B) is infinite (B says those keys "
+                    "are impossible, A uses them). attnviz counts a forbidden key as weight 10⁻¹², which caps a "
+                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.", icon="♾️")

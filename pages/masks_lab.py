@@ -1,0 +1,43 @@
+"""Masks lab: every mask on the current text, what each costs, padding in a batch, and a mask you draw."""
+
+import streamlit as st
+
+from pages import _masks_parts as parts
+from pages import _ui as ui
+
+settings = ui.page_settings()
+st.title("Masks lab")
+st.caption("A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden ones M = −∞, so "
+           "after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's model, text, "
+           "scaling, layer and head, and applies its own masks (in every layer) instead of the sidebar's.")
+
+with ui.guard("The masks lab"):
+    from attnviz.errors import AttnvizError
+
+    model, spec = ui.load_model_or_fallback(settings)
+    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
+    head = st.selectbox("Head to show", heads, key="masks_head", **ui.BOUND)
+    run = parts.Runner(model, spec, settings, layer, head)
+    if model.cfg.causal:
+        st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.", icon="➡️")
+
+    st.header("(a) Gallery: every mask on your text")
+    gallery_box = st.container()
+    st.header("(b) Padding: two sentences in one batch")
+    padding_box = st.container()
+    st.header("(c) Draw your own mask")
+    editor_box = st.container()
+
+    try:
+        labels = model.encode(settings.text).labels
+    except AttnvizError as err:
+        labels = None
+        gallery_box.warning(f"{err} The gallery and the editor appear as soon as the sidebar has text.", icon="✍️")
+    custom_spec = None
+    if labels is not None:
+        with editor_box, ui.guard("The custom mask editor"):
+            custom_spec = parts.custom_editor(run, labels)
+        with gallery_box, ui.guard("The gallery"):
+            parts.gallery(run, len(labels), custom_spec)
+    with padding_box, ui.guard("The padding demo"):
+        parts.padding_demo(run)
