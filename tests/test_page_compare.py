@@ -116,3 +116,14 @@ def test_b_follows_the_sidebar_until_edited_and_comes_from_the_url():
     shared = run_app({**TOY, "cmp_b_text": "x y z", "cmp_b_mask": "window", "cmp_b_window": "1"}, page=PAGE)
     assert_healthy(shared)
     assert shared.text_area(key="cmp_b_text").value == "x y z" and shared.slider(key="cmp_b_window").value == 1
+
+
+def test_copy_a_into_b_undoes_edits_and_the_preset():
+    at = run_app(TOY, page=PAGE)
+    at.segmented_control(key="cmp_preset").set_value("scaled vs unscaled").run()
+    at.text_area(key="cmp_b_text").input("something else").run()
+    at.button(key="cmp_copy").click().run()
+    assert_healthy(at)
+    assert at.text_area(key="cmp_b_text").value == TEXT and at.toggle(key="cmp_b_scaled").value is True
+    assert at.segmented_control(key="cmp_preset").value is None
+    assert "same configuration" in page_text(at)

@@ -156,3 +156,15 @@ def test_a_text_too_long_for_the_editor_says_so():
     assert_healthy(at)
     assert any("at most 24 tokens" in i.value and "32" in i.value for i in at.info)
     assert not at.data_editor and "masks_gallery_custom" in chart_specs(at)
+
+
+def test_use_in_the_sidebar_sets_the_shared_custom_mask(toy):
+    at = run_app(TOY, page=PAGE)
+    names = position_names(toy.run(TEXT).labels)
+    edit_custom_mask(at, {0: {names[1]: True}})
+    at.button(key="masks_editor_use").click().run()
+    assert_healthy(at)
+    mask = causal_mask(8)
+    mask[0, 1] = True
+    assert at.selectbox(key="mask").value == "custom"
+    assert "custom:" + at.text_input(key="custom").value == mask_to_spec(mask)
