@@ -8,6 +8,8 @@ PAGES = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
     st.Page("pages/compare.py", title="Compare", icon="⚖️"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon="🎭"),
+    st.Page("pages/scaling_lab.py", title="Scaling lab", icon="📏"),
+    st.Page("pages/model_view.py", title="Model view", icon="🧩"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).

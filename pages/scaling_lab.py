@@ -1,0 +1,103 @@
+"""Scaling lab: why attention divides its scores by √d_k, first with random vectors, then on the real model."""
+
+import streamlit as st
+
+from pages import _ui as ui
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _experiments(d_ks: tuple[int, ...]):
+    from attnviz.scaling_lab import dot_product_variance_experiment, gradient_experiment, softmax_saturation
+
+    return dot_product_variance_experiment(d_ks), softmax_saturation(d_ks), gradient_experiment(d_ks)
+
+
+settings = ui.page_settings()
+st.title("Scaling lab: why divide by √d_k?")
+st.caption("Attention scores are dot products q·k. This page shows, with random vectors and then with the real "
+           "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k fixes.")
+
+with ui.guard("The scaling lab"):
+    from attnviz import scaling_figures as sf
+    from attnviz.errors import AttnvizError
+    from attnviz.masks import padding_count, parse_mask
+    from attnviz.plotting import head_figure
+    from attnviz.scaling_lab import entropy_per_layer
+
+    with st.spinner("Drawing random vectors (first time only)…"):
+        variance, saturation, gradient = _experiments(sf.D_K_GRID)
+    d_k = st.select_slider("d_k, the length of each query and key vector", sf.D_K_GRID, value=64, key="scale_dk",
+                           help="Every chart in parts 1–3 rings this d_k.", **ui.BOUND)
+    i = list(sf.D_K_GRID).index(d_k)
+
+    st.header("1 · Dot products grow with d_k")
+    st.markdown("Draw q and k with every entry from N(0, 1). Their dot product adds d_k random terms, so its spread "
+                "keeps growing as the vectors get longer. Dividing by √d_k shrinks it back to variance 1 for any d_k.")
+    st.latex(sf.variance_latex(d_k, float(variance.unscaled_variance[i]), float(variance.scaled_variance[i])))
+    metrics = st.columns(4)
+    metrics[0].metric("d_k", d_k)
+    metrics[1].metric("Var(q·k)", f"{variance.unscaled_variance[i]:.2f}", help=f"measured; theory: d_k = {d_k}")
+    metrics[2].metric("Var(q·k/√d_k)", f"{variance.scaled_variance[i]:.3f}", help="measured; theory: 1")
+    metrics[3].metric("typical q·k", f"±{variance.unscaled_variance[i] ** 0.5:.1f}",
+                      help="one standard deviation of the unscaled score, √Var(q·k)")
+    left, right = st.columns(2)
+    left.plotly_chart(sf.dot_product_histogram_figure(variance, d_k), width="stretch", key="scale_hist")
+    right.plotly_chart(sf.variance_figure(variance, d_k), width="stretch", key="scale_variance")
+    st.caption("Left: orange spreads wider as you raise d_k, blue stays put. Right: both axes are logarithmic, so the "
+               "unscaled variance rising as a straight line means it grows in step with d_k.")
+
+    st.header("2 · Big scores saturate the softmax")
+    st.markdown(f"Feed one query's scores against {saturation.n_keys} keys to the softmax. When the scores are spread "
+                "wide, the largest one takes almost all the weight: the entropy drops toward 0 and the top weight "
+                "climbs toward 1. With the √d_k division the row keeps the same shape whatever d_k is.")
+    st.latex(sf.entropy_latex(saturation.n_keys))
+    st.plotly_chart(sf.saturation_figure(saturation, d_k), width="stretch", key="scale_saturation")
+
+    st.header("3 · A saturated softmax passes back almost no gradient")
+    st.markdown("Training moves Q and K through the softmax's Jacobian J. When one weight is nearly 1 and the rest "
+                "nearly 0, every entry of J is nearly 0, so the gradient that should teach Q and K vanishes and "
+                "learning stalls. Scaled scores keep J, and so the gradient, a healthy size.")
+    st.latex(sf.jacobian_latex())
+    st.plotly_chart(sf.gradient_figure(gradient, d_k), width="stretch", key="scale_gradient")
+    st.caption(f"At d_k = {d_k}: mean ‖J‖ = {gradient.jacobian_norm_unscaled[i]:.3f} unscaled, "
+               f"{gradient.jacobian_norm_scaled[i]:.3f} scaled (the largest possible is 0.5).")
+
+    st.header("4 · On the real model")
+
+    model, spec = ui.load_model_or_fallback(settings)
+    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
+    st.markdown(f"Multiply every layer's scores by a factor times the trained 1/√d_k (d_k = {model.d_head} in "
+                f"{model.name}). Above 1 the softmax sharpens, below 1 it flattens; because each layer feeds the next, "
+                "later layers drift further than the first. This part uses its own factor, not the sidebar's scaling.")
+    factor = st.select_slider("Scale factor (× 1/√d_k)", sf.FACTOR_STEPS, value=1.0, key="scale_factor",
+                              format_func=lambda f: f"{f:g}", help="1 = as trained; the link carries it as scale_factor.",
+                              **ui.BOUND)
+    st.latex(sf.factor_latex(factor, model.d_head))
+    try:
+        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
+    except AttnvizError as err:
+        st.warning(f"{err} The real-model part appears as soon as there is text.", icon="✍️")
+        st.stop()
+    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
+    try:
+        parse_mask(mask_spec, n)
+    except AttnvizError as err:
+        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        mask_spec = "none"
+    with st.spinner("Running the model at this factor…"):
+        scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
+        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, scale)
+        trained = ui.cached_run(spec, settings.device, settings.text, mask_spec, True)
+    for note in res.notes:
+        st.info(note, icon="✂️")
+    head = st.selectbox("Head", heads, key="scale_head", help="The layer is the sidebar's Layer.", **ui.BOUND)
+    left, right = st.columns([3, 2], gap="large")
+    left.plotly_chart(head_figure(res.attentions[layer, head], res.labels,
+                                  f"layer {layer}, head {head} at ×{factor:g}: weights after softmax",
+                                  show_values=n <= 10),  # numbers in cells only while this column fits them
+                      width="stretch", key="scale_head_map")
+    at_factor, at_trained = entropy_per_layer(res.attentions), entropy_per_layer(trained.attentions)
+    right.plotly_chart(sf.entropy_per_layer_figure(at_factor.tolist(), at_trained.tolist(), factor, n),
+                       width="stretch", key="scale_entropy")
+    right.caption(f"Mean entropy over all heads and rows: {float(at_factor.mean()):.2f} nats at ×{factor:g} against "
+                  f"{float(at_trained.mean()):.2f} as trained. Lower = peakier rows.")
