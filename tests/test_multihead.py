@@ -70,13 +70,24 @@ def test_per_head_w_q_k_v_reproduce_the_traced_q_k_v(bundled_model, kept_run, la
         torch.testing.assert_close(x @ w["W_V"][h] + b_v[h], t.v[0, h], atol=ATOL, rtol=0)
 
 
+def test_trace_scores_are_the_scores_the_weights_came_from(bundled_model):
+    # scores are recomputed from q and k on request: they must be the very ones softmaxed in the layer.
+    res = bundled_model.run(TEXT, mask="causal", keep=True)
+    for t in res.traces:
+        assert t.mask.dtype == torch.bool  # kept as a mask, not turned into 0.0/1.0 floats
+        assert t.scores.shape == t.weights.shape
+        torch.testing.assert_close(t.scores, t.q @ t.k.transpose(-2, -1), atol=0, rtol=0)
+        masked = (t.scores * t.scale).masked_fill(~t.mask, float("-inf"))
+        torch.testing.assert_close(torch.softmax(masked, dim=-1), t.weights, atol=1e-6, rtol=0)
+
+
 def test_head_outputs_are_weights_times_values(kept_run):
     t = kept_run.traces[2]
     torch.testing.assert_close(t.head_outputs, t.weights @ t.v, atol=ATOL, rtol=0)
 
 
 def test_layers_chain_through_the_residual_stream(kept_run):
-    for before, after in zip(kept_run.traces, kept_run.traces[1:]):
+    for before, after in zip(kept_run.traces[:-1], kept_run.traces[1:], strict=True):
         assert torch.equal(after.x_in, before.x_out)
     torch.testing.assert_close(kept_run.traces[-1].x_out[0], kept_run.hidden, atol=0, rtol=0)
 

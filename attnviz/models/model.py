@@ -179,5 +179,10 @@ def _is_visible(c: str) -> bool:
 
 
 def _trace_to_cpu(t: LayerTrace) -> LayerTrace:
-    moved = {k: (v.float().cpu() if isinstance(v, torch.Tensor) else v) for k, v in t.__dict__.items()}
+    """Every tensor on the CPU, floating ones as float32; the bool mask stays bool."""
+    moved = {k: (_to_cpu(v) if isinstance(v, torch.Tensor) else v) for k, v in t.__dict__.items()}
     return LayerTrace(**moved)
+
+
+def _to_cpu(t: torch.Tensor) -> torch.Tensor:
+    return t.float().cpu() if t.is_floating_point() else t.cpu()

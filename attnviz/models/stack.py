@@ -50,13 +50,16 @@ class LayerWeights:
 
 @dataclass
 class LayerTrace:
-    """What one layer computed, for the lesson pages. Per-head tensors are (B, nh, T, ·)."""
+    """What one layer computed, for the lesson pages. Per-head tensors are (B, nh, T, ·).
+
+    The raw scores Q Kᵀ are recomputed from q and k when read rather than stored: a second kept
+    (B, nh, T, T) tensor per layer made a kept run slower than transformers' forward at 512 tokens.
+    """
 
     x_in: torch.Tensor  # residual stream entering the layer (B, T, C)
     q: torch.Tensor  # (B, nh, T, hs)
     k: torch.Tensor
     v: torch.Tensor
-    scores: torch.Tensor  # Q Kᵀ, unscaled (B, nh, T, T)
     scale: float
     mask: torch.Tensor | None  # bool (T, T) or (B, 1, 1, T)
     weights: torch.Tensor  # softmax(Q Kᵀ · s + M) (B, nh, T, T)
@@ -64,6 +67,11 @@ class LayerTrace:
     attn_out: torch.Tensor  # Concat(heads) @ W_O + b_O (B, T, C)
     x_mid: torch.Tensor  # residual stream after the attention sub-layer (B, T, C)
     x_out: torch.Tensor  # residual stream leaving the layer (B, T, C)
+
+    @property
+    def scores(self) -> torch.Tensor:
+        """Q Kᵀ, unscaled (B, nh, T, T): the same product the layer computed, from the kept q and k."""
+        return self.q @ self.k.transpose(-2, -1)
 
 
 ACTIVATIONS = {
@@ -124,7 +132,7 @@ def layer_forward(x, lw: LayerWeights, cfg: StackConfig, mask, scale, keep: bool
     trace = None
     if keep:
         trace = LayerTrace(
-            x_in=x, q=q, k=k, v=v, scores=att.scores, scale=att.scale, mask=att.mask, weights=att.weights,
+            x_in=x, q=q, k=k, v=v, scale=att.scale, mask=att.mask, weights=att.weights,
             head_outputs=att.output, attn_out=attn_out, x_mid=x_mid, x_out=x_out,
         )
     return x_out, att.weights, trace
