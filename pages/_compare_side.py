@@ -140,6 +140,6 @@ def side_b_controls(side_a: SideConfig, device: str):
     head = side_a.head if head == SAME_AS_A else head
     if layer >= model.n_layers or head >= model.n_heads:
         st.warning(f"B's model has {model.n_layers} layers × {model.n_heads} heads: showing layer "
-                   f"{min(layer, model.n_layers - 1)}, head {min(head, model.n_heads - 1)} for B.", icon="↕️")
+                   f"{min(layer, model.n_layers - 1)}, head {min(head, model.n_heads - 1)} for B.", icon=":material/swap_vert:")
         layer, head = min(layer, model.n_layers - 1), min(head, model.n_heads - 1)
     return SideConfig(spec, text or "", mask_spec, scale, layer, head), model, spec

@@ -124,7 +124,7 @@ def padding_demo(run: Runner) -> None:
     try:
         encs, weights = run.batch(texts)  # weights (B, L, nh, T, T)
     except AttnvizError as err:
-        st.warning(f"{err} Type a sentence in both boxes to batch them.", icon="✍️")
+        st.warning(f"{err} Type a sentence in both boxes to batch them.", icon=":material/edit:")
         return
     cols = st.columns(2, gap="large")
     for i, (enc, text, col) in enumerate(zip(encs, texts, cols, strict=True)):
@@ -164,10 +164,10 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
     start, problem = starting_mask(sidebar, n)
     if problem:
         st.error(f"The sidebar's custom mask (typed in, or from the link) does not fit this text: {problem}",
-                 icon="📐")
+                 icon=":material/square_foot:")
     if n > MAX_EDITOR_TOKENS:
         st.info(f"The editor draws at most {MAX_EDITOR_TOKENS} tokens as checkboxes, and this text has {n}. "
-                "Shorten the sidebar text to draw a mask by hand.", icon="✂️")
+                "Shorten the sidebar text to draw a mask by hand.", icon=":material/content_cut:")
         return None
     st.markdown("Each row is a query, each column a key: **ticked = may look**. The grid starts from the "
                 "sidebar's custom mask, or from the causal pattern. Untick a whole row to see what happens to a "
@@ -196,7 +196,7 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
             st.warning(f"Query row(s) {norms} forbid every key. The softmax of a row that is −∞ everywhere is "
                        "0/0, which has no value. attnviz's policy (the same as PyTorch's SDPA) is to give such a "
                        "query zero weights and a zero output, so it shows as an empty row: it simply gathers "
-                       "nothing in this layer.", icon="🚫")
+                       "nothing in this layer.", icon=":material/block:")
         buttons = st.columns(2)
         buttons[0].button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
         buttons[1].button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),

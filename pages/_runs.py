@@ -21,9 +21,9 @@ def checked_run(model, spec: str, device: str, text: str, mask_spec: str, scale,
     try:
         parse_mask(mask_spec, n)
     except AttnvizError as err:
-        st.error(f"{who}mask: {err} Showing no mask instead.", icon="⚠️")
+        st.error(f"{who}mask: {err} Showing no mask instead.", icon=":material/warning:")
         mask_spec = "none"
     res = ui.cached_run(spec, device, text, mask_spec, scale, keep)
     for note in res.notes:
-        st.info(f"{who}{note}", icon="✂️")
+        st.info(f"{who}{note}", icon=":material/content_cut:")
     return res, mask_spec

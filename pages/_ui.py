@@ -87,10 +87,10 @@ def guard(what: str = "This part of the page"):
     try:
         yield
     except AttnvizError as err:
-        st.error(str(err), icon="⚠️")
+        st.error(str(err), icon=":material/warning:")
     except Exception as err:
         log.error("%s failed:\n%s", what, traceback.format_exc())
-        st.error(f"{what} could not be drawn: {type(err).__name__}: {err}", icon="⚠️")
+        st.error(f"{what} could not be drawn: {type(err).__name__}: {err}", icon=":material/warning:")
 
 
 # ---- the shared sidebar -----------------------------------------------------------------------
@@ -160,12 +160,29 @@ def scale_controls() -> bool | float:
     return float(factor) if factor > 0 else bool(scaled)
 
 
+def leave_legacy_page_discovery() -> None:
+    """Rerun through app.py's st.navigation if this page was started by pages/ auto-discovery.
+
+    Until some run has called st.navigation, a fresh server treats pages/ the old way: a shared
+    link such as /model_view then runs that file alone, with a menu of every file in pages/
+    (helpers included) and without app.py's page config. Streamlit leaves that mode only when
+    st.navigation runs, so we clear its flag and rerun: the rerun executes app.py, whose
+    navigation opens the page the link named. It happens at most once per server process.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_settings() -> Settings:
     """Draw the shared sidebar and return its settings: the first call of every page.
 
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
     """
+    leave_legacy_page_discovery()
     st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()
@@ -183,7 +200,7 @@ def load_model_or_fallback(settings: Settings):
         with st.spinner(f"Loading {settings.model_spec or 'the bundled model'} (first time only)…"):
             return cached_model(settings.model_spec, settings.device), settings.model_spec
     except AttnvizError as err:
-        st.error(f"{err} Showing the bundled all-MiniLM-L6-v2 instead.", icon="⚠️")
+        st.error(f"{err} Showing the bundled all-MiniLM-L6-v2 instead.", icon=":material/warning:")
         return cached_model("", settings.device), ""
 
 

@@ -20,7 +20,7 @@ def run_or_message(model, spec, side, who: str):
         return checked_run(model, spec, settings.device, side.text, side.mask_spec, side.scale, who=f"{who}: ")
     except AttnvizError as err:
         st.warning(f"Side {who} has nothing to show: {err} Side {'B' if who == 'A' else 'A'} is shown alone.",
-                   icon="✍️")
+                   icon=":material/edit:")
         return None, side.mask_spec
 
 
@@ -70,16 +70,16 @@ with ui.guard("The comparison"):
                    "difference and a per-row KL would be meaningless. Only the two heatmaps and the summary "
                    f"numbers are compared. Mind the lengths: A has {len(res_a.tokens)} tokens and B "
                    f"{len(res_b.tokens)}, and a row's entropy is at most ln n ({math.log(len(res_a.tokens)):.2f} "
-                   f"vs {math.log(len(res_b.tokens)):.2f} nats).", icon="↔️")
+                   f"vs {math.log(len(res_b.tokens)):.2f} nats).", icon=":material/compare_arrows:")
         h_a, h_b = float(head_entropy(pattern_a)), float(head_entropy(pattern_b))
         m_a, m_b = float(head_max_weight(pattern_a)), float(head_max_weight(pattern_b))
-        sentence.info(describe_change(side_a, b, h_a - h_b, m_a - m_b), icon="💬")
+        sentence.info(describe_change(side_a, b, h_a - h_b, m_a - m_b), icon=":material/chat:")
         summary = {"entropy_a": h_a, "entropy_b": h_b, "max_weight_a": m_a, "max_weight_b": m_b, "mean_kl": None}
     else:
         comparison = compare_patterns(pattern_a, pattern_b)
         summary = comparison.summary()
         sentence.info(describe_change(side_a, b, comparison.entropy_change, comparison.max_weight_change,
-                                      summary["mean_kl"]), icon="💬")
+                                      summary["mean_kl"]), icon=":material/chat:")
 
     metrics = st.columns(5)
     metrics[0].metric("Mean row entropy, A", f"{summary['entropy_a']:.3f} nats")
@@ -112,4 +112,4 @@ with ui.guard("The comparison"):
         if summary["max_kl"] > 10:
             st.info("Some rows use keys that B forbids: in theory their KL(A‖B) is infinite (B says those keys "
                     "are impossible, A uses them). attnviz counts a forbidden key as weight 10⁻¹², which caps a "
-                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.", icon="♾️")
+                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.", icon=":material/all_inclusive:")

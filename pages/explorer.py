@@ -26,7 +26,7 @@ with ui.guard("The explorer"):
     try:
         n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
     except AttnvizError as err:
-        st.warning(f"{err} The heatmaps appear as soon as there is text.", icon="✍️")
+        st.warning(f"{err} The heatmaps appear as soon as there is text.", icon=":material/edit:")
         st.stop()
     facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
                    f"{model.n_heads}·{model.d_head} = {model.d_model} · **{n} tokens** · device `{model.device.type}`")
@@ -35,17 +35,17 @@ with ui.guard("The explorer"):
     try:
         parse_mask(mask_spec, n)
     except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
         mask_spec = "none"
 
     with st.spinner("Running the attention…"):
         res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale)
     for note in res.notes:
-        st.info(note, icon="✂️")
+        st.info(note, icon=":material/content_cut:")
     dead = [f"{i}:{res.labels[i]}" for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
     if dead:
         st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "
-                   f"zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon="🚫")
+                   f"zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon=":material/block:")
 
     left, right = st.columns([3, 2], gap="large")
     weights = res.attentions[layer]  # (n_heads, n, n)
@@ -59,7 +59,7 @@ with ui.guard("The explorer"):
                    f"ln {n} ≈ {__import__('math').log(n):.2f} = spread evenly), max = mean of each row's largest weight.")
         if block > 1:
             st.info(f"Overview: with {n} tokens each cell above averages a {block}×{block} block of tokens, so the grid "
-                    "stays fast. The enlarged head below shows every token.", icon="🔎")
+                    "stays fast. The enlarged head below shows every token.", icon=":material/zoom_in:")
     with right:
         st.subheader("The math")
         st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
@@ -71,7 +71,7 @@ with ui.guard("The explorer"):
         st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head)}")
         effect = describe_effect(mask_spec, res.scale, model.d_head)
         if effect:
-            st.info(effect, icon="🔁")
+            st.info(effect, icon=":material/repeat:")
         st.latex(multi_head_equation(model.n_heads, model.d_model))
         st.caption("Every number on this page is computed by attnviz's own from-scratch attention; the badge above "
                    "compares it with transformers' implementation at the trained settings.")
@@ -93,7 +93,7 @@ with ui.guard("The explorer"):
         try:
             truth = ui.cached_truth(spec, settings.device, settings.text)
             if truth.max_abs_diff is None:
-                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon="ℹ️")
+                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
             elif truth.matches:
                 badge.success(f"✓ matches transformers: max |Δ| = {truth.max_abs_diff:.1e} over every layer, head "
                               "and cell of this text at the trained settings (no mask, 1/√d_k; eager, float32; "

@@ -19,7 +19,7 @@ with ui.guard("The masks lab"):
     head = st.selectbox("Head to show", heads, key="masks_head", **ui.BOUND)
     run = parts.Runner(model, spec, settings, layer, head)
     if model.cfg.causal:
-        st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.", icon="➡️")
+        st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.", icon=":material/arrow_forward:")
 
     st.header("(a) Gallery: every mask on your text")
     gallery_box = st.container()
@@ -32,7 +32,7 @@ with ui.guard("The masks lab"):
         labels = model.encode(settings.text).labels
     except AttnvizError as err:
         labels = None
-        gallery_box.warning(f"{err} The gallery and the editor appear as soon as the sidebar has text.", icon="✍️")
+        gallery_box.warning(f"{err} The gallery and the editor appear as soon as the sidebar has text.", icon=":material/edit:")
     custom_spec = None
     if labels is not None:
         with editor_box, ui.guard("The custom mask editor"):

@@ -38,7 +38,7 @@ with ui.guard("The model view"):
     try:
         n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
     except AttnvizError as err:
-        st.warning(f"{err} The model view appears as soon as there is text.", icon="✍️")
+        st.warning(f"{err} The model view appears as soon as there is text.", icon=":material/edit:")
         st.stop()
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads = "
                 f"{model.n_layers * model.n_heads} patterns · **{n} tokens**")
@@ -46,13 +46,13 @@ with ui.guard("The model view"):
     try:
         parse_mask(mask_spec, n)
     except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
         mask_spec = "none"
     run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
     with st.spinner("Running the attention…"):
         res = ui.cached_run(*run_key)
     for note in res.notes:
-        st.info(note, icon="✂️")
+        st.info(note, icon=":material/content_cut:")
 
     grid_slot = st.container()  # the grid goes above the pickers, but its frame needs their values
     st.subheader("One head in full detail")
@@ -69,7 +69,7 @@ with ui.guard("The model view"):
         if block > 1:
             st.info(f"Thumbnails: with {n} tokens each cell averages a {block}×{block} block of tokens (the weight an "
                     "average query of the block gives to the keys of the block, so rows still sum to 1). "
-                    "The enlarged head below shows every token.", icon="🔎")
+                    "The enlarged head below shows every token.", icon=":material/zoom_in:")
 
     stats, rollout = _statistics_and_rollout(*run_key)
     st.subheader("What each head does, in numbers")

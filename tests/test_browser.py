@@ -74,6 +74,18 @@ def test_html_in_the_text_is_shown_as_plain_text_never_run(server):
         assert not dialogs and not exceptions_on(page)
 
 
+def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
+    """A fresh server first treats pages/ the legacy way; the app must still show its own six-page menu."""
+    with streamlit_server() as url, chromium_page() as page:
+        page.goto(url + "/model_view?model=toy")
+        page.wait_for_selector("h1", timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
+        assert links == ["Explorer", "Compare", "Masks lab", "Step by step", "Scaling lab", "Model view"]
+        assert "Model view" in page.locator("h1").first.inner_text()
+        assert not exceptions_on(page)
+
+
 def test_default_model_explorer_and_every_page_open_without_exception(server):
     with chromium_page() as page:
         for path in PAGES:
