@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 import attnviz
 
 SIZES = (16, 64, 256, 512)
-RUNS = {16: 9, 64: 9, 256: 7, 512: 5}
+RUNS = {16: 21, 64: 21, 256: 11, 512: 7}
 WARMUP = 2
 RATIO_TARGET, RATIO_LIMIT = 1.0, 1.3
 MEMORY_TARGET_MB = 1024
@@ -53,8 +53,8 @@ def ids_of_length(model, n_tokens: int) -> torch.Tensor:
     return torch.tensor([ids])
 
 
-def alternate(fns: dict, runs: int) -> dict[str, float]:
-    """Median ms of each function, calling them in turn so that drifts in machine load hit all alike."""
+def alternate(fns: dict, runs: int) -> dict[str, list[float]]:
+    """ms of each call of each function, calling them in turn so that drifts in machine load hit all alike."""
     for fn in fns.values():
         for _ in range(WARMUP):
             fn()
@@ -64,10 +64,16 @@ def alternate(fns: dict, runs: int) -> dict[str, float]:
             start = time.perf_counter()
             fn()
             times[name].append((time.perf_counter() - start) * 1000)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return times
 
 
-def speed_table() -> list[tuple[int, float, float, float]]:
+def paired_ratio(mine: list[float], theirs: list[float]) -> float:
+    """Median of per-run ratios: each run's two calls were adjacent in time, so load drift cancels."""
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+
+
+def speed_table() -> list[tuple[int, float, float, float, float, float]]:
+    """(tokens, ours ms, transformers ms, ratio, run ms, run ratio) per size."""
     from transformers import AutoModel
 
     ours = attnviz.load_model(device="cpu")
@@ -88,8 +94,10 @@ def speed_table() -> list[tuple[int, float, float, float]]:
         def our_run(text=text):
             return ours.run(text, keep=True)
 
-        ms = alternate({"ours": our_forward, "theirs": their_forward, "run": our_run}, RUNS[n])
-        rows.append((n, ms["ours"], ms["theirs"], ms["run"]))
+        t = alternate({"ours": our_forward, "theirs": their_forward, "run": our_run}, RUNS[n])
+        ms = {name: statistics.median(times) for name, times in t.items()}
+        rows.append((n, ms["ours"], ms["theirs"], paired_ratio(t["ours"], t["theirs"]),
+                     ms["run"], paired_ratio(t["run"], t["theirs"])))
     return rows
 
 
@@ -126,22 +134,24 @@ def main() -> int:
     print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()} (left at default)")
     print("ours = Model.forward(ids, keep=True) (every intermediate kept); "
           "transformers = eager forward, output_attentions=True; same ids, inference_mode, alternating")
-    print(f"median of {', '.join(f'{RUNS[n]}@{n}' for n in SIZES)} runs after {WARMUP} warm-up runs each\n")
+    print(f"median of {', '.join(f'{RUNS[n]}@{n}' for n in SIZES)} runs after {WARMUP} warm-up runs each; "
+          "ratio = median of per-run ratios")
+    if hasattr(os, "getloadavg"):
+        print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
     peak, hwm = peak_memory_mb()  # first: the parent must be small when it forks the probe
     rows = speed_table()
     print(f"{'tokens':>6} | {'ours ms':>8} | {'transformers ms':>15} | {'ratio ours/theirs':>17}")
     print(f"{'-' * 6}-+-{'-' * 8}-+-{'-' * 15}-+-{'-' * 17}")
     worst = 0.0
-    for n, ours_ms, theirs_ms, _ in rows:
-        ratio = ours_ms / theirs_ms
+    for n, ours_ms, theirs_ms, ratio, _, _ in rows:
         worst = max(worst, ratio)
         print(f"{n:>6} | {ours_ms:>8.2f} | {theirs_ms:>15.2f} | {ratio:>17.2f}")
     print(f"\nworst ratio {worst:.2f} (target <= {RATIO_TARGET}, limit {RATIO_LIMIT})")
 
     print("\nend to end, model.run(text, keep=True): tokenizer + forward + trace copied to a RunResult")
     print(f"{'tokens':>6} | {'run ms':>8} | {'ratio run/transformers':>22}")
-    for n, _, theirs_ms, run_ms in rows:
-        print(f"{n:>6} | {run_ms:>8.2f} | {run_ms / theirs_ms:>22.2f}")
+    for n, _, _, _, run_ms, run_ratio in rows:
+        print(f"{n:>6} | {run_ms:>8.2f} | {run_ratio:>22.2f}")
 
     print(f"\npeak memory (ru_maxrss of a fresh process: load + one 512-token run with intermediates): "
           f"{peak:.0f} MiB (target <= {MEMORY_TARGET_MB} MiB)")
