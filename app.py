@@ -8,6 +8,7 @@ PAGES = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
     st.Page("pages/compare.py", title="Compare", icon="⚖️"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon="🎭"),
+    st.Page("pages/step_by_step.py", title="Step by step", icon=":material/stairs:"),
     st.Page("pages/scaling_lab.py", title="Scaling lab", icon="📏"),
     st.Page("pages/model_view.py", title="Model view", icon="🧩"),
 ]

@@ -6,7 +6,7 @@ Speed: our from-scratch forward with every intermediate kept (Model.forward(ids,
 scores, weights, head outputs and residuals per layer) against transformers' eager forward with
 output_attentions=True, on the very same token ids, in the same process, alternating one call of each
 so that both see the same machine state. Median of several runs after a warm-up. A second table adds
-what model.run(text, keep=True) costs end to end (tokenizer, trace copied into a RunResult).
+what model.run(text, keep=True) costs end to end (tokenizer, attentions stacked into a RunResult).
 
 Memory: peak resident set size (ru_maxrss) of a fresh Python process that loads our model and runs
 one 512-token text with intermediates kept, so that transformers' own copy of the weights is not counted.
@@ -148,7 +148,7 @@ def main() -> int:
         print(f"{n:>6} | {ours_ms:>8.2f} | {theirs_ms:>15.2f} | {ratio:>17.2f}")
     print(f"\nworst ratio {worst:.2f} (target <= {RATIO_TARGET}, limit {RATIO_LIMIT})")
 
-    print("\nend to end, model.run(text, keep=True): tokenizer + forward + trace copied to a RunResult")
+    print("\nend to end, model.run(text, keep=True): tokenizer + forward + the attentions stacked into one (L, H, n, n) tensor")
     print(f"{'tokens':>6} | {'run ms':>8} | {'ratio run/transformers':>22}")
     for n, _, _, _, run_ms, run_ratio in rows:
         print(f"{n:>6} | {run_ms:>8.2f} | {run_ratio:>22.2f}")

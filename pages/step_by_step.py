@@ -1,0 +1,126 @@
+"""Step by step: one layer, one head, from the input X to the layer's output, then one query-key pair in numbers."""
+
+import streamlit as st
+
+from pages import _ui as ui
+
+settings = ui.page_settings()
+st.title("Step by step: one head, from input to output")
+st.caption("Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
+           "token to see the arithmetic of their single weight. Blue = negative, red = positive, white = 0.")
+
+
+def clamp_choice(key: str, n: int, what: str) -> None:
+    """A token index left over from a longer text is moved to the last token, and the user is told."""
+    stored = st.session_state.get(key)
+    if isinstance(stored, int) and not 0 <= stored < n:
+        st.session_state[key] = n - 1
+        st.warning(f"The {what} token {stored} does not exist in this text of {n} tokens (0 to {n - 1}): "
+                   f"showing the last token, {n - 1}, instead.", icon="↩️")
+
+
+with ui.guard("The step-by-step page"):
+    from attnviz.errors import AttnvizError
+    from attnviz.masks import padding_count, parse_mask
+    from attnviz.step_figures import step_figure
+    from attnviz.step_latex import (
+        TOP_TERMS,
+        dot_product_latex,
+        mask_entry_latex,
+        projection_gap_latex,
+        scaled_latex,
+        softmax_latex,
+        step_cards,
+        tex_text,
+        vector_latex,
+    )
+    from attnviz.steps import head_steps, output_projection_gap, pair_detail
+
+    model, spec = ui.load_model_or_fallback(settings)
+    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
+    try:
+        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
+    except AttnvizError as err:
+        st.warning(f"{err} The steps appear as soon as there is text.", icon="✍️")
+        st.stop()
+    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
+    try:
+        parse_mask(mask_spec, n)
+    except AttnvizError as err:
+        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        mask_spec = "none"
+
+    with st.spinner("Running the attention…"):
+        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale, keep=True)
+    for note in res.notes:
+        st.info(note, icon="✂️")
+    n = len(res.labels)
+
+    top = st.columns([1, 3], vertical_alignment="bottom")
+    head = top[0].selectbox("Head to follow", heads, key="sbs_head", **ui.BOUND)
+    steps = head_steps(model, res, layer, head)
+    top[1].markdown(f"**{model.name}** · layer {layer}, head {head} of {model.n_heads} · **n = {n} tokens** · "
+                    f"d_model = {model.d_model} · d_head = d_k = {model.d_head}")
+    numbers = model.d_head <= 8 and n <= 24  # the toy model: numbers fit inside the cells
+    labels = res.labels
+
+    # ---- 1) the matrices, step by step --------------------------------------------------------
+    st.header("From X to the output")
+    cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
+                       model.cfg.pre_ln)
+    for number, card in enumerate(cards, start=1):
+        st.subheader(f"{number}. {card.title}", divider="gray")
+        if card.key == "qkv":
+            st.markdown(card.text)
+            st.latex(card.latex)
+            st.latex(card.shape)
+            for col, name in zip(st.columns(3), "QKV", strict=True):
+                col.plotly_chart(step_figure(steps, name, numbers), width="stretch", key=f"sbs_fig_{name}")
+            continue
+        left, right = st.columns([2, 3], vertical_alignment="center")
+        left.markdown(card.text)
+        left.latex(card.latex)
+        left.latex(card.shape)
+        right.plotly_chart(step_figure(steps, card.key, numbers), width="stretch", key=f"sbs_fig_{card.key}")
+        if card.key == "masked" and steps.masked:
+            left.caption("Grey cells marked −∞ are masked: the softmax turns them into weight exactly 0.")
+
+    # ---- 2) one query, one key ----------------------------------------------------------------
+    st.header("One query, one key")
+    clamp_choice("sbs_query", n, "query")
+    clamp_choice("sbs_key", n, "key")
+
+    def name_of(t: int) -> str:
+        return f"{t}: {labels[t]}" if 0 <= t < n else str(t)
+
+    pick = st.columns(2)
+    i = pick[0].selectbox("Query token i (the one looking)", list(range(n)), index=min(2, n - 1),
+                          format_func=name_of, key="sbs_query", **ui.BOUND)
+    j = pick[1].selectbox("Key token j (the one looked at)", list(range(n)), index=min(1, n - 1),
+                          format_func=name_of, key="sbs_key", **ui.BOUND)
+    pair = pair_detail(steps, i, j)
+    st.latex(vector_latex(rf"q_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))
+    st.latex(vector_latex(rf"k_{{{j}}}\ {tex_text(labels[j])}", pair.k_j))
+
+    st.markdown("**The dot product** adds up the feature-by-feature products of the two vectors:")
+    every = model.d_head <= 8
+    st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS))
+    if not every:
+        st.caption(f"d_head = {model.d_head}: only the {TOP_TERMS} largest products (by size) are written out; "
+                   f"the other {model.d_head - TOP_TERMS} are added up under the brace marked ⋯.")
+    st.markdown("**Scaled**, **masked**, then the **softmax** of row i turns the score into a weight:")
+    st.latex(scaled_latex(i, j, pair.dot, pair.scale, model.d_head))
+    st.latex(mask_entry_latex(i, j, pair.allowed, pair.scaled))
+    st.latex(softmax_latex(i, j, pair.row, pair.weight))
+
+    # ---- 3) back to one output ----------------------------------------------------------------
+    st.header("All heads together: Concat · W_O = Σ_h head_h · W_Oʰ")
+    st.markdown(f"W_O's rows come in {model.n_heads} blocks of {model.d_head}, one block W_Oʰ per head, so "
+                f"multiplying the concatenation by W_O is the same as letting each head project its own output "
+                f"and adding the {model.n_heads} results. For query row {i}:")
+    _, _, gap = output_projection_gap(steps, i)
+    st.latex(projection_gap_latex(i, model.n_heads, gap))
+    if gap < 1e-4:
+        st.caption("A difference this small is float32 rounding: the two ways of computing agree.")
+    else:
+        st.warning(f"The two ways differ by {gap:.2e}, more than float32 rounding explains.", icon="❗")
