@@ -12,7 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.plotting import _style_axes, distinct_labels
+from attnviz.plotting import distinct_labels, style_axes
 
 DIFF_COLORSCALE = "RdBu"  # low (B more) red, high (A more) blue, 0 white
 MIN_DIFF_RANGE = 0.01  # two identical patterns still get a readable, symmetric colour bar
@@ -39,7 +39,7 @@ def difference_figure(difference, labels: list[str], title: str = "A − B") -> 
     if n <= 16:
         trace.update(texttemplate="%{z:+.2f}", textfont={"size": 9})
     fig = go.Figure(trace)
-    _style_axes(fig, n)
+    style_axes(fig, n)
     side = min(900, max(380, 22 * n + 160))
     fig.update_layout(title=title, height=side, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig

@@ -16,10 +16,10 @@ from attnviz.masks import MASK_KINDS, parse_mask
 from attnviz.plotting import (
     COLORSCALE,
     WEIGHT_STEPS,
-    _heatmap,
-    _style_axes,
-    _weight_colorbar,
     distinct_labels,
+    style_axes,
+    weight_colorbar,
+    weight_heatmap,
 )
 
 ALLOWED_COLOUR = "#2a9d8f"  # M = 0: the key is scored
@@ -179,13 +179,13 @@ def mask_and_weights_figure(mask: torch.Tensor | None, weights, labels: list[str
             x=[None], y=[None], mode="markers", name=name, showlegend=True,
             marker={"symbol": "square", "size": 12, "color": colour, "line": {"color": "#999", "width": 1}},
         ), row=1, col=1)
-    fig.add_trace(_heatmap(np.asarray(weights, dtype=np.float32), labels, "weights"), row=1, col=2)
+    fig.add_trace(weight_heatmap(np.asarray(weights, dtype=np.float32), labels, "weights"), row=1, col=2)
     for col in (1, 2):
-        _style_axes(fig, n, row=1, col=col, titles=(col == 1), y_labels=(col == 1))
+        style_axes(fig, n, row=1, col=col, titles=(col == 1), y_labels=(col == 1))
         fig.update_yaxes(scaleanchor="x" if col == 1 else "x2", constrain="domain", row=1, col=col)
         fig.update_xaxes(constrain="domain", row=1, col=col)
     fig.update_layout(
-        coloraxis={"colorscale": COLORSCALE, "cmin": 0, "cmax": WEIGHT_STEPS, "colorbar": _weight_colorbar()},
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0, "cmax": WEIGHT_STEPS, "colorbar": weight_colorbar()},
         separators=",.", height=340 if n <= 16 else 420 if n <= 40 else 500,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "yref": "container", "y": 1.0, "yanchor": "top", "xanchor": "left", "x": 0,

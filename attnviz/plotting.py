@@ -5,7 +5,7 @@ uint16 thousandths (w·1000 rounded, 2 bytes a cell; plotly sends typed arrays a
 bytes a cell, where float32 costs 5.3). The hover still reads "0.523": d3's zero-padded grouping
 turns 523 into "0,523", and `separators=",."` makes that group separator a decimal point. Every
 other number in these figures is set as tick text, so the swapped separators touch nothing else.
-Tokens label the axes once (not per cell); repeated tokens are kept apart with zero-width spaces.
+Tokens label the axes once (not per cell); repeated tokens are kept apart with zero-width marks.
 """
 
 from __future__ import annotations
@@ -19,20 +19,34 @@ from plotly.subplots import make_subplots
 WEIGHT_STEPS = 1000  # weights are drawn as integers 0..1000 = thousandths
 WEIGHT_HOVER = "%{z:05,d}"  # 523 -> "0,523" -> shown as "0.523" with separators ",."
 COLORSCALE = "Viridis"
-ZERO_WIDTH = "\u200b"
+ZERO_WIDTHS = "\u200b\u200c\u200d\u2060"  # invisible marks that tell repeated tokens apart
 OVERVIEW_CELLS = 128  # above this many tokens the head grid shows a block-averaged overview
 
 
+def invisible_suffix(count: int) -> str:
+    """The count written in base 4 with zero-width characters: '' for 0, and O(log n) long."""
+    digits = ""
+    while count:
+        count, digit = divmod(count, len(ZERO_WIDTHS))
+        digits = ZERO_WIDTHS[digit] + digits
+    return digits
+
+
 def distinct_labels(labels: list[str]) -> list[str]:
-    """Axis categories that stay distinct when a token repeats ('the', 'the' + zero-width space)."""
+    """Axis categories that stay distinct when a token repeats, yet read the same ('the', 'the' + marks)."""
     seen: dict[str, int] = {}
     out = []
     for label in labels:
         label = plain_text(label) if label.strip() else "␣"
         count = seen.get(label, 0)
         seen[label] = count + 1
-        out.append(label + ZERO_WIDTH * count)
+        out.append(label + invisible_suffix(count))
     return out
+
+
+def visible_text(label: str) -> str:
+    """A drawn label without the invisible marks that `distinct_labels` added."""
+    return label.translate({ord(c): None for c in ZERO_WIDTHS})
 
 
 def plain_text(label: str) -> str:
@@ -63,14 +77,14 @@ def block_average(weights: np.ndarray, labels: list[str], max_cells: int) -> tup
     return pooled, block_labels, b
 
 
-def _weight_colorbar() -> dict:
+def weight_colorbar() -> dict:
     ticks = [0, 250, 500, 750, 1000]
     return dict(
         title=dict(text="weight", side="right"), tickvals=ticks, ticktext=["0", "0.25", "0.5", "0.75", "1"], len=0.8,
     )
 
 
-def _heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "coloraxis") -> go.Heatmap:
+def weight_heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "coloraxis") -> go.Heatmap:
     cats = distinct_labels(labels)
     return go.Heatmap(
         z=weights_as_thousandths(z), x=cats, y=cats, coloraxis=coloraxis, name=name,
@@ -78,7 +92,7 @@ def _heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "colo
     )
 
 
-def _style_axes(fig: go.Figure, n_labels: int, row=None, col=None, titles: bool = True,
+def style_axes(fig: go.Figure, n_labels: int, row=None, col=None, titles: bool = True,
                 y_labels: bool = True) -> None:
     small = n_labels <= 40
     fig.update_xaxes(
@@ -108,15 +122,15 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
     for i, h in enumerate(heads):
         pattern, axis_labels, block = block_average(weights[h], labels, max_cells)
         r, c = i // cols + 1, i % cols + 1
-        fig.add_trace(_heatmap(pattern, axis_labels, f"head {h}"), row=r, col=c)
-        _style_axes(fig, len(axis_labels), row=r, col=c, titles=(c == 1 and r == rows), y_labels=(c == 1))
+        fig.add_trace(weight_heatmap(pattern, axis_labels, f"head {h}"), row=r, col=c)
+        style_axes(fig, len(axis_labels), row=r, col=c, titles=(c == 1 and r == rows), y_labels=(c == 1))
         suffix = "" if i == 0 else str(i + 1)
         fig.update_yaxes(scaleanchor=f"x{suffix}", constrain="domain", row=r, col=c)  # square cells
         fig.update_xaxes(constrain="domain", row=r, col=c)
     n = len(axis_labels)
     panel = 230 if n <= 16 else 280 if n <= 40 else 330
     fig.update_layout(
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=_weight_colorbar()),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar()),
         separators=",.", height=panel * rows + 80, margin=dict(l=10, r=10, t=40, b=10),
     )
     fig.update_annotations(font_size=11)
@@ -127,14 +141,14 @@ def head_figure(weights, labels: list[str], title: str, show_values: bool | None
     """One head in full detail (every token); weights printed in the cells when there are few tokens."""
     weights = np.asarray(weights, dtype=np.float32)
     n = weights.shape[-1]
-    trace = _heatmap(weights, labels, title)
+    trace = weight_heatmap(weights, labels, title)
     if show_values if show_values is not None else n <= 16:
         trace.update(texttemplate=WEIGHT_HOVER, textfont=dict(size=10))
     fig = go.Figure(trace)
-    _style_axes(fig, n)
+    style_axes(fig, n)
     side = min(900, max(380, 22 * n + 160))
     fig.update_layout(
-        title=title, coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=_weight_colorbar()),
+        title=title, coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar()),
         separators=",.", height=side, margin=dict(l=10, r=10, t=50, b=10),
     )
     return fig

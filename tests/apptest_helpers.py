@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attnviz.plotting import WEIGHT_STEPS, ZERO_WIDTH, decode_plotly_array
+from attnviz.plotting import WEIGHT_STEPS, decode_plotly_array, visible_text
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -35,7 +35,7 @@ def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
         if trace.get("type") != "heatmap":
             continue
         z = decode_plotly_array(trace["z"]).astype(np.float64) / WEIGHT_STEPS
-        clean = lambda labels: [str(s).replace(ZERO_WIDTH, "") for s in labels]
+        clean = lambda labels: [visible_text(str(s)) for s in labels]
         out[trace["name"]] = (z, clean(trace["x"]), clean(trace["y"]))
     return out
 
