@@ -4,16 +4,17 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import json  # noqa: E402
-import re  # noqa: E402
+import json
+import re
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+import numpy as np
+import pytest
+from apptest_helpers import assert_healthy
+from streamlit.testing.v1 import AppTest
 
-import attnviz  # noqa: E402
-from attnviz.plotting import decode_plotly_array  # noqa: E402
-from attnviz.steps import head_steps  # noqa: E402
+import attnviz
+from attnviz.plotting import decode_plotly_array
+from attnviz.steps import head_steps
 
 PAGE = "pages/step_by_step.py"
 APP = os.path.join(os.path.dirname(__file__), "..", "app.py")
@@ -49,7 +50,7 @@ def open_page(model: str = "toy", text: str = TEXT, **state) -> AppTest:
     at.run()
     at.switch_page(PAGE)
     at.run()
-    assert not at.exception, at.exception
+    assert_healthy(at)  # no exception, no NaN in any text on the page
     return at
 
 
@@ -66,7 +67,8 @@ def test_loads_with_defaults_and_shows_the_bundled_models_numbers():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page(PAGE).run()
-    assert not at.exception and not at.error
+    assert_healthy(at)
+    assert not at.error
     assert len(at.get("plotly_chart")) == 11  # X, Q, K, V, S, S', S'', A, head, Concat, output
     model = attnviz.load_model()
     res = model.run(at.text_area(key="text").value, keep=True)
