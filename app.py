@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="attnviz: attention, explained", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide")
 
 PAGES = [
-    st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
-    st.Page("pages/compare.py", title="Compare", icon="⚖️"),
-    st.Page("pages/masks_lab.py", title="Masks lab", icon="🎭"),
+    st.Page("pages/explorer.py", title="Explorer", icon=":material/search:", default=True),
     st.Page("pages/step_by_step.py", title="Step by step", icon=":material/stairs:"),
-    st.Page("pages/scaling_lab.py", title="Scaling lab", icon="📏"),
-    st.Page("pages/model_view.py", title="Model view", icon="🧩"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
+    st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
+    st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
+    st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).

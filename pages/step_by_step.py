@@ -16,7 +16,7 @@ def clamp_choice(key: str, n: int, what: str) -> None:
     if isinstance(stored, int) and not 0 <= stored < n:
         st.session_state[key] = n - 1
         st.warning(f"The {what} token {stored} does not exist in this text of {n} tokens (0 to {n - 1}): "
-                   f"showing the last token, {n - 1}, instead.", icon="↩️")
+                   f"showing the last token, {n - 1}, instead.", icon=":material/undo:")
 
 
 with ui.guard("The step-by-step page"):
@@ -41,19 +41,19 @@ with ui.guard("The step-by-step page"):
     try:
         n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
     except AttnvizError as err:
-        st.warning(f"{err} The steps appear as soon as there is text.", icon="✍️")
+        st.warning(f"{err} The steps appear as soon as there is text.", icon=":material/edit:")
         st.stop()
     mask_spec = ui.custom_mask_default(settings.mask_spec, n)
     try:
         parse_mask(mask_spec, n)
     except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon="⚠️")
+        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
         mask_spec = "none"
 
     with st.spinner("Running the attention…"):
         res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale, keep=True)
     for note in res.notes:
-        st.info(note, icon="✂️")
+        st.info(note, icon=":material/content_cut:")
     n = len(res.labels)
 
     top = st.columns([1, 3], vertical_alignment="bottom")
@@ -123,4 +123,4 @@ with ui.guard("The step-by-step page"):
     if gap < 1e-4:
         st.caption("A difference this small is float32 rounding: the two ways of computing agree.")
     else:
-        st.warning(f"The two ways differ by {gap:.2e}, more than float32 rounding explains.", icon="❗")
+        st.warning(f"The two ways differ by {gap:.2e}, more than float32 rounding explains.", icon=":material/priority_high:")

@@ -81,7 +81,7 @@ def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
         page.wait_for_selector("h1", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
-        assert links == ["Explorer", "Compare", "Masks lab", "Step by step", "Scaling lab", "Model view"]
+        assert links == ["Explorer", "Step by step", "Compare", "Scaling lab", "Masks lab", "Model view"]
         assert "Model view" in page.locator("h1").first.inner_text()
         assert not exceptions_on(page)
 
