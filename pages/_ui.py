@@ -216,3 +216,42 @@ def layer_and_heads(n_layers: int, n_heads: int) -> tuple[int, list[int]]:
     layer = sb.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
     heads = sb.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
     return int(layer or 0), sorted(heads) or list(range(n_heads))
+
+
+def checked_run(model, spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, who: str = ""):
+    """-> (RunResult, the mask spec really used). Raises AttnvizError for a text with nothing to attend to.
+
+    An empty 'custom:' means the causal pattern for this many tokens; a mask that does not fit the
+    text is reported and replaced by no mask, so the page still shows something true.
+    """
+    from attnviz.errors import AttnvizError
+    from attnviz.masks import padding_count, parse_mask
+
+    n = len(model.encode(text).ids) + padding_count(mask_spec)
+    mask_spec = custom_mask_default(mask_spec, n)
+    try:
+        parse_mask(mask_spec, n)
+    except AttnvizError as err:
+        st.error(f"{who}Mask: {err} Showing no mask instead.", icon=":material/warning:")
+        mask_spec = "none"
+    with st.spinner("Running the attention…"):
+        res = cached_run(spec, device, text, mask_spec, scale, keep)
+    for note in res.notes:
+        st.info(f"{who}{note}", icon=":material/content_cut:")
+    return res, mask_spec
+
+
+def page_run(model, spec: str, settings: Settings, what: str, keep: bool = False, scale=None):
+    """The sidebar's text, mask and scale through the model for a page -> (RunResult, mask spec used).
+
+    With no usable text the page shows a warning ("{what} as soon as there is text") and stops.
+    """
+    from attnviz.errors import AttnvizError
+
+    try:
+        model.encode(settings.text)
+    except AttnvizError as err:
+        st.warning(f"{err} {what} as soon as there is text.", icon=":material/edit:")
+        st.stop()
+    return checked_run(model, spec, settings.device, settings.text, settings.mask_spec,
+                       settings.scale if scale is None else scale, keep)

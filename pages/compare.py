@@ -14,10 +14,9 @@ st.caption("Side A is whatever the sidebar says; side B has its own controls bel
 def run_or_message(model, spec, side, who: str):
     """A side's run, or None with a clear message when it has no text to run."""
     from attnviz.errors import AttnvizError
-    from pages._runs import checked_run
 
     try:
-        return checked_run(model, spec, settings.device, side.text, side.mask_spec, side.scale, who=f"{who}: ")
+        return ui.checked_run(model, spec, settings.device, side.text, side.mask_spec, side.scale, who=f"{who}: ")
     except AttnvizError as err:
         st.warning(f"Side {who} has nothing to show: {err} Side {'B' if who == 'A' else 'A'} is shown alone.",
                    icon=":material/edit:")
@@ -112,4 +111,5 @@ with ui.guard("The comparison"):
         if summary["max_kl"] > 10:
             st.info("Some rows use keys that B forbids: in theory their KL(A‖B) is infinite (B says those keys "
                     "are impossible, A uses them). attnviz counts a forbidden key as weight 10⁻¹², which caps a "
-                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.", icon=":material/all_inclusive:")
+                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.",
+                    icon=":material/all_inclusive:")

@@ -11,10 +11,8 @@ st.caption("Each heatmap is one attention head: row = the query token that is lo
 
 with ui.guard("The explorer"):
     from attnviz.describe import describe_effect, describe_mask, describe_scale
-    from attnviz.errors import AttnvizError
     from attnviz.export import attentions_npz, head_csv
     from attnviz.latex import attention_equation, mask_matrix, multi_head_equation
-    from attnviz.masks import padding_count, parse_mask
     from attnviz.plotting import head_figure, head_grid_figure
     from attnviz.stats import head_entropy, head_max_weight, live_rows
 
@@ -23,25 +21,10 @@ with ui.guard("The explorer"):
     facts = st.empty()
     badge = st.empty()
 
-    try:
-        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
-    except AttnvizError as err:
-        st.warning(f"{err} The heatmaps appear as soon as there is text.", icon=":material/edit:")
-        st.stop()
+    res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
+    n = len(res.tokens)
     facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
                    f"{model.n_heads}·{model.d_head} = {model.d_model} · **{n} tokens** · device `{model.device.type}`")
-
-    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
-    try:
-        parse_mask(mask_spec, n)
-    except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
-        mask_spec = "none"
-
-    with st.spinner("Running the attention…"):
-        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale)
-    for note in res.notes:
-        st.info(note, icon=":material/content_cut:")
     dead = [f"{i}:{res.labels[i]}" for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
     if dead:
         st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "

@@ -19,7 +19,8 @@ with ui.guard("The masks lab"):
     head = st.selectbox("Head to show", heads, key="masks_head", **ui.BOUND)
     run = parts.Runner(model, spec, settings, layer, head)
     if model.cfg.causal:
-        st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.", icon=":material/arrow_forward:")
+        st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.",
+                icon=":material/arrow_forward:")
 
     st.header("(a) Gallery: every mask on your text")
     gallery_box = st.container()

@@ -29,30 +29,15 @@ st.caption("One small heatmap per head: rows = layers (L0 is closest to the inpu
            "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale.")
 
 with ui.guard("The model view"):
-    from attnviz.errors import AttnvizError
-    from attnviz.masks import padding_count, parse_mask
     from attnviz.model_view import STATISTICS, statistics_figure
     from attnviz.plotting import head_figure
 
     model, spec = ui.load_model_or_fallback(settings)
-    try:
-        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
-    except AttnvizError as err:
-        st.warning(f"{err} The model view appears as soon as there is text.", icon=":material/edit:")
-        st.stop()
+    res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
+    n = len(res.tokens)
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads = "
                 f"{model.n_layers * model.n_heads} patterns · **{n} tokens**")
-    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
-    try:
-        parse_mask(mask_spec, n)
-    except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
-        mask_spec = "none"
     run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
-    with st.spinner("Running the attention…"):
-        res = ui.cached_run(*run_key)
-    for note in res.notes:
-        st.info(note, icon=":material/content_cut:")
 
     grid_slot = st.container()  # the grid goes above the pickers, but its frame needs their values
     st.subheader("One head in full detail")

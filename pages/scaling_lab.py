@@ -19,8 +19,6 @@ st.caption("Attention scores are dot products q·k. This page shows, with random
 
 with ui.guard("The scaling lab"):
     from attnviz import scaling_figures as sf
-    from attnviz.errors import AttnvizError
-    from attnviz.masks import padding_count, parse_mask
     from attnviz.plotting import head_figure
     from attnviz.scaling_lab import entropy_per_layer
 
@@ -73,23 +71,10 @@ with ui.guard("The scaling lab"):
                               format_func=lambda f: f"{f:g}", help="1 = as trained; the link carries it as scale_factor.",
                               **ui.BOUND)
     st.latex(sf.factor_latex(factor, model.d_head))
-    try:
-        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
-    except AttnvizError as err:
-        st.warning(f"{err} The real-model part appears as soon as there is text.", icon=":material/edit:")
-        st.stop()
-    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
-    try:
-        parse_mask(mask_spec, n)
-    except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
-        mask_spec = "none"
-    with st.spinner("Running the model at this factor…"):
-        scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
-        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, scale)
-        trained = ui.cached_run(spec, settings.device, settings.text, mask_spec, True)
-    for note in res.notes:
-        st.info(note, icon=":material/content_cut:")
+    scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
+    res, mask_spec = ui.page_run(model, spec, settings, "The real-model part appears", scale=scale)
+    trained = ui.cached_run(spec, settings.device, settings.text, mask_spec, True)
+    n = len(res.tokens)
     head = st.selectbox("Head", heads, key="scale_head", help="The layer is the sidebar's Layer.", **ui.BOUND)
     left, right = st.columns([3, 2], gap="large")
     left.plotly_chart(head_figure(res.attentions[layer, head], res.labels,

@@ -20,8 +20,6 @@ def clamp_choice(key: str, n: int, what: str) -> None:
 
 
 with ui.guard("The step-by-step page"):
-    from attnviz.errors import AttnvizError
-    from attnviz.masks import padding_count, parse_mask
     from attnviz.step_figures import step_figure
     from attnviz.step_latex import (
         TOP_TERMS,
@@ -38,22 +36,7 @@ with ui.guard("The step-by-step page"):
 
     model, spec = ui.load_model_or_fallback(settings)
     layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-    try:
-        n = len(model.encode(settings.text).ids) + padding_count(settings.mask_spec)
-    except AttnvizError as err:
-        st.warning(f"{err} The steps appear as soon as there is text.", icon=":material/edit:")
-        st.stop()
-    mask_spec = ui.custom_mask_default(settings.mask_spec, n)
-    try:
-        parse_mask(mask_spec, n)
-    except AttnvizError as err:
-        st.error(f"Mask: {err} Showing no mask instead.", icon=":material/warning:")
-        mask_spec = "none"
-
-    with st.spinner("Running the attention…"):
-        res = ui.cached_run(spec, settings.device, settings.text, mask_spec, settings.scale, keep=True)
-    for note in res.notes:
-        st.info(note, icon=":material/content_cut:")
+    res, mask_spec = ui.page_run(model, spec, settings, "The steps appear", keep=True)
     n = len(res.labels)
 
     top = st.columns([1, 3], vertical_alignment="bottom")

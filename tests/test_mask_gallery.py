@@ -30,13 +30,17 @@ def test_gallery_offers_every_mask_kind_in_order():
     assert specs["window"] == "window:2" and specs["custom"] == "custom:10/11"
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 16, 33])
-@pytest.mark.parametrize("kind", ["none", "causal", "padding", "window", "strided", "global"])
+KIND_AND_N = [
+    (kind, n)
+    for kind in ["none", "causal", "padding", "window", "strided", "global"]
+    for n in [1, 2, 3, 7, 8, 16, 33]
+    if not (kind == "padding" and n < PARAMS["n_pad"])  # a text needs at least as many tokens as its [PAD]s
+]
+
+
+@pytest.mark.parametrize("kind, n", KIND_AND_N)
 def test_closed_form_counts_equal_the_mask_sums(kind, n):
     spec = gallery_specs(**{k: v for k, v in PARAMS.items() if k != "keep"})[kind]
-    n_pad = PARAMS["n_pad"]
-    if kind == "padding" and n < n_pad:
-        pytest.skip("fewer tokens than [PAD]s")
     mask = parse_mask(spec, n)
     assert attended_pairs_formula(kind, n, **PARAMS) == attended_pairs(mask, n)
 
