@@ -1,8 +1,8 @@
 """Figures for comparing two attention patterns: the cell-by-cell difference and the per-row KL.
 
 The difference A − B lives on a diverging scale centred at 0 with a symmetric range, so "no change"
-is always white and equal changes either way get equally strong colours (blue: A attends more,
-red: B attends more).
+is always white and equal changes either way get equally strong colours (red: A attends more,
+blue: B attends more).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from attnviz.plotting import distinct_labels, style_axes
 
-DIFF_COLORSCALE = "RdBu"  # low (B more) red, high (A more) blue, 0 white
+DIFF_COLORSCALE = "RdBu_r"  # high (A more) red, low (B more) blue, 0 white: red = more, as on every signed map
 MIN_DIFF_RANGE = 0.01  # two identical patterns still get a readable, symmetric colour bar
 
 
@@ -26,7 +26,7 @@ def symmetric_range(difference) -> float:
 
 
 def difference_figure(difference, labels: list[str], title: str = "A − B") -> go.Figure:
-    """Heatmap of A − B (n, n) on RdBu centred at 0, range ±max|A − B|; hover gives the signed change."""
+    """Heatmap of A − B (n, n) on RdBu_r centred at 0, range ±max|A − B|; hover gives the signed change."""
     d = np.nan_to_num(np.asarray(difference, dtype=np.float32))  # (n, n) float32: sent as binary
     n = d.shape[-1]
     r = symmetric_range(d)

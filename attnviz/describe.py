@@ -34,21 +34,25 @@ def describe_mask(spec, causal_model: bool = False) -> str:
     return sentence[0].upper() + sentence[1:] + "."
 
 
-def describe_scale(scale: float, d_k: int) -> str:
+def describe_scale(scale: float, d_k: int, trained: bool = True) -> str:
+    """trained=False for a model with seeded weights (the toy), which has a standard setting but no training."""
     standard = 1 / math.sqrt(d_k)
+    usual = "the trained" if trained else "the standard"
     if math.isclose(scale, standard, rel_tol=1e-6):
-        return f"Scores are divided by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}, as the model was trained."
+        return f"Scores are divided by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}, " + (
+            "as the model was trained." if trained else "the standard setting.")
     if scale == 1.0:
         return (f"Scaling is off: scores are not divided by √{d_k} ≈ {math.sqrt(d_k):.2f}, so they are that much "
                 f"larger and the softmax is peakier (lower entropy, higher max weight).")
-    return f"Scores are multiplied by {scale:g} instead of 1/√{d_k} ≈ {standard:.3f} (×{scale / standard:.2f} the trained scale)."
+    return f"Scores are multiplied by {scale:g} instead of 1/√{d_k} ≈ {standard:.3f} (×{scale / standard:.2f} {usual} scale)."
 
 
-def describe_effect(spec, scale: float, d_k: int) -> str | None:
+def describe_effect(spec, scale: float, d_k: int, trained: bool = True) -> str | None:
     """A reminder that a changed setting acts in every layer, so later layers change too."""
     default_scale = math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6)
     no_mask = spec in (None, "", "none") and not padding_count(spec)
     if default_scale and no_mask:
         return None
     return ("These settings act inside every layer's attention, so each layer's input changes too: "
-            "later layers differ from the trained model by more than this layer's mask or scale alone.")
+            f"later layers differ from {'the trained model' if trained else 'the standard run'} by more than this "
+            "layer's mask or scale alone.")

@@ -61,7 +61,8 @@ def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> s
 def multi_head_equation(n_heads: int, d_model: int) -> str:
     d_head = d_model // n_heads
     return (
-        rf"\small\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_1,\dots,"
-        rf"\mathrm{{head}}_{{{n_heads}}})\,W_O \\ &= \textstyle\sum_{{h=1}}^{{{n_heads}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
+        rf"\small\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,"
+        rf"\mathrm{{head}}_{{{n_heads - 1}}})\,W_O \\"
+        rf" &= \textstyle\sum_{{h=0}}^{{{n_heads - 1}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
         rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}\end{{aligned}}"
     )

@@ -140,9 +140,10 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
         f"every layer. Full attention scores all n² pairs, so doubling the text quadruples the work: at n = {n} "
         f"that is {full:,.0f} pairs per head. The causal mask halves it ({causal:,.0f}), but half of n² still "
         f"grows as n². A sliding window of {window} keeps at most {2 * window + 1} keys per query, so its cost "
-        f"grows only in step with n: {local:,.0f} pairs at n = {n}, {100 * local / full:.1f}% of full. Strided "
-        "and global + local patterns reach far with few pairs; that is how long-text models such as Longformer "
-        "and BigBird afford thousands of tokens. On log-log axes n² is a line of slope 2 and n one of slope 1."
+        f"grows only in step with n: {local:,.0f} pairs at n = {n}, {100 * local / full:.1f}% of full. A fixed "
+        "stride s only divides n² by s (still slope 2 below); long-text models such as Longformer and BigBird "
+        "stay linear by pairing a sliding window with a few global tokens (plus, in BigBird, a few random keys). "
+        "On log-log axes n² is a line of slope 2 and n one of slope 1."
     )
 
 

@@ -92,16 +92,20 @@ def weight_heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str =
     )
 
 
+ALL_LABELS_UP_TO = 32  # up to this many tokens every one is labelled; beyond, plotly thins them
+
+
 def style_axes(fig: go.Figure, n_labels: int, row=None, col=None, titles: bool = True,
-                y_labels: bool = True) -> None:
+               y_labels: bool = True, x_labels: bool = True) -> None:
     small = n_labels <= 40
+    every = dict(tickmode="linear", dtick=1) if n_labels <= ALL_LABELS_UP_TO else {}
     fig.update_xaxes(
         title_text="key (attended to)" if titles else None, tickangle=-60 if small else 0, type="category",
-        showticklabels=True, tickfont=dict(size=10 if small else 8), row=row, col=col,
+        showticklabels=x_labels, tickfont=dict(size=10 if small else 8), row=row, col=col, **every,
     )
     fig.update_yaxes(
         title_text="query (attending)" if titles else None, autorange="reversed", type="category",
-        showticklabels=y_labels, tickfont=dict(size=10 if small else 8), row=row, col=col,
+        showticklabels=y_labels, tickfont=dict(size=10 if small else 8), row=row, col=col, **every,
     )
 
 
@@ -123,15 +127,18 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
         pattern, axis_labels, block = block_average(weights[h], labels, max_cells)
         r, c = i // cols + 1, i % cols + 1
         fig.add_trace(weight_heatmap(pattern, axis_labels, f"head {h}"), row=r, col=c)
-        style_axes(fig, len(axis_labels), row=r, col=c, titles=(c == 1 and r == rows), y_labels=(c == 1))
+        # small multiples: token labels on the left column and the bottom row only, since every panel shares them
+        style_axes(fig, len(axis_labels), row=r, col=c, titles=(c == 1 and r == rows), y_labels=(c == 1),
+                   x_labels=(r == rows or i + cols >= len(heads)))
         suffix = "" if i == 0 else str(i + 1)
         fig.update_yaxes(scaleanchor=f"x{suffix}", constrain="domain", row=r, col=c)  # square cells
         fig.update_xaxes(constrain="domain", row=r, col=c)
     n = len(axis_labels)
-    panel = 230 if n <= 16 else 280 if n <= 40 else 330
+    panel = 190 if n <= 16 else 240 if n <= 40 else 300
+    labels_room = 70 if n <= 40 else 40  # the bottom row's rotated token labels
     fig.update_layout(
         coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar()),
-        separators=",.", height=panel * rows + 80, margin=dict(l=10, r=10, t=40, b=10),
+        separators=",.", height=panel * rows + labels_room + 40, margin=dict(l=10, r=10, t=40, b=10),
     )
     fig.update_annotations(font_size=11)
     return fig, block

@@ -68,8 +68,9 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
     mask_eq = (r"\begin{gathered} S'' = S' + M \\ M_{ij} = \begin{cases} 0 & \text{may attend} \\ -\infty & "
                r"\text{masked} \end{cases} \end{gathered}" if masked else r"S'' = S' + M, \quad M = 0 \ \text{(no mask)}")
     return [
-        StepCard("x", "The input X", "One row per token: the vector this layer's attention reads"
-                 + (" (LayerNormed first, as GPT-2 does)." if pre_ln else "."),
+        StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
+                 "token + position embeddings, later the previous layer's output)"
+                 + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
                  x_eq, shape(n, d_model, col_name=r"d_{model}")),
         StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
                  "a key (what it offers) and a value (what it passes on).",

@@ -99,7 +99,7 @@ with ui.guard("The comparison"):
     with diff_col:
         st.subheader("Difference A − B")
         st.plotly_chart(difference_figure(comparison.difference, res_a.labels,
-                                          "A − B: blue = A attends more, red = B attends more"),
+                                          "A − B: red = A attends more, blue = B attends more"),
                         width="stretch", key="cmp_diff")
     with kl_col:
         st.subheader("Per-row KL divergence")

@@ -1,5 +1,7 @@
 """The explorer (home page): every head of one layer as heatmaps, beside the math that made them."""
 
+import math
+
 import streamlit as st
 
 from pages import _ui as ui
@@ -36,10 +38,11 @@ with ui.guard("The explorer"):
     titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
     with left:
         st.subheader(f"Layer {layer}: {len(heads)} head(s)")
+        st.caption(f"Rows: the query token that looks; columns: the key token it looks at. Above each head: H = mean "
+                   f"row entropy in nats (0 = all weight on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), "
+                   "max = mean of each row's largest weight: high max and low H mean a sharp, confident head.")
         fig, block = head_grid_figure(weights, res.labels, heads, subtitles=titles)
         st.plotly_chart(fig, width="stretch", key="grid")
-        st.caption("Under each head: H = mean row entropy in nats (0 = all weight on one key, "
-                   f"ln {n} ≈ {__import__('math').log(n):.2f} = spread evenly), max = mean of each row's largest weight.")
         if block > 1:
             st.info(f"Overview: with {n} tokens each cell above averages a {block}×{block} block of tokens, so the grid "
                     "stays fast. The enlarged head below shows every token.", icon=":material/zoom_in:")
@@ -51,8 +54,8 @@ with ui.guard("The explorer"):
             st.latex(mask_matrix(res.mask, n))
         else:
             st.latex(r"M = 0\ \text{everywhere (nothing is masked)}")
-        st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head)}")
-        effect = describe_effect(mask_spec, res.scale, model.d_head)
+        st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
+        effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
         if effect:
             st.info(effect, icon=":material/repeat:")
         st.latex(multi_head_equation(model.n_heads, model.d_model))
@@ -78,9 +81,9 @@ with ui.guard("The explorer"):
             if truth.max_abs_diff is None:
                 badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
             elif truth.matches:
-                badge.success(f"✓ matches transformers: max |Δ| = {truth.max_abs_diff:.1e} over every layer, head "
-                              "and cell of this text at the trained settings (no mask, 1/√d_k; eager, float32; "
-                              "tolerance 1e-5).")
+                badge.success(f"✓ matches transformers: the Hugging Face library computes the same weights for this "
+                              f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
+                              "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
             else:
                 badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
         except Exception as err:

@@ -24,7 +24,7 @@ with ui.guard("The scaling lab"):
 
     with st.spinner("Drawing random vectors (first time only)…"):
         variance, saturation, gradient = _experiments(sf.D_K_GRID)
-    d_k = st.select_slider("d_k, the length of each query and key vector", sf.D_K_GRID, value=64, key="scale_dk",
+    d_k = st.select_slider("d_k, the number of entries (dimension) of each query and key", sf.D_K_GRID, value=64, key="scale_dk",
                            help="Every chart in parts 1–3 rings this d_k.", **ui.BOUND)
     i = list(sf.D_K_GRID).index(d_k)
 
