@@ -26,11 +26,19 @@ def symmetric_limit(z: np.ndarray) -> float:
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
+def percentile_limit(z: np.ndarray, q: float = 99.0) -> float:
+    """The q-th percentile of |finite z|: a colour range that a few outlier features cannot wash out."""
+    finite = np.abs(z[np.isfinite(z)])
+    return float(np.percentile(finite, q)) if finite.size and finite.max() > 0 else 1.0
+
+
 def signed_heatmap(matrix, row_labels: list[str], col_labels: list[str] | None, title: str,
-                   show_values: bool = False, x_title: str = "feature", height: int | None = None) -> go.Figure:
+                   show_values: bool = False, x_title: str = "feature", height: int | None = None,
+                   limit: float | None = None) -> go.Figure:
     """A (rows, cols) matrix on a diverging scale centred at 0; -inf cells grey and labelled −∞.
 
     col_labels None = numbered feature columns 0..cols-1; otherwise categorical (token) columns.
+    limit: the colour range ±limit (default: this matrix's own max |value|); hover always shows true values.
     """
     z = np.asarray(matrix, dtype=np.float32)  # (rows, cols)
     rows, cols = z.shape
@@ -38,7 +46,7 @@ def signed_heatmap(matrix, row_labels: list[str], col_labels: list[str] | None, 
     z_shown = np.where(minus_inf, np.nan, z).astype(np.float32)  # gaps, covered by the grey trace below
     x = distinct_labels(col_labels) if col_labels is not None else list(range(cols))
     y = distinct_labels(row_labels)
-    limit = symmetric_limit(z)
+    limit = limit or symmetric_limit(z)
     trace = go.Heatmap(
         z=z_shown, x=x, y=y, zmid=0.0, zmin=-limit, zmax=limit, colorscale=SIGNED_COLORSCALE, hoverongaps=False,
         colorbar={"len": 0.9, "thickness": 12}, name=title,
@@ -96,11 +104,18 @@ def step_figure(steps: HeadSteps, key: str, show_values: bool = False) -> go.Fig
     if key in ("scores", "scaled", "masked"):
         matrix, title = {"scores": (steps.scores, "S = Q Kᵀ"), "scaled": (steps.scaled, "S′ = S · s"),
                          "masked": (steps.masked_scores, "S″ = S′ + M")}[key]
-        return signed_heatmap(matrix, labels, labels, f"{title}  ({n} × {n})", n_square, x_title="key")
+        # one colour range for S, S′ and S″, so that the scaling visibly shrinks (or grows) the scores
+        shared = max(symmetric_limit(np.asarray(steps.scores)), symmetric_limit(np.asarray(steps.scaled)))
+        return signed_heatmap(matrix, labels, labels, f"{title}  ({n} × {n}), colours ±{shared:.3g} shared by S, S′, S″",
+                              n_square, x_title="key", limit=shared)
     matrix, title = {
         "x": (steps.x, f"X  ({n} × {C})"), "Q": (steps.q, f"Q  ({n} × {hs})"), "K": (steps.k, f"K  ({n} × {hs})"),
         "V": (steps.v, f"V  ({n} × {hs})"), "head": (steps.head_out, f"head {steps.head} = A V  ({n} × {hs})"),
         "concat": (steps.concat, f"Concat  ({n} × {C})"), "out": (steps.attn_out, f"Concat · W_O + b_O  ({n} × {C})"),
     }[key]
+    if key == "x":  # a few outlier features of real models would wash every other cell out to white
+        clip = percentile_limit(np.asarray(matrix))
+        return signed_heatmap(matrix, labels, None, f"{title}, colours clipped at ±{clip:.3g} (99th percentile)",
+                              show_values, limit=clip)
     fig = signed_heatmap(matrix, labels, None, title, show_values)
     return frame_head_columns(fig, steps.head, hs, steps.n_heads) if key == "concat" else fig

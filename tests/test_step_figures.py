@@ -92,3 +92,23 @@ def test_square_numbers_stop_when_the_text_is_long():
     long_steps = head_steps(model, model.run(" ".join(["word"] * 20), keep=True), 0, 0)
     assert "texttemplate" not in sent(step_figure(long_steps, "scores", show_values=True))["data"][0]
     assert "texttemplate" in sent(step_figure(long_steps, "Q", show_values=True))["data"][0]
+
+
+def test_scores_scaled_and_masked_share_one_colour_range(toy_steps):
+    ranges = {key: sent(step_figure(toy_steps, key))["data"][0] for key in ("scores", "scaled", "masked")}
+    limits = {(t["zmin"], t["zmax"]) for t in ranges.values()}
+    assert len(limits) == 1  # the same ±range on all three, so scaling by 1/√d_k visibly pales the map
+    (low, high), = limits
+    assert high == -low == pytest.approx(float(np.abs(toy_steps.scores).max()), rel=1e-5)
+
+
+def test_input_colours_are_clipped_at_the_99th_percentile_but_hover_keeps_true_values():
+    x = np.ones((4, 50), dtype=np.float32)
+    x[0, 0] = 100.0  # one outlier feature, as real models have
+    fig = sent(signed_heatmap(x, list("abcd"), None, "X", limit=float(np.percentile(np.abs(x), 99))))
+    assert fig["data"][0]["zmax"] < 100 and z_of(fig["data"][0]).max() == 100
+
+
+def test_the_input_step_says_its_colours_are_clipped(toy_steps):
+    title = sent(step_figure(toy_steps, "x"))["layout"]["title"]["text"]
+    assert "99th percentile" in title
