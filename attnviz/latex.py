@@ -6,7 +6,7 @@ import math
 
 import torch
 
-MAX_MATRIX = 8  # larger masks are drawn as their top-left corner with ellipses
+MAX_MATRIX = 6  # larger masks are drawn as their top-left corner with ellipses
 
 
 def fmt(x: float, digits: int = 3) -> str:
@@ -39,7 +39,7 @@ def attention_equation(scale: float, d_k: int, masked: bool) -> str:
         numbers = rf"d_k = {d_k},\quad \text{{no scaling (factor 1)}}"
     else:
         numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {fmt(1 / math.sqrt(d_k), 4)}"
-    return (rf"\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
+    return (rf"\small\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) \\ = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
             rf"\\ \small {numbers}\end{{gathered}}")
 
 
@@ -55,13 +55,13 @@ def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> s
         rows.append(" & ".join(cells))
     if shown < n:
         rows.append(" & ".join([r"\vdots"] * shown + [r"\ddots"]))
-    return r"\small M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+    return r"\footnotesize M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
 def multi_head_equation(n_heads: int, d_model: int) -> str:
     d_head = d_model // n_heads
     return (
-        rf"\small\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,"
+        rf"\footnotesize\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,"
         rf"\mathrm{{head}}_{{{n_heads - 1}}})\,W_O \\"
         rf" &= \textstyle\sum_{{h=0}}^{{{n_heads - 1}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
         rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}\end{{aligned}}"

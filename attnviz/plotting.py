@@ -77,11 +77,14 @@ def block_average(weights: np.ndarray, labels: list[str], max_cells: int) -> tup
     return pooled, block_labels, b
 
 
-def weight_colorbar() -> dict:
+def weight_colorbar(horizontal: bool = False) -> dict:
+    """The 0..1 weight legend (ticks as text, since the data are thousandths); horizontal under a grid."""
     ticks = [0, 250, 500, 750, 1000]
-    return dict(
-        title=dict(text="weight", side="right"), tickvals=ticks, ticktext=["0", "0.25", "0.5", "0.75", "1"], len=0.8,
-    )
+    bar = dict(title=dict(text="weight", side="right"), tickvals=ticks, ticktext=["0", "0.25", "0.5", "0.75", "1"], len=0.8)
+    if horizontal:  # under the grid: the panels get the width a vertical bar would take
+        bar.update(orientation="h", x=0.5, xanchor="center", y=0.0, yanchor="bottom", yref="container", len=0.6,
+                   thickness=12, title=dict(text="weight after softmax", side="top"))
+    return bar
 
 
 def weight_heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "coloraxis") -> go.Heatmap:
@@ -120,8 +123,13 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
     cols = min(columns, len(heads))
     rows = math.ceil(len(heads) / cols)
     titles = subtitles or [f"head {h}" for h in heads]
+    n = math.ceil(weights.shape[-1] / math.ceil(weights.shape[-1] / max_cells))  # cells per side as drawn
+    # Sizes in pixels: square panels of `side`, a `gap` for each row's titles, room for the bottom labels.
+    side = 190 if n <= 16 else 230 if n <= 40 else 280
+    gap, top, bottom = 38, 40, (75 if n <= 40 else 40) + 45  # + the colour bar under the grid
+    plot_height = rows * side + (rows - 1) * gap
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.03,
-                        vertical_spacing=min(0.3 / rows, 0.12) if rows > 1 else 0.08)
+                        vertical_spacing=gap / plot_height if rows > 1 else 0.0)
     block = 1
     for i, h in enumerate(heads):
         pattern, axis_labels, block = block_average(weights[h], labels, max_cells)
@@ -133,12 +141,9 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
         suffix = "" if i == 0 else str(i + 1)
         fig.update_yaxes(scaleanchor=f"x{suffix}", constrain="domain", row=r, col=c)  # square cells
         fig.update_xaxes(constrain="domain", row=r, col=c)
-    n = len(axis_labels)
-    panel = 190 if n <= 16 else 240 if n <= 40 else 300
-    labels_room = 70 if n <= 40 else 40  # the bottom row's rotated token labels
     fig.update_layout(
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar()),
-        separators=",.", height=panel * rows + labels_room + 40, margin=dict(l=10, r=10, t=40, b=10),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar(horizontal=True)),
+        separators=",.", height=plot_height + top + bottom, margin=dict(l=10, r=10, t=top, b=bottom),
     )
     fig.update_annotations(font_size=11)
     return fig, block

@@ -32,7 +32,7 @@ with ui.guard("The explorer"):
         st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "
                    f"zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon=":material/block:")
 
-    left, right = st.columns([3, 2], gap="large")
+    left, right = st.columns([2, 1], gap="medium")
     weights = res.attentions[layer]  # (n_heads, n, n)
     entropy, peak = head_entropy(weights), head_max_weight(weights)
     titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
@@ -53,7 +53,7 @@ with ui.guard("The explorer"):
         if res.mask is not None:
             st.latex(mask_matrix(res.mask, n))
         else:
-            st.latex(r"M = 0\ \text{everywhere (nothing is masked)}")
+            st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
         st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
         effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
         if effect:
