@@ -38,7 +38,8 @@ def attention_equation(scale: float, d_k: int, masked: bool) -> str:
     elif scale == 1.0:
         numbers = rf"d_k = {d_k},\quad \text{{no scaling (factor 1)}}"
     else:
-        numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {fmt(1 / math.sqrt(d_k), 4)}"
+        standard = fmt(1 / math.sqrt(d_k), 4)
+        numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {standard}"
     return (rf"\small\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) \\ = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
             rf"\\ \small {numbers}\end{{gathered}}")
 
