@@ -40,8 +40,8 @@ def attention_equation(scale: float, d_k: int, masked: bool) -> str:
     else:
         standard = fmt(1 / math.sqrt(d_k), 4)
         numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {standard}"
-    return (rf"\small\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) \\ = \mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
-            rf"\\ \small {numbers}\end{{gathered}}")
+    softmax = rf"\mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
+    return rf"\small\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) \\ = {softmax} \\ \small {numbers}\end{{gathered}}"
 
 
 def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> str:

@@ -30,7 +30,8 @@ DRAWN_SUM = """() => {
   }
   return cells ? total + ':' + cells : null;
 }"""
-TICK_TEXTS = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')].map(e => e.textContent)"
+TICK_TEXTS = ("() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]"
+              ".map(e => e.textContent)")
 
 
 def free_port() -> int:

@@ -87,7 +87,8 @@ def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
 
 
 def test_default_model_explorer_and_every_page_open_without_exception(server):
-    with chromium_page() as page:
+    # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture
+    with chromium_page(height=4200) as page:
         for path in PAGES:
             page.goto(f"{server}/{path}")
             page.wait_for_selector('[data-testid="stSidebar"]', timeout=60_000)

@@ -32,7 +32,7 @@ def variance():
 
 
 def test_unscaled_variance_is_about_d_k(variance):
-    for d_k, var in zip(D_KS, variance.unscaled_variance):
+    for d_k, var in zip(D_KS, variance.unscaled_variance, strict=True):
         assert var == pytest.approx(d_k, rel=0.15)
 
 
