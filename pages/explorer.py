@@ -6,10 +6,11 @@ import streamlit as st
 
 from pages import _ui as ui
 
-settings = ui.page_settings()
 st.title("Attention explorer")
 st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
            "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers.")
+loading = ui.show_loading_chart("Loading the model and computing every head's attention…")
+settings = ui.page_settings()
 
 with ui.guard("The explorer"):
     from attnviz.describe import describe_effect, describe_mask, describe_scale
@@ -43,6 +44,7 @@ with ui.guard("The explorer"):
                    "max = mean of each row's largest weight: high max and low H mean a sharp, confident head.")
         fig, block = head_grid_figure(weights, res.labels, heads, subtitles=titles)
         st.plotly_chart(fig, width="stretch", key="grid")
+        loading.empty()
         if block > 1:
             st.info(f"Overview: with {n} tokens each cell above averages a {block}×{block} block of tokens, so the grid "
                     "stays fast. The enlarged head below shows every token.", icon=":material/zoom_in:")
