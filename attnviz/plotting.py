@@ -19,6 +19,7 @@ WEIGHT_STEPS = 1000  # weights are drawn as integers 0..1000 = thousandths
 WEIGHT_HOVER = "%{z:05,d}"  # 523 -> "0,523" -> shown as "0.523" with separators ",."
 COLORSCALE = "Viridis"
 ZERO_WIDTHS = "\u200b\u200c\u200d\u2060"  # invisible marks that tell repeated tokens apart
+PANEL_MARK = "\u2063"  # invisible separator: begins a grid panel's own copy of the token categories
 OVERVIEW_CELLS = 128  # above this many tokens the head grid shows a block-averaged overview
 
 
@@ -45,7 +46,20 @@ def distinct_labels(labels: list[str]) -> list[str]:
 
 def visible_text(label: str) -> str:
     """A drawn label without the invisible marks that `distinct_labels` added."""
-    return label.translate({ord(c): None for c in ZERO_WIDTHS})
+    return label.translate({ord(c): None for c in ZERO_WIDTHS + PANEL_MARK})
+
+
+def panel_categories(categories: list[str], panel: int) -> list[str]:
+    """A panel's own copy of the axis categories: the same text plus an invisible panel mark."""
+    if panel == 0:
+        return categories
+    mark = PANEL_MARK + invisible_suffix(panel)
+    return [c + mark for c in categories]
+
+
+def spacer_categories(count: int, start: int) -> list[str]:
+    """Blank, distinct categories that leave a gap between two panels on a shared axis."""
+    return [PANEL_MARK * 2 + invisible_suffix(start + k + 1) for k in range(count)]
 
 
 def plain_text(label: str) -> str:
@@ -87,7 +101,8 @@ def weight_colorbar(horizontal: bool = False) -> dict:
 
 
 def weight_heatmap(z: np.ndarray, labels: list[str], name: str, coloraxis: str = "coloraxis") -> go.Heatmap:
-    cats = distinct_labels(labels)
+    """One pattern as uint16 thousandths on the shared colour axis; labels [] = the caller sets x and y."""
+    cats = distinct_labels(labels) if labels else None
     return go.Heatmap(
         z=weights_as_thousandths(z), x=cats, y=cats, coloraxis=coloraxis, name=name,
         hovertemplate=f"{name}<br>query: %{{y}}<br>key: %{{x}}<br>weight: {WEIGHT_HOVER}<extra></extra>",
@@ -118,16 +133,6 @@ def style_axes(fig: go.Figure, n_labels: int, row=None, col=None, titles: bool =
     fig.update_yaxes(query_axis(n_labels, titles, y_labels), row=row, col=col)
 
 
-def grid_domains(rows: int, cols: int, h_space: float, v_space: float) -> list[tuple[list, list]]:
-    """Paper-coordinate (x, y) domains of a rows × cols grid, row by row from the top."""
-    w = (1 - h_space * (cols - 1)) / cols
-    h = (1 - v_space * (rows - 1)) / rows
-    clip = lambda v: min(1.0, max(0.0, v))  # float rounding can step just outside [0, 1]
-    return [([clip(c * (w + h_space)), clip(c * (w + h_space) + w)],
-             [clip(1 - r * (h + v_space) - h), clip(1 - r * (h + v_space))])
-            for r in range(rows) for c in range(cols)]
-
-
 def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: list[str] | None = None,
                      columns: int = 3, max_cells: int = OVERVIEW_CELLS) -> tuple[go.Figure, int]:
     """A grid of heatmaps, one per head, sharing one 0..1 colour axis.
@@ -139,35 +144,36 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
     cols = min(columns, len(heads))
     rows = math.ceil(len(heads) / cols)
     titles = subtitles or [f"head {h}" for h in heads]
-    n = math.ceil(weights.shape[-1] / math.ceil(weights.shape[-1] / max_cells))  # cells per side as drawn
-    # Sizes in pixels: square panels of `side`, a `gap` for each row's titles, room for the bottom labels.
-    side = 190 if n <= 16 else 230 if n <= 40 else 280
-    gap, top, bottom = 38, 40, (75 if n <= 40 else 40) + 45  # + the colour bar under the grid
-    plot_height = rows * side + (rows - 1) * gap
-    # The layout is written out in one dict: plotly's make_subplots + per-panel updates took ~0.5 s for 12 heads.
-    domains = grid_domains(rows, cols, 0.03, gap / plot_height if rows > 1 else 0.0)
-    traces, layout, titles_ann = [], {}, []
-    block = 1
-    for i, h in enumerate(heads):
-        pattern, axis_labels, block = block_average(weights[h], labels, max_cells)
+    patterns = [block_average(weights[h], labels, max_cells) for h in heads]
+    block, cats = patterns[0][2], distinct_labels(patterns[0][1])
+    n = len(cats)  # cells per side as drawn
+    # All panels share ONE pair of axes: each column (row) holds its own copy of the token categories,
+    # with blank spacer categories between panels. Twelve separate axis pairs cost the browser ~0.7 s of
+    # tick layout on every redraw; one pair draws in a fraction of that, and hovers still name tokens.
+    side = 190 if n <= 16 else 230 if n <= 40 else 280  # panel size in pixels
+    cell = side / n
+    gap_x, gap_y = max(1, math.ceil(14 / cell)), max(1, math.ceil(30 / cell))  # gaps, in cells
+    x_order, y_order = [], []
+    for c in range(cols):
+        x_order += panel_categories(cats, c) + (spacer_categories(gap_x, len(x_order)) if c < cols - 1 else [])
+    for r in range(rows):
+        y_order += panel_categories(cats, r) + (spacer_categories(gap_y, len(y_order)) if r < rows - 1 else [])
+    traces, title_notes = [], []
+    for i, (h, (pattern, _, _)) in enumerate(zip(heads, patterns, strict=True)):
         r, c = i // cols, i % cols
-        suffix = "" if i == 0 else str(i + 1)
-        trace = weight_heatmap(pattern, axis_labels, f"head {h}")
-        trace.update(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
+        trace = weight_heatmap(pattern, labels=[], name=f"head {h}")
+        trace.update(x=panel_categories(cats, c), y=panel_categories(cats, r))
         traces.append(trace)
-        (x0, x1), (y0, y1) = domains[i]
-        # small multiples: token labels on the left column and the bottom row only, since every panel shares them
-        first_col, bottom_row = c == 0, (r == rows - 1 or i + cols >= len(heads))
-        layout[f"xaxis{suffix}"] = {**key_axis(len(axis_labels), first_col and bottom_row, bottom_row),
-                                    "domain": [x0, x1], "anchor": f"y{suffix}", "constrain": "domain"}
-        layout[f"yaxis{suffix}"] = {**query_axis(len(axis_labels), first_col and bottom_row, first_col),
-                                    "domain": [y0, y1], "anchor": f"x{suffix}", "constrain": "domain",
-                                    "scaleanchor": f"x{suffix}"}  # square cells
-        titles_ann.append(dict(text=titles[i], x=(x0 + x1) / 2, y=y1, xref="paper", yref="paper", xanchor="center",
-                               yanchor="bottom", showarrow=False, font=dict(size=11)))
+        title_notes.append(dict(text=titles[i], x=c * (n + gap_x) + (n - 1) / 2, y=r * (n + gap_y) - 0.5, xref="x",
+                                yref="y", xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=11)))
+    top, bottom = 40, (75 if n <= 40 else 40) + 45  # + the colour bar under the grid
+    x_axis = {**key_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": x_order, "range": [-0.5, len(x_order) - 0.5],
+              "constrain": "domain"}
+    y_axis = {**query_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": y_order, "range": [len(y_order) - 0.5, -0.5],
+              "autorange": False, "scaleanchor": "x", "constrain": "domain"}  # square cells
     fig = go.Figure(data=traces, layout=dict(
-        **layout, annotations=titles_ann, separators=",.", height=plot_height + top + bottom,
-        margin=dict(l=10, r=10, t=top, b=bottom),
+        xaxis=x_axis, yaxis=y_axis, annotations=title_notes, separators=",.",
+        height=int(len(y_order) * cell) + top + bottom, margin=dict(l=10, r=10, t=top, b=bottom),
         coloraxis=dict(colorscale=COLORSCALE, cmin=0, cmax=WEIGHT_STEPS, colorbar=weight_colorbar(horizontal=True)),
     ))
     return fig, block
