@@ -167,8 +167,8 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
         title_notes.append(dict(text=titles[i], x=c * (n + gap_x) + (n - 1) / 2, y=r * (n + gap_y) - 0.5, xref="x",
                                 yref="y", xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=11)))
     top, bottom = 40, (75 if n <= 40 else 40) + 45  # + the colour bar under the grid
-    x_axis = {**key_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": x_order, "range": [-0.5, len(x_order) - 0.5],
-              "constrain": "domain"}
+    x_axis = {**key_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": x_order,
+              "range": [-0.5, len(x_order) - 0.5], "constrain": "domain"}
     y_axis = {**query_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": y_order, "range": [len(y_order) - 0.5, -0.5],
               "autorange": False, "scaleanchor": "x", "constrain": "domain"}  # square cells
     fig = go.Figure(data=traces, layout=dict(
