@@ -169,8 +169,9 @@ def head_grid_figure(weights, labels: list[str], heads: list[int], subtitles: li
     top, bottom = 40, (75 if n <= 40 else 40) + 45  # + the colour bar under the grid
     x_axis = {**key_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": x_order,
               "range": [-0.5, len(x_order) - 0.5], "constrain": "domain"}
-    y_axis = {**query_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": y_order, "range": [len(y_order) - 0.5, -0.5],
-              "autorange": False, "scaleanchor": "x", "constrain": "domain"}  # square cells
+    y_axis = {**query_axis(n), "showgrid": False, "categoryorder": "array", "categoryarray": y_order,
+              "range": [len(y_order) - 0.5, -0.5], "autorange": False, "scaleanchor": "x",
+              "constrain": "domain"}  # square cells
     fig = go.Figure(data=traces, layout=dict(
         xaxis=x_axis, yaxis=y_axis, annotations=title_notes, separators=",.",
         height=int(len(y_order) * cell) + top + bottom, margin=dict(l=10, r=10, t=top, b=bottom),

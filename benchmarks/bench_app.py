@@ -141,7 +141,7 @@ def main() -> None:
         try:
             lat512 = toggle_latencies(page, url, text_of(model, 512), rounds=3)
             print(f"explorer, 512 tokens: toggle scaling -> redrawn in {statistics.median(lat512):.2f} s (median of 3)")
-        except Exception as err:  # noqa: BLE001 - report a stuck redraw as a figure, not a crash
+        except Exception as err:
             print(f"explorer, 512 tokens: toggle scaling -> not redrawn within 60 s ({type(err).__name__})")
         for n, target in ((128, 1.5), (512, 3.0)):
             try:
