@@ -9,7 +9,9 @@ settings = ui.page_settings()
 st.title("Masks lab")
 st.caption("A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden ones M = −∞, so "
            "after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's model, text, "
-           "scaling, layer and head, and applies its own masks (in every layer) instead of the sidebar's.")
+           "scaling and layer, the head picked below, and applies its own masks (in every layer) instead of the sidebar's.")
+st.sidebar.info("On this page the sidebar's Mask setting is not used: every mask is shown below.",
+                icon=":material/info:")
 
 with ui.guard("The masks lab"):
     from attnviz.errors import AttnvizError
