@@ -70,11 +70,12 @@ with ui.guard("The explorer"):
                     width="stretch", key="focus_head")
 
     downloads = st.columns(2)
-    downloads[0].download_button("Download this head's weights (CSV)", head_csv(res, layer, focus),
+    # Both files are made only when clicked: compressing 6×12×512² weights on every rerun cost seconds.
+    downloads[0].download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
                                  file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
     downloads[1].download_button(
         "Download all layers and heads (NPZ)",
-        attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
+        lambda: attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
         file_name="attnviz_attentions.npz", mime="application/octet-stream")
 
     with st.spinner("Checking against transformers…"):
