@@ -140,30 +140,33 @@ def model_and_text_controls() -> tuple[str, str, str]:
 
 
 def mask_controls() -> str:
-    """The mask picker and its parameters -> a mask spec such as 'window:2'."""
+    """The mask picker and its parameters -> a mask spec such as 'window:2' (one mapping, shared with Compare)."""
+    from attnviz.compare_sides import MASK_DEFAULTS as D
+    from attnviz.compare_sides import mask_spec_from_values
+
     sb = st.sidebar
     kind = sb.selectbox("Mask", list(MASK_LABELS), key="mask", help=_choices_help(MASK_LABELS), **BOUND)
     sb.caption(MASK_LABELS[kind])
+    values = {"mask": kind}
     if kind == "padding":
-        return f"padding:{sb.slider('[PAD] tokens appended', 1, 8, 3, key='pad', **BOUND)}"
-    if kind == "window":
-        return f"window:{sb.slider('Window: keys at most this far away', 0, 8, 2, key='window', **BOUND)}"
-    if kind == "strided":
-        return f"strided:{sb.slider('Stride', 2, 8, 3, key='stride', **BOUND)}"
-    if kind == "global":
-        width = sb.slider("Local window", 0, 8, 1, key="gwindow", **BOUND)
-        tokens = sb.text_input("Global token positions (comma separated)", "0", key="globals", **BOUND)
-        return f"global:{width}:{tokens.replace(' ', '')}"
-    if kind == "random":
-        keep = sb.slider("Keep probability", 0.05, 1.0, 0.3, 0.05, key="keep", **BOUND)
-        seed = sb.number_input("Seed", 0, 10_000, 0, key="seed", **BOUND)
-        return f"random:{keep}:{int(seed)}"
-    if kind == "custom":
-        rows = sb.text_input("Rows of 0/1, '/' between rows", "", key="custom", placeholder="110/011/001",
-                             help="One row per query token, one digit per key token. Empty = causal pattern "
-                                  "for the current text.", **BOUND)
-        return f"custom:{rows}" if rows.strip() else "custom:"
-    return kind
+        values["pad"] = sb.slider("[PAD] tokens appended", 1, 8, D["pad"], key="pad", **BOUND)
+    elif kind == "window":
+        values["window"] = sb.slider("Window: keys at most this far away", 0, 8, D["window"], key="window", **BOUND)
+    elif kind == "strided":
+        values["stride"] = sb.slider("Stride", 2, 8, D["stride"], key="stride", **BOUND)
+    elif kind == "global":
+        values["gwindow"] = sb.slider("Local window", 0, 8, D["gwindow"], key="gwindow", **BOUND)
+        values["globals"] = sb.text_input("Global token positions (comma separated)", D["globals"], key="globals",
+                                          **BOUND)
+    elif kind == "random":
+        values["keep"] = sb.slider("Keep probability", 0.05, 1.0, D["keep"], 0.05, key="keep", **BOUND)
+        values["seed"] = sb.number_input("Seed", 0, 10_000, D["seed"], key="seed", **BOUND)
+    elif kind == "custom":
+        values["custom"] = sb.text_input(
+            "Rows of 0/1, '/' between rows", D["custom"], key="custom", placeholder="110/011/001",
+            help="One row per query token, one digit per key token. Empty = causal pattern for the current text.",
+            **BOUND)
+    return mask_spec_from_values(values)
 
 
 def scale_controls() -> bool | float:

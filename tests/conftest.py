@@ -36,3 +36,16 @@ def tiny_model_folder(tmp_path_factory):
         return folders[family]
 
     return get
+
+
+# ---- pages: the two models the AppTests compare against (loaded once per test module) ------------
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return attnviz.load_model()
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return attnviz.load_model("toy")

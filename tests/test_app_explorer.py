@@ -8,20 +8,9 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
 
-import attnviz
 from attnviz.plotting import plain_text
 
 TEXT = "The cat sat on the mat because it was tired."
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return attnviz.load_model()
-
-
-@pytest.fixture(scope="module")
-def toy():
-    return attnviz.load_model("toy")
 
 
 def grid(at):

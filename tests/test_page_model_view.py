@@ -8,23 +8,12 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
 
-import attnviz
 from attnviz.plotting import WEIGHT_STEPS, decode_plotly_array, weights_as_thousandths
 from attnviz.rollout import attention_rollout
 from attnviz.stats import head_statistics
 
 PAGE = "pages/model_view.py"
 TEXT = "The cat sat on the mat because it was tired."
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return attnviz.load_model()
-
-
-@pytest.fixture(scope="module")
-def toy():
-    return attnviz.load_model("toy")
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,11 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, run_app
 
-import attnviz
 from attnviz.plotting import decode_plotly_array, weights_as_thousandths
 from attnviz.scaling_figures import D_K_GRID
 from attnviz.scaling_lab import dot_product_variance_experiment, entropy_per_layer
 
 PAGE = "pages/scaling_lab.py"
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return attnviz.load_model()
-
-
-@pytest.fixture(scope="module")
-def toy():
-    return attnviz.load_model("toy")
 
 
 def metrics(at) -> dict[str, float]:
