@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from attnviz.masks import padding_count
-
 MASK_SENTENCES = {
     "none": "no mask: every token may look at every token, before and after it",
     "causal": "causal: each token sees itself and the tokens before it, never the ones after (as when generating text)",
@@ -50,7 +48,7 @@ def describe_scale(scale: float, d_k: int, trained: bool = True) -> str:
 def describe_effect(spec, scale: float, d_k: int, trained: bool = True) -> str | None:
     """A reminder that a changed setting acts in every layer, so later layers change too."""
     default_scale = math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6)
-    no_mask = spec in (None, "", "none") and not padding_count(spec)
+    no_mask = spec in (None, "", "none")
     if default_scale and no_mask:
         return None
     return ("These settings act inside every layer's attention, so each layer's input changes too: "

@@ -151,14 +151,14 @@ class Model:
         key_mask = real.bool()[:, None, None, :]  # (B, 1, 1, T)
         full = key_mask if not self.cfg.causal else key_mask & causal_mask(T)
         with torch.inference_mode():
-            _, weights, _ = self.forward(ids, full.to(self.device), scale, keep=False, attention_mask=real)
+            _, weights, _ = self.forward(ids, full.to(self.device), scale, keep=False)
         return encs, torch.stack(weights, dim=1).float().cpu()  # (B, L, nh, T, T)
 
-    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, attention_mask=None):
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, T)], traces."""
         if ids.shape[1] > self.max_tokens:
             raise AttnvizError(f"{ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
-        x = self.embed(ids, attention_mask)
+        x = self.embedder(ids)  # (B, T, C)
         weights, traces = [], []
         for lw in self.layers:
             x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep)
@@ -168,9 +168,6 @@ class Model:
         if self.final_ln is not None:
             x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
         return x, weights, traces
-
-    def embed(self, ids: torch.Tensor, attention_mask=None) -> torch.Tensor:
-        return self.embedder(ids)
 
 
 def _is_visible(c: str) -> bool:
