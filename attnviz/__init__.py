@@ -9,9 +9,9 @@
 This package never imports streamlit: pages call into it, tests reach it with plain pytest.
 """
 
-from attnviz.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
+from attnviz.engine.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
+from attnviz.engine.models import DEFAULT_MODEL, Model, RunResult, load_model
 from attnviz.errors import AttnvizError
-from attnviz.models import DEFAULT_MODEL, Model, RunResult, load_model
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -26,7 +26,7 @@ import plotly.graph_objects as go  # noqa: E402
 from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle, wait_for_heatmaps  # noqa: E402
 
 import attnviz  # noqa: E402
-from attnviz.plotting import head_grid_figure  # noqa: E402
+from attnviz.draw.plotting import head_grid_figure  # noqa: E402
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "the", "dog", "ran", "to", "see", "what", "it", "was", "doing", "there"]
 
@@ -53,7 +53,7 @@ def figure_bytes_per_cell(model, n_tokens: int) -> tuple[float, float, float]:
 
 def model_view_bytes_per_cell(model, n_tokens: int) -> float | None:
     try:
-        from attnviz.model_view import model_view_figure
+        from attnviz.lessons.model_view import model_view_figure
     except ImportError:
         return None
     res = model.run(text_of(model, n_tokens))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.compare_sides import (
+from attnviz.lessons.compare.sides import (
     BUNDLED_CHOICE,
     SideConfig,
     apply_preset,

@@ -1,6 +1,6 @@
 """The three parts of the masks lab: the gallery (with the cost chart), the padding demo, the mask editor.
 
-Widgets and layout only; masks, counts and figures come from attnviz.mask_gallery / mask_editor.
+Widgets and layout only; masks, counts and figures come from attnviz.lessons.masks.gallery / mask_editor.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attnviz.describe import describe_mask
+from attnviz.draw.describe import describe_mask
+from attnviz.draw.plotting import head_figure
 from attnviz.errors import AttnvizError
-from attnviz.mask_editor import (
+from attnviz.lessons.masks.editor import (
     MAX_EDITOR_TOKENS,
     forbidden_rows,
     frame_to_mask,
@@ -22,7 +23,7 @@ from attnviz.mask_editor import (
     position_names,
     starting_mask,
 )
-from attnviz.mask_gallery import (
+from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
     attended_pairs,
     attended_pairs_curves,
@@ -33,7 +34,6 @@ from attnviz.mask_gallery import (
     pad_column_weight,
     real_rows_difference,
 )
-from attnviz.plotting import head_figure
 from pages import _ui as ui
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")

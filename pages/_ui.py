@@ -71,7 +71,7 @@ def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: b
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_truth(spec: str, device: str, text: str):
-    from attnviz.truth import check_against_transformers
+    from attnviz.engine.truth import check_against_transformers
 
     return check_against_transformers(cached_model(spec, device), text)
 
@@ -119,7 +119,7 @@ def _set_example():
 
 def model_and_text_controls() -> tuple[str, str, str]:
     """Model choice, text and device: the part of the sidebar that does not depend on the model."""
-    from attnviz.device import available_devices
+    from attnviz.engine.device import available_devices
 
     sb = st.sidebar
     choice = sb.selectbox("Model", list(MODEL_CHOICES), key="model", help=_choices_help(MODEL_CHOICES), **BOUND)
@@ -141,8 +141,8 @@ def model_and_text_controls() -> tuple[str, str, str]:
 
 def mask_controls() -> str:
     """The mask picker and its parameters -> a mask spec such as 'window:2' (one mapping, shared with Compare)."""
-    from attnviz.compare_sides import MASK_DEFAULTS as D
-    from attnviz.compare_sides import mask_spec_from_values
+    from attnviz.lessons.compare.sides import MASK_DEFAULTS as D
+    from attnviz.lessons.compare.sides import mask_spec_from_values
 
     sb = st.sidebar
     kind = sb.selectbox("Mask", list(MASK_LABELS), key="mask", help=_choices_help(MASK_LABELS), **BOUND)
@@ -241,8 +241,8 @@ def checked_run(model, spec: str, device: str, text: str, mask_spec: str, scale,
     An empty 'custom:' means the causal pattern for this many tokens; a mask that does not fit the
     text is reported and replaced by no mask, so the page still shows something true.
     """
+    from attnviz.engine.masks import padding_count, parse_mask
     from attnviz.errors import AttnvizError
-    from attnviz.masks import padding_count, parse_mask
 
     n = len(model.encode(text).ids) + padding_count(mask_spec)
     mask_spec = custom_mask_default(mask_spec, n)

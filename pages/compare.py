@@ -27,11 +27,11 @@ with ui.guard("The comparison"):
     import math
     from dataclasses import replace
 
-    from attnviz.compare import compare_patterns
-    from attnviz.compare_figures import difference_figure, row_kl_figure
-    from attnviz.compare_sides import PRESETS, SideConfig, describe_change
-    from attnviz.plotting import head_figure
-    from attnviz.stats import head_entropy, head_max_weight
+    from attnviz.analysis.compare import compare_patterns
+    from attnviz.analysis.stats import head_entropy, head_max_weight
+    from attnviz.draw.plotting import head_figure
+    from attnviz.lessons.compare.figures import difference_figure, row_kl_figure
+    from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 
     model_a, spec_a = ui.load_model_or_fallback(settings)
     layer_a, heads = ui.layer_and_heads(model_a.n_layers, model_a.n_heads)

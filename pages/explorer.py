@@ -13,11 +13,11 @@ loading = ui.show_loading_chart("Loading the model and computing every head's at
 settings = ui.page_settings()
 
 with ui.guard("The explorer"):
-    from attnviz.describe import describe_effect, describe_mask, describe_scale
-    from attnviz.export import attentions_npz, head_csv
-    from attnviz.latex import attention_equation, mask_matrix, multi_head_equation
-    from attnviz.plotting import head_figure, head_grid_figure
-    from attnviz.stats import head_entropy, head_max_weight, live_rows
+    from attnviz.analysis.stats import head_entropy, head_max_weight, live_rows
+    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+    from attnviz.draw.export import attentions_npz, head_csv
+    from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
+    from attnviz.draw.plotting import head_figure, head_grid_figure
 
     model, spec = ui.load_model_or_fallback(settings)
     layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)

@@ -8,7 +8,7 @@ from pages import _ui as ui
 @st.cache_data(show_spinner=False, max_entries=16)
 def _grid(spec: str, device: str, text: str, mask_spec: str, scale, highlight: tuple[int, int]):
     """The thumbnail mosaic (building 72 traces costs a few hundred ms: worth caching per selection)."""
-    from attnviz.model_view import model_view_figure
+    from attnviz.lessons.model_view import model_view_figure
 
     res = ui.cached_run(spec, device, text, mask_spec, scale)
     return model_view_figure(res.attentions, res.labels, highlight=highlight)
@@ -16,8 +16,8 @@ def _grid(spec: str, device: str, text: str, mask_spec: str, scale, highlight: t
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _statistics_and_rollout(spec: str, device: str, text: str, mask_spec: str, scale):
-    from attnviz.rollout import attention_rollout
-    from attnviz.stats import head_statistics
+    from attnviz.analysis.rollout import attention_rollout
+    from attnviz.analysis.stats import head_statistics
 
     res = ui.cached_run(spec, device, text, mask_spec, scale)
     return head_statistics(res.attentions, res.tokens), attention_rollout(res.attentions)
@@ -29,8 +29,8 @@ st.caption("One small heatmap per head: rows = layers (L0 is closest to the inpu
            "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale.")
 
 with ui.guard("The model view"):
-    from attnviz.model_view import STATISTICS, statistics_figure
-    from attnviz.plotting import head_figure
+    from attnviz.draw.plotting import head_figure
+    from attnviz.lessons.model_view import STATISTICS, statistics_figure
 
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")

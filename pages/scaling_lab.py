@@ -7,7 +7,7 @@ from pages import _ui as ui
 
 @st.cache_data(show_spinner=False, max_entries=2)
 def _experiments(d_ks: tuple[int, ...]):
-    from attnviz.scaling_lab import dot_product_variance_experiment, gradient_experiment, softmax_saturation
+    from attnviz.lessons.scaling.experiments import dot_product_variance_experiment, gradient_experiment, softmax_saturation
 
     return dot_product_variance_experiment(d_ks), softmax_saturation(d_ks), gradient_experiment(d_ks)
 
@@ -18,9 +18,9 @@ st.caption("Attention scores are dot products q·k. This page shows, with random
            "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k fixes.")
 
 with ui.guard("The scaling lab"):
-    from attnviz import scaling_figures as sf
-    from attnviz.plotting import head_figure
-    from attnviz.scaling_lab import entropy_per_layer
+    from attnviz.draw.plotting import head_figure
+    from attnviz.lessons.scaling import figures as sf
+    from attnviz.lessons.scaling.experiments import entropy_per_layer
 
     with st.spinner("Drawing random vectors (first time only)…"):
         variance, saturation, gradient = _experiments(sf.D_K_GRID)

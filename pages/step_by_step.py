@@ -20,8 +20,8 @@ def clamp_choice(key: str, n: int, what: str) -> None:
 
 
 with ui.guard("The step-by-step page"):
-    from attnviz.step_figures import step_figure
-    from attnviz.step_latex import (
+    from attnviz.lessons.step_by_step.figures import step_figure
+    from attnviz.lessons.step_by_step.latex import (
         TOP_TERMS,
         dot_product_latex,
         mask_entry_latex,
@@ -32,7 +32,7 @@ with ui.guard("The step-by-step page"):
         tex_text,
         vector_latex,
     )
-    from attnviz.steps import head_steps, output_projection_gap, pair_detail
+    from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
 
     model, spec = ui.load_model_or_fallback(settings)
     layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)

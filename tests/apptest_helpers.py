@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attnviz.plotting import WEIGHT_STEPS, decode_plotly_array, visible_text
+from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array, visible_text
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -52,3 +52,19 @@ def assert_healthy(at: AppTest) -> None:
     """No exception element, and no NaN anywhere in the text a user reads."""
     assert not at.exception, [e.value for e in at.exception]
     assert "nan" not in page_text(at).lower().replace("nanoseconds", "").split(), page_text(at)
+
+
+def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[str]]:
+    """What pages/_heatmap.heatmap drew under this key: (values as drawn, row labels, column labels).
+
+    Weights come back in [0, 1] (to the 0.001 drawn); signed matrices as drawn, −inf cells as -inf.
+    """
+    spec = chart_specs(at)[key]
+    trace = spec["data"][0]
+    z = decode_plotly_array(trace["z"]).astype(np.float64)
+    if trace.get("coloraxis"):  # weights travel as thousandths
+        z = z / WEIGHT_STEPS
+    if len(spec["data"]) > 1:  # the grey −∞ cells of a signed heatmap
+        z = np.where(np.nan_to_num(decode_plotly_array(spec["data"][1]["z"]).astype(np.float64)) == 1.0, -np.inf, z)
+    clean = lambda labels: [visible_text(str(s)) for s in labels]
+    return z, clean(trace["y"]), clean(trace["x"])

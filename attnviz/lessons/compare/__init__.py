@@ -1,0 +1,1 @@
+"""Compare: the two sides' settings (sides) and the difference and KL charts (figures)."""

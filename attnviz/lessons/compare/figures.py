@@ -1,0 +1,66 @@
+"""Figures for comparing two attention patterns: the cell-by-cell difference and the per-row KL.
+
+The difference A − B lives on a diverging scale centred at 0 with a symmetric range, so "no change"
+is always white and equal changes either way get equally strong colours (red: A attends more,
+blue: B attends more).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnviz.draw.plotting import distinct_labels, style_axes
+
+DIFF_COLORSCALE = "RdBu_r"  # high (A more) red, low (B more) blue, 0 white: red = more, as on every signed map
+MIN_DIFF_RANGE = 0.01  # two identical patterns still get a readable, symmetric colour bar
+
+
+def symmetric_range(difference) -> float:
+    """r for a colour axis -r..r that holds every |A − B|, rounded up to 2 decimals, at least 0.01."""
+    d = np.nan_to_num(np.asarray(difference, dtype=np.float64))
+    peak = float(np.abs(d).max()) if d.size else 0.0
+    return max(MIN_DIFF_RANGE, math.ceil(peak * 100) / 100)
+
+
+def difference_figure(difference, labels: list[str], title: str = "A − B") -> go.Figure:
+    """Heatmap of A − B (n, n) on RdBu_r centred at 0, range ±max|A − B|; hover gives the signed change."""
+    d = np.nan_to_num(np.asarray(difference, dtype=np.float32))  # (n, n) float32: sent as binary
+    n = d.shape[-1]
+    r = symmetric_range(d)
+    cats = distinct_labels(labels)
+    trace = go.Heatmap(
+        z=d, x=cats, y=cats, colorscale=DIFF_COLORSCALE, zmid=0.0, zmin=-r, zmax=r,
+        colorbar={"title": {"text": "A − B", "side": "right"}, "len": 0.8},
+        hovertemplate="query: %{y}<br>key: %{x}<br>A − B: %{z:+.3f}<extra></extra>",
+    )
+    if n <= 16:
+        trace.update(texttemplate="%{z:+.2f}", textfont={"size": 9})
+    fig = go.Figure(trace)
+    style_axes(fig, n)
+    side = min(900, max(380, 22 * n + 160))
+    fig.update_layout(title=title, height=side, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def row_kl_figure(row_kl, labels: list[str], compared_rows=None) -> go.Figure:
+    """Bars of KL(A_i ‖ B_i) per query token (nats) and a dashed line at their mean.
+
+    Rows that are not distributions in both (fully masked) are left out of the mean and drawn grey at 0.
+    """
+    kl = np.nan_to_num(np.asarray(row_kl, dtype=np.float32))  # (n,)
+    live = np.ones_like(kl, dtype=bool) if compared_rows is None else np.asarray(compared_rows, dtype=bool)
+    mean = float(kl[live].mean()) if live.any() else 0.0
+    cats = distinct_labels(labels)
+    fig = go.Figure(go.Bar(
+        x=cats, y=kl, marker_color=np.where(live, "#4c72b0", "#bbbbbb").tolist(), name="KL(A‖B)",
+        hovertemplate="query: %{x}<br>KL(A‖B) = %{y:.4f} nats<extra></extra>",
+    ))
+    fig.add_hline(y=mean, line_dash="dash", line_color="#c44e52",
+                  annotation_text=f"mean {mean:.3f} nats", annotation_position="top right")
+    fig.update_xaxes(title_text="query token", type="category", tickangle=-60 if len(cats) <= 40 else 0)
+    fig.update_yaxes(title_text="KL(A‖B), nats", rangemode="tozero")
+    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=False)
+    return fig

@@ -1,0 +1,194 @@
+"""The two sides of a comparison: what each side is, the classic presets, and a sentence on what changed.
+
+A side is a model, a text, a mask spec, a scale, and the layer and head to look at. Side B starts as
+a copy of side A; a preset then changes exactly one thing, so whatever differs on screen is caused by
+that one thing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from attnviz.engine.models import DEFAULT_MODEL
+from attnviz.errors import AttnvizError
+
+BUNDLED_CHOICE = DEFAULT_MODEL  # the model picker's option for the bundled model (model_spec "")
+
+# The shared sidebar's own defaults for the mask parameters, so a copied side looks the same.
+MASK_DEFAULTS = {"pad": 3, "window": 2, "stride": 3, "gwindow": 1, "globals": "0", "keep": 0.3, "seed": 0,
+                 "custom": ""}
+PRESETS = {
+    "scaled vs unscaled": "B flips the 1/√d_k scaling",
+    "bidirectional vs causal": "B uses the causal mask (or none, if A is causal)",
+    "full vs sliding window": "B uses a sliding window of 2 (or no mask, if A already does)",
+}
+PRESET_WINDOW = 2
+
+
+@dataclass(frozen=True)
+class SideConfig:
+    model_spec: str  # what load_model gets: "" = bundled model, "toy", a hub name or a folder
+    text: str
+    mask_spec: str
+    scale: bool | float  # True = 1/sqrt(d_k), False = 1, a float = that factor
+    layer: int = 0
+    head: int = 0
+
+
+def apply_preset(preset: str, a: SideConfig) -> SideConfig:
+    """Side B for a preset: a copy of A with the one setting the preset is about changed."""
+    if preset == "scaled vs unscaled":
+        return replace(a, scale=not is_standard_scale(a.scale))
+    if preset == "bidirectional vs causal":
+        return replace(a, mask_spec="none" if a.mask_spec == "causal" else "causal")
+    if preset == "full vs sliding window":
+        window = f"window:{PRESET_WINDOW}"
+        return replace(a, mask_spec="none" if a.mask_spec == window else window)
+    raise AttnvizError(f"Unknown comparison preset '{preset}'. Choose one of: {', '.join(PRESETS)}.")
+
+
+def is_standard_scale(scale) -> bool:
+    """True when the scale is the trained 1/√d_k (given as True)."""
+    return scale is True
+
+
+# ---- a side <-> the values of its widgets (the same names as the shared sidebar's) -----------------
+
+
+def widget_values(side: SideConfig) -> dict[str, object]:
+    """The widget values that show this side: model, model_path, text, mask + its parameters, scale, layer, head."""
+    values: dict[str, object] = dict(MASK_DEFAULTS)
+    if side.model_spec in ("", "toy"):
+        values.update(model="toy" if side.model_spec == "toy" else BUNDLED_CHOICE, model_path="")
+    else:
+        values.update(model="other", model_path=side.model_spec)
+    kind, _, args = side.mask_spec.partition(":")
+    kind = kind.strip().lower() or "none"
+    values["mask"] = kind
+    if kind == "padding":
+        values["pad"] = int(args or MASK_DEFAULTS["pad"])
+    elif kind == "window":
+        values["window"] = int(args)
+    elif kind == "strided":
+        values["stride"] = int(args)
+    elif kind == "global":
+        width, _, tokens = args.partition(":")
+        values.update(gwindow=int(width), globals=tokens or "0")
+    elif kind == "random":
+        keep, _, seed = args.partition(":")
+        values.update(keep=float(keep), seed=int(seed or 0))
+    elif kind == "custom":
+        values["custom"] = args
+    if isinstance(side.scale, bool):
+        values.update(scaled=side.scale, factor=0.0)
+    else:
+        values.update(scaled=True, factor=float(side.scale))
+    values.update(text=side.text, layer=int(side.layer), head=int(side.head))
+    return values
+
+
+def mask_spec_from_values(values: dict) -> str:
+    """The mask spec that a mask kind and its parameter widgets describe (as the sidebar builds it)."""
+    kind = values.get("mask") or "none"
+    get = lambda name: values.get(name, MASK_DEFAULTS[name])
+    if kind == "padding":
+        return f"padding:{int(get('pad'))}"
+    if kind == "window":
+        return f"window:{int(get('window'))}"
+    if kind == "strided":
+        return f"strided:{int(get('stride'))}"
+    if kind == "global":
+        return f"global:{int(get('gwindow'))}:{str(get('globals')).replace(' ', '')}"
+    if kind == "random":
+        return f"random:{float(get('keep'))}:{int(get('seed'))}"
+    if kind == "custom":
+        rows = str(get("custom")).strip()
+        return f"custom:{rows}"
+    return kind
+
+
+def side_from_values(values: dict) -> SideConfig:
+    """The side that a set of widget values shows (the inverse of `widget_values`); None values = defaults."""
+    values = {name: value for name, value in values.items() if value is not None}
+    model = values.get("model", BUNDLED_CHOICE)
+    spec = "" if model == BUNDLED_CHOICE else "toy" if model == "toy" else str(values.get("model_path", "")).strip()
+    return SideConfig(spec, str(values.get("text", "")), mask_spec_from_values(values), scale_from_values(values),
+                      int(values.get("layer", 0)), int(values.get("head", 0)))
+
+
+def same_settings(a: SideConfig | None, b: SideConfig | None) -> bool:
+    """Equal in model, text, mask and scale (layer and head aside): B still is what a preset made of A."""
+    if a is None or b is None:
+        return False
+    return (a.model_spec, a.text, a.mask_spec, a.scale, type(a.scale)) == (
+        b.model_spec, b.text, b.mask_spec, b.scale, type(b.scale))
+
+
+def scale_from_values(values: dict) -> bool | float:
+    factor = float(values.get("factor") or 0.0)
+    return factor if factor > 0 else bool(values.get("scaled", True))
+
+
+# ---- the one sentence ------------------------------------------------------------------------------
+
+
+def describe_scale_setting(scale) -> str:
+    if scale is True:
+        return "scores divided by √d_k"
+    if scale is False:
+        return "no scaling"
+    return f"scores × {float(scale):g}"
+
+
+def describe_mask_setting(spec: str) -> str:
+    kind, _, args = (spec or "none").partition(":")
+    kind = kind.lower() or "none"
+    if kind in ("none", "full", "bidirectional"):
+        return "no mask"
+    if kind == "window":
+        return f"a sliding window of {args}"
+    if kind == "custom":
+        return "a custom mask"
+    return f"the {kind} mask" + (f" ({args})" if args and kind != "global" else "")
+
+
+def setting_changes(a: SideConfig, b: SideConfig) -> list[str]:
+    """'the mask (no mask → causal)', ...: each setting in which B differs from A."""
+    changes = []
+    if a.model_spec != b.model_spec:
+        changes.append(f"the model ({a.model_spec or 'bundled'} → {b.model_spec or 'bundled'})")
+    if a.text != b.text:
+        changes.append("the text")
+    if a.mask_spec != b.mask_spec:
+        changes.append(f"the mask ({describe_mask_setting(a.mask_spec)} → {describe_mask_setting(b.mask_spec)})")
+    if a.scale != b.scale or type(a.scale) is not type(b.scale):
+        changes.append(f"the scaling ({describe_scale_setting(a.scale)} → {describe_scale_setting(b.scale)})")
+    if a.layer != b.layer:
+        changes.append(f"the layer ({a.layer} → {b.layer})")
+    if a.head != b.head:
+        changes.append(f"the head ({a.head} → {b.head})")
+    return changes
+
+
+def describe_change(a: SideConfig, b: SideConfig, entropy_change: float, max_weight_change: float,
+                    mean_kl: float | None = None) -> str:
+    """One plain sentence: what B changes, and what that did to the head (numbers are B relative to A)."""
+    changes = setting_changes(a, b)
+    if not changes:
+        return "A and B are the same configuration, so every difference below is zero."
+    what = _join(changes)
+    d_entropy, d_peak = -entropy_change, -max_weight_change  # the change *from A to B*
+    if math.isclose(d_entropy, 0.0, abs_tol=5e-4) and math.isclose(d_peak, 0.0, abs_tol=5e-4):
+        effect = "which left this head's entropy and peak weight unchanged"
+    else:
+        spread = "more evenly" if d_entropy > 0 else "less evenly"
+        peak = "higher" if d_peak > 0 else "lower"
+        effect = (f"so B's rows spread their weight {spread} (entropy {d_entropy:+.2f} nats) "
+                  f"and peak {peak} (max weight {d_peak:+.2f})")
+    kl = f", {mean_kl:.3f} nats of KL per row on average" if mean_kl is not None else ""
+    return f"B differs from A only in {what}, {effect}{kl}."
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,0 +1,220 @@
+"""Every mask the engine offers, side by side: its M matrix, what it does to a head, and what it costs.
+
+A mask decides which (query, key) pairs are scored at all. The number of allowed pairs is the work
+(and memory) one attention head does, so it is also the lesson in cost: full attention scores n²
+pairs, and a sliding window only about n·(2w + 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from attnviz.draw.plotting import (
+    COLORSCALE,
+    WEIGHT_STEPS,
+    distinct_labels,
+    style_axes,
+    weight_colorbar,
+    weight_heatmap,
+)
+from attnviz.engine.masks import MASK_KINDS, parse_mask
+
+ALLOWED_COLOUR = "#2a9d8f"  # M = 0: the key is scored
+FORBIDDEN_COLOUR = "#e9e9ee"  # M = -inf: the key gets weight exactly 0
+MASK_TITLES = {
+    "none": "none (full, bidirectional)",
+    "causal": "causal",
+    "padding": "padding",
+    "window": "sliding window",
+    "strided": "strided / dilated",
+    "global": "global + local",
+    "random": "random sparse",
+    "custom": "custom",
+}
+
+
+def gallery_specs(window: int = 2, stride: int = 3, n_pad: int = 2, keep: float = 0.3, seed: int = 0,
+                  global_tokens: tuple[int, ...] = (0,), custom: str = "custom:") -> dict[str, str]:
+    """kind -> the mask spec the gallery shows for it, one per entry of MASK_KINDS, in that order."""
+    specs = {
+        "none": "none",
+        "causal": "causal",
+        "padding": f"padding:{n_pad}",
+        "window": f"window:{window}",
+        "strided": f"strided:{stride}",
+        "global": f"global:{window}:{','.join(str(g) for g in global_tokens)}",
+        "random": f"random:{keep}:{seed}",
+        "custom": custom,
+    }
+    return {kind: specs[kind] for kind in MASK_KINDS}
+
+
+# ---- how many pairs a mask lets through ---------------------------------------------------------
+
+
+def attended_pairs(mask: torch.Tensor | None, n: int) -> int:
+    """The number of (query, key) pairs that are scored: mask.sum(), or n² when there is no mask."""
+    return n * n if mask is None else int(mask.reshape(n, n).sum())
+
+
+def _window_pairs(n: int, w: int) -> int:
+    """Σ_i |{j : |i - j| <= w}| = n(2w'+1) - w'(w'+1) with w' = min(w, n-1): the ends lose w'(w'+1)."""
+    w = min(w, n - 1)
+    return n * (2 * w + 1) - w * (w + 1)
+
+
+def _row_window(n: int, i: int, w: int) -> int:
+    """How many keys of row i lie inside the window: positions max(0, i-w) .. min(n-1, i+w)."""
+    return min(n - 1, i + w) - max(0, i - w) + 1
+
+
+def attended_pairs_formula(kind: str, n: int, *, window: int = 2, stride: int = 3, n_pad: int = 2,
+                           keep: float = 0.3, global_tokens: tuple[int, ...] = (0,)) -> float:
+    """Allowed pairs for `kind` at n tokens, in closed form (exact for every kind but random and custom).
+
+    none n² · causal n(n+1)/2 · padding n(n - p) · window n(2w+1) - w(w+1) · strided Σ_r c_r² (c_r = how
+    many positions have residue r mod s) · global window + the g full rows and columns not already in it
+    · random p·n² + (1-p)·n, its expected value (the diagonal is always kept). Custom has no formula: nan.
+    """
+    if kind == "none":
+        return float(n * n)
+    if kind == "causal":
+        return n * (n + 1) / 2
+    if kind == "padding":
+        return float(n * (n - min(n_pad, n)))
+    if kind == "window":
+        return float(_window_pairs(n, window))
+    if kind == "strided":
+        q, r = divmod(n, stride)  # r residues occur q + 1 times, the other s - r occur q times
+        return float(r * (q + 1) ** 2 + (stride - r) * q**2)
+    if kind == "global":
+        g = sorted({t for t in global_tokens if 0 <= t < n})
+        rows_and_cols = 2 * len(g) * n - len(g) ** 2  # |rows G ∪ cols G|
+        # pairs of rows G ∪ cols G already inside the window: g's row and column, minus G×G counted twice
+        in_window = 2 * sum(_row_window(n, t, window) for t in g) - sum(
+            1 for a in g for b in g if abs(a - b) <= window)
+        return float(_window_pairs(n, window) + rows_and_cols - in_window)
+    if kind == "random":
+        return keep * n * n + (1 - keep) * n
+    return float("nan")
+
+
+def attended_pairs_curves(ns, **params) -> dict[str, np.ndarray]:
+    """kind -> allowed pairs at every n in ns (custom left out: it has no size of its own)."""
+    return {
+        kind: np.array([attended_pairs_formula(kind, int(n), **params) for n in ns], dtype=np.float64)
+        for kind in MASK_KINDS if kind != "custom"
+    }
+
+
+def attended_pairs_figure(ns, curves: dict[str, np.ndarray], current_n: int | None = None,
+                          log_axes: bool = False) -> go.Figure:
+    """One line per mask: how the scored pairs grow with n. Log-log turns n² into slope 2, n into slope 1."""
+    fig = go.Figure()
+    for kind, pairs in curves.items():
+        fig.add_trace(go.Scatter(
+            x=np.asarray(ns, dtype=np.float64), y=pairs, mode="lines", name=MASK_TITLES.get(kind, kind),
+            line={"dash": "dot" if kind == "padding" else "solid"},  # padding runs just under full: keep both visible
+            hovertemplate=f"{MASK_TITLES.get(kind, kind)}<br>n = %{{x}}<br>pairs = %{{y:,.0f}}<extra></extra>",
+        ))
+    if current_n is not None:
+        fig.add_vline(x=current_n, line_dash="dot", line_color="grey",
+                      annotation_text=f"your text: n = {current_n}", annotation_position="top left")
+    axis_type = "log" if log_axes else "linear"
+    fig.update_xaxes(title_text="n (tokens)", type=axis_type)
+    fig.update_yaxes(title_text="(query, key) pairs scored", type=axis_type)
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"title": "mask"})
+    return fig
+
+
+def cost_lesson(n: int = 512, window: int = 2) -> str:
+    """A few sentences, with numbers, on why the number of scored pairs is the cost of attention."""
+    full = attended_pairs_formula("none", n)
+    causal = attended_pairs_formula("causal", n)
+    local = attended_pairs_formula("window", n, window=window)
+    return (
+        "Every allowed pair costs one dot product q·k and one weight to keep in memory, in every head of "
+        f"every layer. Full attention scores all n² pairs, so doubling the text quadruples the work: at n = {n} "
+        f"that is {full:,.0f} pairs per head. The causal mask halves it ({causal:,.0f}), but half of n² still "
+        f"grows as n². A sliding window of {window} keeps at most {2 * window + 1} keys per query, so its cost "
+        f"grows only in step with n: {local:,.0f} pairs at n = {n}, {100 * local / full:.1f}% of full. A fixed "
+        "stride s only divides n² by s (still slope 2 below); long-text models such as Longformer and BigBird "
+        "stay linear by pairing a sliding window with a few global tokens (plus, in BigBird, a few random keys). "
+        "On log-log axes n² is a line of slope 2 and n one of slope 1."
+    )
+
+
+# ---- the gallery card: M beside the weights it produces -----------------------------------------
+
+
+def allowed_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
+    """(n, n) uint8: 1 where the key is allowed (M = 0), 0 where it is forbidden (M = -inf)."""
+    if mask is None:
+        return np.ones((n, n), dtype=np.uint8)
+    return mask.reshape(n, n).numpy().astype(np.uint8)
+
+
+def mask_and_weights_figure(mask: torch.Tensor | None, weights, labels: list[str]) -> go.Figure:
+    """Left: M in two colours (allowed / -inf), with a legend. Right: the head's weights, 0..1 shared colours.
+
+    No figure title: the legend sits at the top, and the page names the mask above the figure.
+    """
+    n = len(labels)
+    allowed = allowed_matrix(mask, n)
+    cats = distinct_labels(labels)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["mask M", "weights after softmax"],
+                        horizontal_spacing=0.12)
+    text = np.where(allowed == 1, "0 (allowed)", "−∞ (forbidden)") if n <= 64 else None
+    fig.add_trace(go.Heatmap(
+        z=allowed, x=cats, y=cats, zmin=0, zmax=1, showscale=False, text=text, name="M",
+        colorscale=[[0.0, FORBIDDEN_COLOUR], [0.5, FORBIDDEN_COLOUR], [0.5, ALLOWED_COLOUR], [1.0, ALLOWED_COLOUR]],
+        xgap=1 if n <= 40 else 0, ygap=1 if n <= 40 else 0,
+        hovertemplate="query: %{y}<br>key: %{x}<br>M = %{text}<extra></extra>" if text is not None else
+        "query: %{y}<br>key: %{x}<br>allowed: %{z}<extra></extra>",
+    ), row=1, col=1)
+    for name, colour in (("allowed: M = 0", ALLOWED_COLOUR), ("forbidden: M = −∞", FORBIDDEN_COLOUR)):
+        fig.add_trace(go.Scatter(  # legend swatches only: a heatmap has no legend entries of its own
+            x=[None], y=[None], mode="markers", name=name, showlegend=True,
+            marker={"symbol": "square", "size": 12, "color": colour, "line": {"color": "#999", "width": 1}},
+        ), row=1, col=1)
+    fig.add_trace(weight_heatmap(np.asarray(weights, dtype=np.float32), labels, "weights"), row=1, col=2)
+    for col in (1, 2):
+        style_axes(fig, n, row=1, col=col, titles=(col == 1), y_labels=(col == 1))
+        fig.update_yaxes(scaleanchor="x" if col == 1 else "x2", constrain="domain", row=1, col=col)
+        fig.update_xaxes(constrain="domain", row=1, col=col)
+    fig.update_layout(
+        coloraxis={"colorscale": COLORSCALE, "cmin": 0, "cmax": WEIGHT_STEPS, "colorbar": weight_colorbar()},
+        separators=",.", height=340 if n <= 16 else 420 if n <= 40 else 500,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        legend={"orientation": "h", "yref": "container", "y": 1.0, "yanchor": "top", "xanchor": "left", "x": 0,
+                "font_size": 11},
+    )
+    fig.update_annotations(font_size=11)
+    return fig
+
+
+def gallery_masks(specs: dict[str, str], n: int) -> dict[str, torch.Tensor | None]:
+    """kind -> the (n, n) bool mask of its spec (padding specs mean n already counts the [PAD] tokens)."""
+    return {kind: parse_mask(spec, n) for kind, spec in specs.items()}
+
+
+# ---- padding in a batch ----------------------------------------------------------------------------
+
+
+def pad_column_weight(weights: torch.Tensor, n_pad: int) -> float:
+    """The largest weight any query puts on a [PAD] key (the last n_pad columns): 0.0 when masked."""
+    if n_pad <= 0:
+        return 0.0
+    return float(weights[..., -n_pad:].abs().max())
+
+
+def real_rows_difference(padded: torch.Tensor, alone: torch.Tensor) -> float:
+    """max |padded - alone| over the real tokens' rows and columns: (..., T, T) vs (..., n, n), n <= T.
+
+    Near 0 means padding changed nothing for the real tokens, which is the point of the padding mask.
+    """
+    n = alone.shape[-1]
+    return float((padded[..., :n, :n] - alone).abs().max())

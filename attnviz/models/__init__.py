@@ -1,6 +1,0 @@
-"""From-scratch transformer models with real weights: see `attnviz.load_model`."""
-
-from attnviz.models.loading import DEFAULT_MODEL, load_model
-from attnviz.models.model import Model, RunResult
-
-__all__ = ["DEFAULT_MODEL", "Model", "RunResult", "load_model"]

@@ -1,0 +1,123 @@
+"""The explorer page in Streamlit's AppTest: what it draws equals what attnviz computes."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
+
+from attnviz.draw.plotting import plain_text
+
+TEXT = "The cat sat on the mat because it was tired."
+
+
+def grid(at):
+    return heatmaps(chart_specs(at)["grid"])
+
+
+def assert_drawn_equals(drawn: dict, attentions, layer: int, heads: list[int], labels: list[str]):
+    """The drawn heads are these, labelled with these tokens, and hold these weights (to the 0.001 drawn)."""
+    assert list(drawn) == [f"head {h}" for h in heads]
+    for h in heads:
+        z, x, y = drawn[f"head {h}"]
+        assert x == y == [plain_text(t) for t in labels]
+        np.testing.assert_allclose(z, attentions[layer, h].numpy(), atol=0.0005 + 1e-7)
+
+
+def test_default_page_draws_every_head_of_layer_0_as_attnviz_computes(minilm):
+    at = run_app()
+    assert_healthy(at)
+    res = minilm.run(at.text_area(key="text").value)
+    assert_drawn_equals(grid(at), res.attentions, 0, list(range(12)), res.labels)
+    assert "matches transformers" in page_text(at)
+
+
+def test_setting_text_layer_and_heads_redraws_those_heads(minilm):
+    at = run_app()
+    at.text_area(key="text").input(TEXT)
+    at.selectbox(key="layer").set_value(3)
+    at.multiselect(key="heads").set_value([1, 7])
+    at.run()
+    assert_healthy(at)
+    res = minilm.run(TEXT)
+    assert_drawn_equals(grid(at), res.attentions, 3, [1, 7], res.labels)
+
+
+@pytest.mark.parametrize("mask_key, extra, spec", [
+    ("causal", {}, "causal"),
+    ("window", {"window": 1}, "window:1"),
+    ("strided", {"stride": 2}, "strided:2"),
+    ("global", {"gwindow": 1, "globals": "0"}, "global:1:0"),
+    ("random", {"keep": 0.5, "seed": 3}, "random:0.5:3"),
+    ("padding", {"pad": 2}, "padding:2"),
+])
+def test_each_mask_changes_the_weights_as_attnviz_computes(minilm, mask_key, extra, spec):
+    at = run_app({"text": TEXT})
+    at.selectbox(key="mask").set_value(mask_key).run()
+    for key, value in extra.items():
+        widget = at.get("slider") + at.get("text_input") + at.get("number_input")
+        [w for w in widget if w.key == key][0].set_value(value)
+    at.run()
+    assert_healthy(at)
+    res = minilm.run(TEXT, mask=spec)
+    assert_drawn_equals(grid(at), res.attentions, 0, list(range(12)), res.labels)
+    plain = minilm.run(TEXT).attentions
+    if mask_key == "padding":  # two [PAD] tokens appended: their key columns get no weight
+        assert res.tokens[-2:] == ["[PAD]", "[PAD]"] and np.all(grid(at)["head 0"][0][:, -2:] == 0)
+    else:
+        assert not np.allclose(res.attentions, plain)
+    if mask_key == "causal":
+        z = grid(at)["head 0"][0]
+        assert np.all(np.triu(z, k=1) == 0)
+
+
+def test_scaling_off_and_a_custom_factor_change_the_weights(minilm):
+    at = run_app({"text": TEXT})
+    at.toggle(key="scaled").set_value(False).run()
+    assert_healthy(at)
+    unscaled = minilm.run(TEXT, scale=False)
+    assert_drawn_equals(grid(at), unscaled.attentions, 0, list(range(12)), unscaled.labels)
+    assert "Scaling is off" in page_text(at)
+    at.number_input(key="factor").set_value(0.5).run()
+    half = minilm.run(TEXT, scale=0.5)
+    assert_drawn_equals(grid(at), half.attentions, 0, list(range(12)), half.labels)
+    assert not np.allclose(unscaled.attentions, half.attentions)
+
+
+def test_query_params_restore_the_view(toy):
+    at = run_app({"model": "toy", "text": "one two three four", "mask": "window", "window": "1", "layer": "1",
+                  "heads": "1", "scaled": "false"})
+    assert_healthy(at)
+    assert at.selectbox(key="model").value == "toy"
+    res = toy.run("one two three four", mask="window:1", scale=False)
+    assert_drawn_equals(grid(at), res.attentions, 1, [1], res.labels)
+
+
+def test_math_panel_fills_in_d_k_and_draws_the_mask(minilm):
+    at = run_app({"text": "a b c", "mask": "causal"})
+    latex = "\n".join(e.value for e in at.latex)
+    assert r"\sqrt{32}" in latex and r"-\infty" in latex
+    assert "each token sees itself and the tokens before it" in page_text(at)
+
+
+def test_csv_download_holds_the_chosen_heads_weights(toy):
+    at = run_app({"model": "toy", "text": "red green blue"})
+    at.selectbox(key="focus").set_value(1).run()
+    from attnviz.draw.export import head_csv
+
+    expected = head_csv(toy.run("red green blue"), 0, 1)
+    buttons = at.get("download_button")
+    assert any("CSV" in b.proto.label for b in buttons)
+    assert "0:[CLS]" in expected and expected.count("\n") == 5 + 1
+
+
+def test_enlarged_head_shows_every_token_with_values_in_cells(toy):
+    at = run_app({"model": "toy", "text": "red green blue"})
+    at.selectbox(key="focus").set_value(1).run()
+    spec = chart_specs(at)["focus_head"]
+    (name, (z, x, _)), = heatmaps(spec).items()
+    res = toy.run("red green blue")
+    np.testing.assert_allclose(z, res.attentions[0, 1].numpy(), atol=0.0005 + 1e-7)
+    assert spec["data"][0]["texttemplate"]  # numbers printed in the cells at this size

@@ -1,0 +1,156 @@
+"""The step-by-step page: loads, its controls change the numbers, and the numbers are attnviz's."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import json
+import re
+
+import numpy as np
+import pytest
+from apptest_helpers import assert_healthy
+from streamlit.testing.v1 import AppTest
+
+import attnviz
+from attnviz.draw.plotting import decode_plotly_array
+from attnviz.lessons.step_by_step.steps import head_steps
+
+PAGE = "pages/step_by_step.py"
+APP = os.path.join(os.path.dirname(__file__), "..", "..", "app.py")
+TEXT = "The cat sat on the mat."  # toy tokens: [CLS] the cat sat on the mat . [SEP]
+NUMBER = r"(-?\d+(?:\.\d+)?)(?:\\times10\^\{(-?\d+)\})?"
+
+
+def last_number(latex: str) -> float:
+    mantissa, exponent = re.findall(NUMBER, latex)[-1]
+    return float(mantissa) * 10 ** int(exponent or 0)
+
+
+def latex_with(at: AppTest, marker: str) -> str:
+    """The first st.latex on the page containing marker, without the $$ that st.latex wraps it in."""
+    found = [el.value.strip("$\n") for el in at.latex if marker in el.value]
+    assert found, f"no LaTeX containing {marker!r}"
+    return found[0]
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON the browser gets for the chart with this key."""
+    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    assert len(found) == 1, f"chart {key} not found"
+    return json.loads(found[0].proto.spec)
+
+
+def open_page(model: str = "toy", text: str = TEXT, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["model"] = model
+    at.session_state["text"] = text
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert_healthy(at)  # no exception, no NaN in any text on the page
+    return at
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return attnviz.load_model("toy")
+
+
+def toy_steps(toy, mask="none", scale=True, layer=0, head=0):
+    return head_steps(toy, toy.run(TEXT, mask=mask, scale=scale, keep=True), layer, head)
+
+
+def test_loads_with_defaults_and_shows_the_bundled_models_numbers():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert_healthy(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 11  # X, Q, K, V, S, S', S'', A, head, Concat, output
+    model = attnviz.load_model()
+    res = model.run(at.text_area(key="text").value, keep=True)
+    steps = head_steps(model, res, 0, 0)
+    dot = latex_with(at, r"q_{2} \cdot k_{1} &=")
+    assert last_number(dot) == pytest.approx(float(steps.q[2] @ steps.k[1]), abs=1e-3)
+    assert r"26\text{ more terms}" in dot  # d_head 32: the six largest terms, the rest summed
+    assert any("only the 6 largest products" in c.value for c in at.caption)
+    assert r"(n \times d_{head}) = (" in latex_with(at, r"d_{head}) = (")
+    q = decode_plotly_array(chart(at, "sbs_fig_Q")["data"][0]["z"])
+    np.testing.assert_allclose(q, steps.q.numpy(), atol=1e-6)
+
+
+def test_query_and_key_choice_change_the_numbers_to_attnviz_ones(toy):
+    at = open_page()
+    before = last_number(latex_with(at, r"q_{2} \cdot k_{1} &="))
+    at.selectbox(key="sbs_query").set_value(5)
+    at.selectbox(key="sbs_key").set_value(3)
+    at.run()
+    assert not at.exception
+    dot = latex_with(at, r"q_{5} \cdot k_{3} &=")
+    assert underbraced(dot) == [0, 1, 2, 3]  # the toy model: every term written out
+    steps = toy_steps(toy)
+    assert last_number(dot) == pytest.approx(float(steps.q[5] @ steps.k[3]), abs=1e-3)
+    assert last_number(dot) != pytest.approx(before, abs=1e-3)
+    weight = latex_with(at, r"A_{5,3} = \frac")
+    assert last_number(weight) == pytest.approx(float(steps.weights[5, 3]), abs=1e-3)
+
+
+def underbraced(latex: str) -> list[int]:
+    return [int(m) for m in re.findall(r"\}_\{m=(\d+)\}", latex)]
+
+
+def test_switching_scaling_off_makes_the_scaled_value_the_dot_product(toy):
+    at = open_page()
+    dot = last_number(latex_with(at, r"q_{2} \cdot k_{1} &="))
+    assert last_number(latex_with(at, "S'_{2,1} =")) == pytest.approx(dot / 2, abs=1e-3)  # ÷ √4
+    at.toggle(key="scaled").set_value(False).run()
+    assert not at.exception
+    off = latex_with(at, "S'_{2,1} =")
+    assert "scaling off" in off
+    assert last_number(off) == pytest.approx(last_number(latex_with(at, r"q_{2} \cdot k_{1} &=")), abs=1e-3)
+    steps = toy_steps(toy, scale=False)
+    assert last_number(off) == pytest.approx(float(steps.q[2] @ steps.k[1]), abs=1e-3)
+
+
+def test_causal_mask_with_the_key_after_the_query_gives_minus_infinity_and_weight_zero():
+    at = open_page(mask="causal", sbs_query=2, sbs_key=5)
+    assert latex_with(at, "M_{2,5} =").startswith(r"M_{2,5} = -\infty")
+    assert last_number(latex_with(at, r"A_{2,5} = \frac")) == 0.0
+    masked = chart(at, "sbs_fig_masked")["data"]
+    assert masked[1]["text"][2][5] == "−∞" and masked[1]["text"][5][2] == ""
+    assert not any("nan" in el.value.lower() for el in at.latex)
+    at.selectbox(key="sbs_key").set_value(1).run()  # a key before the query: allowed again
+    assert latex_with(at, "M_{2,1} =").startswith(r"M_{2,1} = 0")
+    assert last_number(latex_with(at, r"A_{2,1} = \frac")) > 0
+
+
+def test_a_query_past_the_end_of_a_shortened_text_is_clamped_with_a_message():
+    at = open_page(text="one two three four five six seven eight nine ten eleven twelve")
+    at.selectbox(key="sbs_query").set_value(12).run()
+    assert latex_with(at, r"q_{12} \cdot k_{1}")
+    at.text_area(key="text").set_value("a cat").run()  # [CLS] a cat [SEP]: 4 tokens
+    assert not at.exception and not at.error
+    assert any("query token 12 does not exist" in w.value for w in at.warning)
+    assert at.selectbox(key="sbs_query").value == 3
+    assert latex_with(at, r"q_{3} \cdot k_{1} &=")
+
+
+def test_the_head_choice_switches_every_matrix_to_that_head(toy):
+    at = open_page()
+    at.selectbox(key="sbs_head").set_value(1).run()
+    assert not at.exception
+    for key, attr in (("sbs_fig_Q", "q"), ("sbs_fig_head", "head_out")):
+        z = decode_plotly_array(chart(at, key)["data"][0]["z"])
+        np.testing.assert_allclose(z, getattr(toy_steps(toy, head=1), attr).numpy(), atol=1e-6)
+        assert not np.allclose(z, getattr(toy_steps(toy, head=0), attr).numpy(), atol=1e-3)
+    assert latex_with(at, r"W_Q^{(1)}")
+
+
+def test_concat_w_o_equals_the_sum_over_heads_on_screen():
+    at = open_page()
+    gap = latex_with(at, r"\max_c \Big|")
+    assert last_number(gap) < 1e-5
+    assert any("float32 rounding" in c.value for c in at.caption)

@@ -1,0 +1,99 @@
+"""The app in a real headless Chromium (Debian's, driven by Playwright) against `streamlit run app.py`.
+
+Screenshots are kept in test-artifacts/ for a person to look at.
+"""
+
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import (
+    CHROMIUM,
+    TICK_TEXTS,
+    chromium_page,
+    exceptions_on,
+    streamlit_server,
+    wait_for_app_idle,
+    wait_for_heatmaps,
+)
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view"]
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server() as url:
+        yield url
+
+
+def type_text(page, text: str) -> None:
+    box = page.get_by_label("Text", exact=True)
+    box.fill(text)
+    box.press("Control+Enter")  # a text area commits its value on Ctrl+Enter (or on blur)
+
+
+def test_type_a_sentence_see_token_heatmaps_toggle_scaling_see_them_change(server):
+    with chromium_page() as page:
+        page.goto(server + "/?model=toy")
+        wait_for_heatmaps(page)
+        type_text(page, "Bright students ask sharp questions")
+        page.wait_for_function(
+            f"() => ({TICK_TEXTS})().includes('sharp')", timeout=60_000, polling=100)
+        wait_for_app_idle(page)
+        ticks = page.evaluate(TICK_TEXTS)
+        assert {"[CLS]", "bright", "students", "questions", "[SEP]"} <= set(ticks)
+        before = wait_for_heatmaps(page)
+        page.get_by_text("Scale scores by 1/√d_k").click()
+        after = wait_for_heatmaps(page, previous=before)
+        assert after != before
+        wait_for_app_idle(page)
+        assert page.get_by_text("Scaling is off").count() >= 1
+        assert not exceptions_on(page)
+        page.screenshot(path=str(ARTIFACTS / "explorer_toy_unscaled.png"), full_page=True)
+
+
+def test_html_in_the_text_is_shown_as_plain_text_never_run(server):
+    with chromium_page() as page:
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(server + "/?model=toy")
+        wait_for_heatmaps(page)
+        type_text(page, "<script>alert(1)</script> <img src=x onerror=alert(2)> <b>bold</b>")
+        page.wait_for_function(f"() => ({TICK_TEXTS})().includes('img')", timeout=60_000, polling=100)
+        wait_for_app_idle(page)
+        ticks = page.evaluate(TICK_TEXTS)
+        assert "<" in ticks and ">" in ticks and "script" in ticks  # drawn as the characters typed
+        assert page.locator("img[src='x']").count() == 0
+        assert not dialogs and not exceptions_on(page)
+
+
+def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
+    """A fresh server first treats pages/ the legacy way; the app must still show its own six-page menu."""
+    with streamlit_server() as url, chromium_page() as page:
+        page.goto(url + "/model_view?model=toy")
+        page.wait_for_selector("h1", timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
+        assert links == ["Explorer", "Step by step", "Compare", "Scaling lab", "Masks lab", "Model view"]
+        assert "Model view" in page.locator("h1").first.inner_text()
+        assert not exceptions_on(page)
+
+
+def test_default_model_explorer_and_every_page_open_without_exception(server):
+    # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture
+    with chromium_page(height=4200) as page:
+        for path in PAGES:
+            page.goto(f"{server}/{path}")
+            page.wait_for_selector('[data-testid="stSidebar"]', timeout=60_000)
+            wait_for_app_idle(page, timeout_ms=120_000)
+            page.wait_for_timeout(800)
+            assert not exceptions_on(page), path
+            name = path or "explorer"
+            page.screenshot(path=str(ARTIFACTS / f"page_{name}.png"), full_page=True)

@@ -1,0 +1,165 @@
+"""Unit tests of the explorer's builders: figures, LaTeX, plain sentences, exports, the truth check."""
+
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import attnviz
+from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+from attnviz.draw.export import attentions_npz, head_csv
+from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation
+from attnviz.draw.plotting import (
+    block_average,
+    decode_plotly_array,
+    distinct_labels,
+    head_figure,
+    head_grid_figure,
+    plain_text,
+    visible_text,
+    weights_as_thousandths,
+)
+from attnviz.engine.masks import causal_mask
+from attnviz.engine.truth import check_against_transformers
+
+
+@pytest.fixture(scope="module")
+def toy_result():
+    return attnviz.load_model("toy").run("the cat sat on the mat")
+
+
+# ---- plotting ---------------------------------------------------------------------------------
+
+
+def test_repeated_tokens_get_distinct_axis_categories_that_read_the_same():
+    labels = distinct_labels(["the", "cat", "the", "the"])
+    assert len(set(labels)) == 4
+    assert [visible_text(s) for s in labels] == ["the", "cat", "the", "the"]
+    many = distinct_labels(["the"] * 512)
+    assert len(set(many)) == 512 and max(len(s) for s in many) <= len("the") + 5  # grows like log4(n)
+
+
+def test_html_in_tokens_is_escaped_for_plotly():
+    assert plain_text("<img src=x>") == "&lt;img src=x&gt;"
+    assert plain_text("a&b") == "a&amp;b"
+
+
+def test_weights_travel_as_uint16_thousandths():
+    z = weights_as_thousandths(np.array([[0.0, 0.0004, 0.0005001, 0.5234, 1.0, np.nan]]))
+    assert z.dtype == np.uint16 and z.tolist() == [[0, 0, 1, 523, 1000, 0]]
+
+
+def test_grid_figure_holds_the_chosen_heads_with_their_weights(toy_result):
+    w = toy_result.attentions[1]
+    fig, block = head_grid_figure(w, toy_result.labels, [1, 0])
+    spec = json.loads(fig.to_json())
+    assert block == 1 and [t["name"] for t in spec["data"]] == ["head 1", "head 0"]
+    z = decode_plotly_array(spec["data"][0]["z"])
+    np.testing.assert_array_equal(z, weights_as_thousandths(w[1]))
+    assert spec["layout"]["separators"] == ",." and spec["data"][0]["hovertemplate"].count("%{z:05,d}") == 1
+    assert "query: %{y}" in spec["data"][0]["hovertemplate"] and "key: %{x}" in spec["data"][0]["hovertemplate"]
+
+
+def test_grid_figure_stays_under_three_bytes_per_cell_at_128_tokens():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(128), size=(12, 128)).astype(np.float32)
+    fig, _ = head_grid_figure(w, [f"tok{i % 40}" for i in range(128)], list(range(12)))
+    assert len(fig.to_json()) / w.size <= 3.0
+
+
+def test_block_average_keeps_row_sums_and_reports_the_block():
+    w = np.random.default_rng(1).dirichlet(np.ones(300), size=300).astype(np.float32)
+    pooled, labels, b = block_average(w, [str(i) for i in range(300)], 128)
+    assert b == 3 and pooled.shape == (100, 100) and len(labels) == 100
+    # each pooled cell is the mean of b×b cells, so a pooled row sums to (b rows · 1) / b² = 1/b
+    np.testing.assert_allclose(pooled.sum(-1) * b, np.ones(100), rtol=1e-4)
+
+
+def test_large_inputs_are_downsampled_in_the_grid_but_not_in_the_enlarged_head():
+    w = np.full((2, 512, 512), 1 / 512, dtype=np.float32)
+    fig, block = head_grid_figure(w, ["x"] * 512, [0, 1])
+    assert block == 4 and decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).shape == (128, 128)
+    big = head_figure(w[0], ["x"] * 512, "head 0")
+    assert decode_plotly_array(json.loads(big.to_json())["data"][0]["z"]).shape == (512, 512)
+
+
+def test_enlarged_head_prints_values_only_when_small(toy_result):
+    small = head_figure(toy_result.attentions[0, 0], toy_result.labels, "h")
+    assert small.data[0].texttemplate
+    big = head_figure(np.eye(40, dtype=np.float32), [str(i) for i in range(40)], "h")
+    assert not big.data[0].texttemplate
+
+
+# ---- LaTeX and sentences ----------------------------------------------------------------------
+
+
+def test_equation_fills_in_d_k_and_the_factor():
+    assert r"\sqrt{32}" in attention_equation(1 / math.sqrt(32), 32, masked=False)
+    assert "+ M" in attention_equation(1 / math.sqrt(32), 32, masked=True)
+    assert "no scaling" in attention_equation(1.0, 32, masked=False)
+    assert r"QK^\top \cdot 0.25" in attention_equation(0.25, 32, masked=False)
+
+
+def test_mask_matrix_draws_minus_infinity_where_forbidden_and_a_corner_when_large():
+    small = mask_matrix(causal_mask(3), 3)
+    assert small.count(r"-\infty") == 3 and r"\cdots" not in small
+    big = mask_matrix(causal_mask(20), 20)
+    assert r"\cdots" in big and r"\ddots" in big
+
+
+def test_fmt_writes_infinity_and_scientific_numbers():
+    assert fmt(float("-inf")) == r"-\infty"
+    assert fmt(0.5) == "0.5" and "10^{-5}" in fmt(1.5e-5)
+
+
+def test_multi_head_equation_states_d_model_as_heads_times_d_head():
+    assert r"12\cdot32 = 384" in multi_head_equation(12, 384)
+
+
+def test_sentences_read_the_settings_aloud():
+    assert "before it" in describe_mask("causal")
+    assert "2 positions away" in describe_mask("window:2")
+    assert "decoder" in describe_mask("none", causal_model=True)
+    assert "√32" in describe_scale(1 / math.sqrt(32), 32)
+    assert "off" in describe_scale(1.0, 32)
+    assert describe_effect("none", 1 / math.sqrt(32), 32) is None
+    assert "every layer" in describe_effect("causal", 1 / math.sqrt(32), 32)
+
+
+# ---- exports and truth ------------------------------------------------------------------------
+
+
+def test_head_csv_has_token_headers_and_the_weights(toy_result):
+    import csv
+
+    rows = list(csv.reader(io.StringIO(head_csv(toy_result, 1, 0))))
+    n = len(toy_result.tokens)
+    assert len(rows) == n + 1 and rows[0][1] == "0:[CLS]" and rows[1][0] == "0:[CLS]"
+    first = [float(x) for x in rows[1][1:]]
+    np.testing.assert_allclose(first, toy_result.attentions[1, 0, 0].numpy(), atol=1e-6)
+
+
+def test_npz_holds_all_layers_heads_tokens_and_settings(toy_result):
+    data = np.load(io.BytesIO(attentions_npz(toy_result, {"mask": "none"})))
+    np.testing.assert_array_equal(data["attentions"], toy_result.attentions.numpy())
+    assert list(data["tokens"]) == toy_result.tokens and str(data["setting_mask"]) == "none"
+
+
+def test_truth_check_matches_transformers_for_the_bundled_model():
+    check = check_against_transformers(attnviz.load_model(), "Trust, but verify.")
+    assert check.matches and check.max_abs_diff < 1e-5
+
+
+def test_truth_check_explains_that_the_toy_model_has_no_reference():
+    check = check_against_transformers(attnviz.load_model("toy"), "hello")
+    assert check.max_abs_diff is None and "seeded" in check.reason and not check.matches
+
+
+def test_fully_masked_rows_never_reach_the_screen_as_nan():
+    w = attnviz.load_model("toy").run("a b c", mask=torch.zeros(5, 5, dtype=torch.bool)).attentions
+    assert torch.all(w == 0)
+    fig, _ = head_grid_figure(w[0], ["x"] * 5, [0])
+    assert not np.isnan(decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).astype(float)).any()
