@@ -31,17 +31,16 @@ st.caption("Exact attention scores every (query, key) pair: n² of them. Each me
 
 with ui.guard("The efficient attention page"):
     from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
-    from attnviz.lessons.efficient.costs import MAX_COST_N, cost_ns, overtakes_at
+    from attnviz.lessons.efficient.costs import MAX_COST_N, cost_ns, overtakes_at, ratio_words
     from attnviz.lessons.efficient.figures import cost_figure
     from attnviz.lessons.efficient.methods import METHODS, MIN_TIMING_TILE, cap_knobs
 
-    top = st.columns([2, 2, 3])
-    method = METHODS[top[0].selectbox("Method", list(METHODS), key="eff_method", format_func=lambda m: METHODS[m].title,
-                                      **ui.BOUND)]
+    top = st.columns([2, 3])
+    method = METHODS[top[0].selectbox("Method", list(METHODS), key="eff_method", **ui.BOUND,
+                                      help="\n".join(f"- **{m.key}**: {m.title}" for m in METHODS.values()))]
     source = top[1].radio("Q, K, V from", ["model", "random"], key="eff_source", horizontal=True,
-                          format_func=lambda s: {"model": "the model (sidebar text)", "random": "random numbers"}[s],
-                          **ui.BOUND)
-    top[2].info(f"**What it trades.** {method.trade}", icon=":material/balance:")
+                          help="model: the sidebar's model and text; random: entries from N(0, 1)", **ui.BOUND)
+    st.info(f"**{method.title}. What it trades:** {method.trade}", icon=":material/balance:")
 
     knob_cols = st.columns(max(len(method.knobs) + 1, 3))
     raw = {kn.key: knob_cols[i].number_input(kn.label, value=kn.default, step=1, key=f"eff_{method.key}_{kn.key}",
@@ -96,15 +95,26 @@ with ui.guard("The efficient attention page"):
     st.markdown(f"Measured against **{reference}**. " + (
         "This kernel is exact: the error is float rounding only." if method.exact else
         "This method is an approximation: the error is what it gives up."))
-    cols = st.columns(3)
     signed_method = method.key == "linformer" and knobs.get("projection") == "random"
-    with cols[0]:
-        _heatmap.heatmap(cmp.reference_weights, labels, key="eff_reference", title=f"{reference}: weights")
-    with cols[1]:
-        _heatmap.heatmap(cmp.method_weights, labels, key="eff_method_weights", kind="signed" if signed_method else "weights",
-                         title=f"{method.key}: effective weights" + (" (can be negative)" if signed_method else ""))
-    with cols[2]:
-        _heatmap.heatmap(cmp.weight_delta.abs(), labels, key="eff_delta", kind="signed", title="|Δ| = |method − reference|")
+    values = n <= 10  # numbers in the cells only while they fit
+    left, right = st.columns(2, gap="medium")
+    with left:
+        _heatmap.heatmap(cmp.reference_weights, labels, key="eff_reference", show_values=values,
+                         title={"full": "exact", "masked": "exact, same mask", "shared-qk": "exact shared-QK"}[method.reference]
+                         + ": weights after softmax")
+    with right:
+        _heatmap.heatmap(cmp.method_weights, labels, key="eff_method_weights", show_values=values,
+                         kind="signed" if signed_method else "weights",
+                         title=f"{method.key}: effective weights (V = I)" + (", can be negative" if signed_method else ""))
+    left, right = st.columns(2, gap="medium")
+    with left:
+        _heatmap.heatmap(cmp.weight_delta.abs(), labels, key="eff_delta", kind="signed", limit=max(cmp.max_weight_delta, 0.01),
+                         title="|Δ| = |method − reference| (weights)")
+    with right:
+        st.markdown("**Reading the three maps.** Left, the weights the method is measured against; right of it, the "
+                    "weights the method really applies, read off its own code by running it with V = I (every method "
+                    "here is linear in V, so its output with V = I is its weight matrix). Below, |Δ| on a scale of "
+                    f"0 to {max(cmp.max_weight_delta, 0.01):.2g}: white means the method agrees with the reference.")
 
     st.header("What it costs, measured here")
     asked_n = st.number_input("Largest n to time", 128, 1_000_000, 1024, key="eff_max_n", **ui.BOUND,
@@ -129,10 +139,12 @@ with ui.guard("The efficient attention page"):
     last_m, last_e = method_pts[-1], exact_pts[-1]
     st.markdown(f"**{method.key}** beats exact attention {said[0]}, and {said[1]}. At n = {last_e.n}: "
                 f"{last_m.seconds * 1e3:.1f} ms against {last_e.seconds * 1e3:.1f} ms "
-                f"({last_e.seconds / last_m.seconds:.1f}× faster), {last_m.peak_bytes / 1e6:.2f} MB against "
-                f"{last_e.peak_bytes / 1e6:.2f} MB ({last_e.peak_bytes / max(last_m.peak_bytes, 1):.1f}× less memory).")
-    st.caption("Random Q, K, V, one head, d = 64, this page's own process. Time: median of up to 3 runs (the machine "
-               "may be shared, so times wobble). Peak memory: the most bytes of torch tensors held at once, counted op "
-               "by op as they are allocated and freed (inputs not counted); tracemalloc cannot see torch's memory."
+                f"({ratio_words(last_e.seconds, last_m.seconds, 'faster', 'slower')}), {last_m.peak_bytes / 1e6:.2f} MB "
+                f"against {last_e.peak_bytes / 1e6:.2f} MB "
+                f"({ratio_words(last_e.peak_bytes, last_m.peak_bytes, 'less memory', 'more memory')}).")
+    st.caption("Random Q, K, V, one head, d = 64, this page's own process. Time: the fastest of up to 3 runs after "
+               "a warm-up (the machine may be shared, so times wobble). Peak memory: the most bytes of torch tensors "
+               "held at once, counted op by op as they are allocated and freed (inputs not counted); tracemalloc "
+               "cannot see torch's memory."
                + (f" Tiles are at least {MIN_TIMING_TILE} here: smaller ones would time Python's loop." if method.key == "flash"
                   else ""))

@@ -12,7 +12,6 @@ small next to the intermediates it compares.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -62,13 +61,15 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
 
 
 def seconds(fn: Callable[[], object], repeats: int = 3, budget: float = 2.0) -> float:
-    """The median wall time of fn over up to `repeats` runs (fewer when one run already takes `budget` seconds)."""
+    """The fastest wall time of fn over up to `repeats` runs after one warm-up run (fewer runs once they have
+    taken `budget` seconds). The fastest, not the mean: on a shared machine the slow runs measure the neighbours."""
     times = []
     with torch.no_grad():
+        fn()  # warm-up: first-call costs (allocator, kernel selection) are not the algorithm's
         for _ in range(max(repeats, 1)):
             start = time.perf_counter()
             fn()
             times.append(time.perf_counter() - start)
             if sum(times) > budget:
                 break
-    return statistics.median(times)
+    return min(times)

@@ -18,7 +18,7 @@ COST_D = 64  # head size of the random Q, K, V the chart times
 @dataclass
 class CostPoint:
     n: int
-    seconds: float  # median wall time
+    seconds: float  # fastest wall time of a few runs
     peak_bytes: int  # most bytes of tensors held at once (attnviz.engine.efficient.measure)
 
 
@@ -68,3 +68,10 @@ def overtakes_at(method: list[CostPoint], exact: list[CostPoint], field: str) ->
         else:
             n_from = None
     return n_from
+
+
+def ratio_words(exact: float, method: float, better: str, worse: str) -> str:
+    """'4.2× faster' when the method's figure is below exact's, '3.1× slower' when above."""
+    if method <= 0 or exact <= 0:
+        return "not measurable"
+    return f"{exact / method:.1f}× {better}" if method <= exact else f"{method / exact:.1f}× {worse}"
