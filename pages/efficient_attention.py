@@ -103,12 +103,13 @@ with ui.guard("The efficient attention page"):
                          title={"full": "exact", "masked": "exact, same mask", "shared-qk": "exact shared-QK"}[method.reference]
                          + ": weights after softmax")
     with right:
-        _heatmap.heatmap(cmp.method_weights, labels, key="eff_method_weights", show_values=values,
+        _heatmap.heatmap(cmp.method_weights, labels, labels, key="eff_method_weights", show_values=values,
                          kind="signed" if signed_method else "weights",
                          title=f"{method.key}: effective weights (V = I)" + (", can be negative" if signed_method else ""))
     left, right = st.columns(2, gap="medium")
     with left:
-        _heatmap.heatmap(cmp.weight_delta.abs(), labels, key="eff_delta", kind="signed", limit=max(cmp.max_weight_delta, 0.01),
+        _heatmap.heatmap(cmp.weight_delta.abs(), labels, labels, key="eff_delta", kind="signed",
+                         limit=max(cmp.max_weight_delta, 0.01),
                          title="|Δ| = |method − reference| (weights)")
     with right:
         st.markdown("**Reading the three maps.** Left, the weights the method is measured against; right of it, the "
