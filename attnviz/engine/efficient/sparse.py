@@ -30,14 +30,17 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     """softmax(Q Kᵀ · s + M) V with M allowing |i − j| ≤ window (and j ≤ i if causal), band by band.
 
     Equal to dense attention with attnviz.engine.masks.window_mask(n, window). q, k (..., n, d_k), v (..., n, d_v).
-    block_size B defaults to max(window, 16): each block of B queries scores B + 2·window keys.
+    block_size B defaults to max(window // 2, 16): each block of B queries scores B + 2·window keys.
     """
     n = check_self_attention(q, k, v, "Sliding-window attention")
     w = check_knob("The window", window, 0, None)
     w = min(w, n - 1)  # a window wider than the text is the whole text
     scores, allowed, v_chunks, n_pad = _band_scores(q, k, v, w, block_size, resolve_scale(scale, q.shape[-1]), causal)
-    weights = masked_softmax(scores, allowed)  # (..., nb, B, B + 2w)
-    out = weights @ v_chunks  # (..., nb, B, d_v)
+    # M as an additive bias (0 allowed, −inf forbidden), added in place: every real query sees at least itself,
+    # so no row is all −inf and the softmax needs no NaN clean-up
+    bias = torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
+    scores += bias  # (..., nb, B, B + 2w)
+    out = torch.softmax(scores, dim=-1) @ v_chunks  # (..., nb, B, d_v)
     return out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
 
 
@@ -86,7 +89,7 @@ def _band_scores(q, k, v, w: int, block_size: int | None, s: float, causal: bool
     -> scores (..., nb, B, B + 2w), allowed (nb, B, B + 2w), v_chunks (..., nb, B + 2w, d_v), n_pad = nb·B.
     """
     n = q.shape[-2]
-    B = check_knob("The block size", block_size, 1, None) if block_size is not None else max(w, 16)
+    B = check_knob("The block size", block_size, 1, None) if block_size is not None else max(w // 2, 16)
     B = min(B, n)
     nb = -(-n // B)  # number of query blocks, the last one padded
     n_pad = nb * B
@@ -103,8 +106,10 @@ def _band_scores(q, k, v, w: int, block_size: int | None, s: float, causal: bool
     rel = c - w - r  # key position − query position                                     (B, B + 2w)
     band = (rel.abs() <= w) & (rel <= 0) if causal else rel.abs() <= w
     key_pos = torch.arange(nb, device=q.device).view(nb, 1) * B - w + c  # (nb, B + 2w)
-    inside = (key_pos >= 0) & (key_pos < n)  # the padding keys are never attended
-    allowed = band.unsqueeze(0) & inside.unsqueeze(1)  # (nb, B, B + 2w)
+    inside = (key_pos >= 0) & (key_pos < n)  # the padding keys are never attended by a real query
+    padded_query = (torch.arange(n_pad, device=q.device) >= n).view(nb, B, 1)  # (nb, B, 1): rows cut off at the end
+    # a padding query (its row is dropped) may see padding keys, so that no row is left with nothing at all
+    allowed = band.unsqueeze(0) & (inside.unsqueeze(1) | padded_query)  # (nb, B, B + 2w)
     return scores, allowed, v_chunks, n_pad
 
 
