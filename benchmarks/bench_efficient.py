@@ -2,8 +2,8 @@
 
     python benchmarks/bench_efficient.py            # prints a table; a few minutes on a busy 2-core CPU
 
-One head, d = 64, random Q, K, V from N(0, 1) (seeded), float32, CPU, torch's own thread count.
-Time: the fastest of 3 runs after a warm-up (attnviz.engine.efficient.measure.seconds).
+One head, d = 64, random Q, K, V from N(0, 1) (seeded), float32, CPU, timed on one thread (see measure.seconds).
+Time: the fastest of up to 7 runs (3 s budget) after a warm-up (attnviz.engine.efficient.measure.seconds).
 Peak memory: the most bytes of torch tensors held at once while the function runs, counted op by op
 as tensors are allocated and freed (attnviz.engine.efficient.measure.peak_tensor_bytes); the inputs
 are not counted. Error: ‖out − exact‖ / ‖exact‖ against dense exact attention (for the window also
@@ -48,7 +48,7 @@ def rel(out, ref) -> float:
 
 
 def main() -> None:
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
+    print(f"torch {torch.__version__}, timed on 1 thread, {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.1f} (a machine shared with other jobs: times wobble)")
     print(f"{'n':>5} {'method':<16} {'time ms':>9} {'× exact':>8} {'peak MB':>9} {'exact/this':>10} {'error':>9}")
     results: dict[str, list[tuple[int, float, int]]] = {name: [] for name in METHODS}
@@ -57,7 +57,7 @@ def main() -> None:
         q, k, v = (torch.randn(1, n, D, generator=g) for _ in range(3))
         exact_out = METHODS["exact"](q, k, v)
         for name, fn in METHODS.items():
-            t = seconds(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v), repeats=3, budget=30.0)
+            t = seconds(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v), repeats=7, budget=3.0)
             b = peak_tensor_bytes(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v))
             results[name].append((n, t, b))
             t0, b0 = results["exact"][-1][1:]

@@ -24,10 +24,8 @@ def _method_costs(method_key: str, knobs: tuple, ns: tuple[int, ...]):
 settings = ui.page_settings()
 st.title("Efficient attention")
 st.caption("Exact attention scores every (query, key) pair: n² of them. Each method below avoids that in its own way. "
-           "The exact kernels (tiled, window, global + local, block-sparse) give the same numbers as exact attention "
-           "with their mask, but skip the work; the approximations (Linformer, Performer, Reformer) change the math. "
-           "Left: what the method is measured against; middle: the weights the method really applies (its own code "
-           "run with V = I); right: |Δ|.")
+           "The exact kernels (flash, window, longformer, block-sparse) give the same numbers as exact attention "
+           "with their mask, but skip the work; the approximations (linformer, performer, reformer) change the math.")
 
 with ui.guard("The efficient attention page"):
     from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
@@ -101,20 +99,20 @@ with ui.guard("The efficient attention page"):
     with left:
         _heatmap.heatmap(cmp.reference_weights, labels, key="eff_reference", show_values=values,
                          title={"full": "exact", "masked": "exact, same mask", "shared-qk": "exact shared-QK"}[method.reference]
-                         + ": weights after softmax")
+                         + ": weights")
     with right:
         _heatmap.heatmap(cmp.method_weights, labels, labels, key="eff_method_weights", show_values=values,
                          kind="signed" if signed_method else "weights",
-                         title=f"{method.key}: effective weights (V = I)" + (", can be negative" if signed_method else ""))
+                         title=f"{method.key}: weights it applies" + (" (can be < 0)" if signed_method else ""))
     left, right = st.columns(2, gap="medium")
     with left:
         _heatmap.heatmap(cmp.weight_delta.abs(), labels, labels, key="eff_delta", kind="signed",
                          limit=max(cmp.max_weight_delta, 0.01),
                          title="|Δ| = |method − reference| (weights)")
     with right:
-        st.markdown("**Reading the three maps.** Left, the weights the method is measured against; right of it, the "
+        st.markdown("**Reading the three maps.** Top left, the weights the method is measured against; top right, the "
                     "weights the method really applies, read off its own code by running it with V = I (every method "
-                    "here is linear in V, so its output with V = I is its weight matrix). Below, |Δ| on a scale of "
+                    "here is linear in V, so its output with V = I is its weight matrix). Bottom left, |Δ| on a scale of "
                     f"0 to {max(cmp.max_weight_delta, 0.01):.2g}: white means the method agrees with the reference.")
 
     st.header("What it costs, measured here")
@@ -144,8 +142,8 @@ with ui.guard("The efficient attention page"):
                 f"against {last_e.peak_bytes / 1e6:.2f} MB "
                 f"({ratio_words(last_e.peak_bytes, last_m.peak_bytes, 'less memory', 'more memory')}).")
     st.caption("Random Q, K, V, one head, d = 64, this page's own process. Time: the fastest of up to 3 runs after "
-               "a warm-up (the machine may be shared, so times wobble). Peak memory: the most bytes of torch tensors "
-               "held at once, counted op by op as they are allocated and freed (inputs not counted); tracemalloc "
-               "cannot see torch's memory."
+               "a warm-up, on one CPU thread (the machine may be shared, so times wobble). Peak memory: the most "
+               "bytes of torch tensors held at once, counted op by op as they are allocated and freed (inputs not "
+               "counted); tracemalloc cannot see torch's memory."
                + (f" Tiles are at least {MIN_TIMING_TILE} here: smaller ones would time Python's loop." if method.key == "flash"
                   else ""))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -60,11 +61,27 @@ def peak_tensor_bytes(fn: Callable[[], object]) -> int:
     return tracker.peak
 
 
-def seconds(fn: Callable[[], object], repeats: int = 3, budget: float = 2.0) -> float:
+@contextmanager
+def torch_threads(n: int):
+    """torch's intra-op thread count set to n inside the block, restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def seconds(fn: Callable[[], object], repeats: int = 3, budget: float = 2.0, threads: int | None = 1) -> float:
     """The fastest wall time of fn over up to `repeats` runs after one warm-up run (fewer runs once they have
-    taken `budget` seconds). The fastest, not the mean: on a shared machine the slow runs measure the neighbours."""
+    taken `budget` seconds). The fastest, not the mean: on a shared machine the slow runs measure the neighbours.
+
+    threads=1 (default) times on one thread: on a busy CPU an op split over 2 threads waits until both are
+    scheduled, and a method made of many small ops (tiles, bands) then measures the neighbours' load, not
+    itself (we saw the tiled kernel go from 0.5 s to 26 s that way). None keeps torch's own setting.
+    """
     times = []
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(threads or torch.get_num_threads()):
         fn()  # warm-up: first-call costs (allocator, kernel selection) are not the algorithm's
         for _ in range(max(repeats, 1)):
             start = time.perf_counter()
