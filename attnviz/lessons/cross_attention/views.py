@@ -55,3 +55,27 @@ def cross_view(model, source: str, target: str, layer: int, mask=None, scale=Tru
     demo = projections_across_sentences(model, source, target, layer, scale=scale)
     return CrossView(False, layer, demo.weights, demo.target_labels, demo.source_labels, n_heads, model.d_model,
                      model.d_head, demo.scale, notes=demo.notes)
+
+
+def decoder_mask_spec(model, target: str, spec) -> tuple[str, str | None]:
+    """The sidebar's mask as the decoder's self-attention can take it -> (spec to use, why it was changed or None).
+
+    Only a real decoder uses it; the demonstration has no mask at all. An empty custom mask means the
+    causal pattern for this target; a padding mask or one that does not fit the target becomes 'none'.
+    """
+    from attnviz.engine.masks import padding_count, parse_mask
+
+    if not spec or spec == "none":
+        return "none", None
+    if not is_encoder_decoder(model):
+        return "none", "The sidebar's mask is not used here: the demonstration's queries read every source token."
+    if padding_count(spec):
+        return "none", "Padding masks are not offered on an encoder–decoder: no extra mask is used."
+    n = len(model.decoder_input(target)[1])
+    if spec == "custom:":
+        spec = "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
+    try:
+        parse_mask(spec, n)
+    except AttnvizError as err:
+        return "none", f"Mask: {err} No extra mask is used."
+    return spec, None
