@@ -86,38 +86,43 @@ with ui.guard("The cross-attention page"):
                    "`facebook/bart-base` (needs the network) or a local BART folder.")
     badge = st.empty()
 
-    left, right = st.columns([2, 1], gap="medium")
-    with left:
-        st.subheader(f"{'Decoder layer' if real else 'Layer'} {layer}: target × source weights")
-        st.caption(f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight "
-                   "after the softmax; each row sums to 1 over the source.")
-        _heatmap.heatmap_grid([view.weights[h] for h in heads], view.target_labels, view.source_labels, key="xa_grid",
-                              titles=[f"head {h}: weights after softmax" for h in heads],
-                              columns=2 if len(heads) > 1 else 1)
-    with right:
-        st.subheader("The math, with this run's shapes")
-        st.latex(cross_attention_equation(T, S, view.d_model, view.d_head, view.scale))
-        st.markdown(
-            f"X_target: the decoder's stream entering this sublayer ({T} × {view.d_model}); X_source: the encoder's "
-            f"output ({S} × {view.d_model}). Each of the {view.n_heads} heads has its own W_Q, W_K, W_V "
-            f"({view.d_model} × {view.d_head}); the heads' outputs are concatenated and multiplied by W_O, as in "
-            "self-attention. Only where Q and K, V come from differs." if real else
-            f"X_target, X_source: each sentence's own input to layer {layer} ({T} × {view.d_model} and {S} × "
-            f"{view.d_model}); W_Q, W_K, W_V: layer {layer}'s real projections, {view.d_model} × {view.d_head} per "
-            "head (biases included).")
-        st.markdown(
-            "**Dials.** The sidebar's scaling applies to every attention (encoder, decoder and cross). The sidebar's "
-            "mask applies only to the decoder's self-attention, on top of its causal mask; cross-attention is never "
-            "masked." if real else
-            "**Dials.** The sidebar's scaling applies to this product; its mask is not used: every target query reads "
-            "every source token, as in cross-attention.")
+    st.subheader("The math, with this run's shapes")
+    st.latex(cross_attention_equation(T, S, view.d_model, view.d_head, view.scale))
+    st.markdown(
+        f"X_target: the decoder's stream entering this sublayer ({T} × {view.d_model}); X_source: the encoder's "
+        f"output ({S} × {view.d_model}). Each of the {view.n_heads} heads has its own W_Q, W_K, W_V "
+        f"({view.d_model} × {view.d_head}); the heads' outputs are concatenated and multiplied by W_O, as in "
+        "self-attention. Only where Q and K, V come from differs." if real else
+        f"X_target, X_source: each sentence's own input to layer {layer} ({T} × {view.d_model} and {S} × "
+        f"{view.d_model}); W_Q, W_K, W_V: layer {layer}'s real projections, {view.d_model} × {view.d_head} per "
+        "head (biases included). No mask: every target query reads every source token.")
+    st.markdown(
+        "**Dials.** The sidebar's scaling applies to every attention (encoder, decoder and cross). The sidebar's "
+        "mask applies only to the decoder's self-attention, on top of its causal mask; cross-attention is never "
+        "masked." if real else
+        "**Dials.** The sidebar's scaling applies to this product; the sidebar's mask is not used here.")
 
+    st.subheader(f"{'Decoder layer' if real else 'Layer'} {layer}: target × source weights, {len(heads)} head(s)")
+    st.caption(f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight after "
+               "the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in full "
+               "detail below.")
+    # Fixed-width panels in a wrapping row: one per row on a 1024 px screen, three on a 1920 px one.
+    flow = st.container(horizontal=True, wrap=True, gap="medium")
+    for i, h in enumerate(heads):
+        with flow.container(width=min(540, max(380, 180 + 28 * S))):
+            _heatmap.heatmap(view.weights[h], view.target_labels, view.source_labels, key=f"xa_grid_{i}",
+                             title=f"head {h}", show_values=False)
+
+    st.subheader("One head in full detail")
+    focus = st.columns([1, 3])[0].selectbox("Head", heads, key="xa_focus", **ui.BOUND)
+    _heatmap.heatmap(view.weights[focus], view.target_labels, view.source_labels, key="xa_focus_head",
+                     title=f"{'decoder ' if real else ''}layer {layer}, head {focus}: cross-attention weights "
+                           "(target × source)")
     if real:
-        st.subheader("For contrast: the same decoder layer's self-attention (causal)")
-        focus = st.selectbox("Head", heads, key="xa_focus", **ui.BOUND)
-        st.caption("Target × target: each target position may look only at itself and the positions before it "
-                   "(every cell above the diagonal is exactly 0). The first target token is the decoder start token: the "
-                   "target is shifted one place right, as in training, so position t predicts target token t.")
+        st.markdown("**For contrast: the same head's self-attention in the decoder (causal).** Target × target: each "
+                    "target position may look only at itself and the positions before it (every cell above the "
+                    "diagonal is exactly 0). The first target token is the decoder start token: the target is shifted "
+                    "one place right, as in training, so position t predicts target token t.")
         _heatmap.heatmap(view.decoder_self[focus], view.target_labels, key="xa_self",
                          title=f"decoder layer {layer}, head {focus}: self-attention weights")
 
