@@ -146,3 +146,10 @@ def test_missing_model_folder_falls_back_to_the_demonstration():
     assert "No folder" in alerts(at, "error")
     assert "projections applied across two sentences" in page_text(at)
     assert drawn_heatmap(at, "xa_grid_0")[0].shape[1] == 9
+
+
+def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
+    at = run_app({"model": "other", "model_path": bart_folder, "text": SOURCE})  # the explorer
+    assert_healthy(at)
+    assert "encoder–decoder: this is its encoder's self-attention" in alerts(at, "info")
+    assert "matches transformers" in alerts(at, "success")

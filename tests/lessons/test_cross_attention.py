@@ -97,3 +97,19 @@ def test_equation_carries_the_real_shapes():
     assert r"(9\times384)(384\times32) = 9\times32" in tex
     assert r"(7\times384)(384\times32) = 7\times32" in tex
     assert r"= 9\times7" in tex and r"\sqrt{32}" in tex
+
+
+def test_decoder_mask_spec_keeps_what_fits_and_says_why_otherwise(bundled_model, tiny_model_folder):
+    from attnviz.lessons.cross_attention.views import decoder_mask_spec
+
+    bart = attnviz.load_model(str(tiny_model_folder("bart")))
+    n = len(bart.run(SOURCE, target=TARGET).tokens)
+    assert decoder_mask_spec(bart, TARGET, "none") == ("none", None)
+    assert decoder_mask_spec(bart, TARGET, "window:2") == ("window:2", None)
+    spec, note = decoder_mask_spec(bart, TARGET, "custom:")
+    assert note is None and spec.count("/") == n - 1 and spec.startswith("custom:1" + "0" * (n - 1) + "/11")
+    assert decoder_mask_spec(bart, TARGET, "padding:2")[0] == "none" and "Padding" in decoder_mask_spec(
+        bart, TARGET, "padding:2")[1]
+    spec, note = decoder_mask_spec(bart, TARGET, "custom:10/01")  # 2 rows for a longer target
+    assert spec == "none" and note.startswith("Mask:")
+    assert decoder_mask_spec(bundled_model, TARGET, "causal")[0] == "none"  # the demonstration has no mask

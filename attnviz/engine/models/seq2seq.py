@@ -113,6 +113,7 @@ class EncoderDecoderModel(Model):
 
         With a target, mask applies to the decoder's self-attention (on top of its causal mask) and
         never to the cross-attention; scale applies to every attention: encoder, decoder and cross.
+        keep (per-layer traces) applies to the encoder-only run; a run with a target keeps none.
         """
         if target is None:
             res = super().run(text, mask=mask, scale=scale, keep=keep)
