@@ -47,9 +47,9 @@ class AcrossSentences:
 def attention_input(model, text: str, layer: int, which: str):
     """(layer-`layer` attention input of `text` run alone (T, C), its RunResult): post-LN feeds the residual
     stream itself; pre-LN (GPT-2) feeds LN₁ of it."""
-    res = model.run(text, keep=True)
-    if res.truncated and which == "target":
+    if which == "target" and model.encode(text).truncated:  # checked before the (costlier) run
         raise AttnvizError(f"The target is longer than {model.name} can take ({model.max_tokens} tokens): shorten it.")
+    res = model.run(text, keep=True)
     x = res.traces[layer].x_in[0]  # (T, C)
     lw = model.layers[layer]
     if model.cfg.pre_ln:
