@@ -193,3 +193,11 @@ def test_knobs_out_of_range_raise_attnviz_error(call):
     q, k, v = qkv(16, 8, seed=15)
     with pytest.raises(AttnvizError):
         call(q, k, v)
+
+
+def test_the_contract_module_re_exports_the_engine():
+    import attnviz.efficient as public
+    from attnviz.engine import efficient as engine
+
+    assert public.flash_attention is engine.flash_attention is attnviz.efficient.flash_attention
+    assert set(engine.__all__) <= set(dir(public))
