@@ -55,7 +55,7 @@ with ui.guard("The encoder-layer page"):
     pick = st.columns([2, 1])
     i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",
                           format_func=lambda t: f"{t}: {labels[t]}" if 0 <= t < n else str(t), **ui.BOUND)
-    first = pick[1].slider("Features drawn", 4, 64, min(32, model.d_model), key="enc_first", **ui.BOUND)
+    first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="enc_first", **ui.BOUND)
     for number, stage in enumerate(steps.stages, start=1):
         st.subheader(f"{number}. {stage.title}", divider="gray")
         left, right = st.columns([2, 3], vertical_alignment="center")
