@@ -41,9 +41,7 @@ with ui.guard("The multi-head anatomy page"):
     # ---- 1) the reshape ---------------------------------------------------------------------------
     st.header("1. Cutting d_model into heads")
     split = head_split(res, layer)
-    left, right = st.columns(2)
-    left.latex(tex.size_split(C, nh, hs) + rf"\quad \text{{({model.name})}}")
-    right.latex(tex.paper_split())
+    st.latex(tex.both_splits(C, nh, hs, model.name))
     st.markdown("Each head does not get its own copy of the features: the projected matrix Q = X W_Q (one row per "
                 "token, d_model columns) is **cut into column blocks**, one block of d_head columns per head. "
                 "K and V are cut the same way. After attention the heads' outputs are glued back side by side.")
@@ -53,21 +51,20 @@ with ui.guard("The multi-head anatomy page"):
     with cols[0]:
         clip = percentile_limit(x.numpy())
         hm.heatmap(x, labels, key="mha_x", kind="signed", x_title="feature", show_values=numbers, limit=clip,
-                   title=f"X, the layer's input ({n} × {C}), colours clipped at ±{clip:.3g}")
+                   title=f"X, the input ({n} × {C}), clip ±{clip:.3g}")
     with cols[1]:
         hm.heatmap(split.q, labels, key="mha_q", kind="signed", x_title="feature", show_values=numbers,
-                   title=f"Q = X W_Q + b_Q, all heads side by side ({n} × {C})")
+                   title=f"Q = X W_Q + b_Q ({n} × {C})")
     shown = heads[:12]
     st.markdown(f"**The same Q as ({nh}, {n}, {hs})**: head h holds columns {hs}·h to {hs}·h + {hs - 1}"
                 + (f" (the first {len(shown)} of the chosen heads)" if len(heads) > len(shown) else "") + ".")
     limit = float(split.q.abs().max()) or 1.0  # one colour range for every slice, the same as Q's
-    grid = st.columns(min(4, len(shown)))
+    grid = st.columns(min(3, len(shown)))
     for i, h in enumerate(shown):
         with grid[i % len(grid)]:
             lo = h * hs
             hm.heatmap(split.per_head[h], labels, key=f"mha_slice_{h}", kind="signed", show_values=numbers,
-                       x_title=f"feature (Q column {lo} + this)", limit=limit,
-                       title=f"head {h}: Q[:, {lo}:{lo + hs}]  ({n} × {hs})")
+                       x_title=f"column − {lo}", limit=limit, title=f"head {h}: Q columns {lo}–{lo + hs - 1}")
     st.latex(tex.round_trip(split.round_trip_gap))
     st.caption("Splitting and merging only moves numbers around: gluing the blocks back gives Q exactly (difference 0).")
 
@@ -120,11 +117,10 @@ with ui.guard("The multi-head anatomy page"):
     st.latex(tex.kv_cache_formula(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length,
                                   kv_cache_bytes(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length)))
     rows = kv_cache_rows(geo, bpv, length)
-    t1, t2 = st.columns([2, 3])
-    t1.dataframe([{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
+    st.dataframe([{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
                    "KV cache": format_bytes(r.bytes), "of MHA": f"{r.fraction_of_mha:.1%}",
                    "trained with": "✓" if r.is_models_own else ""} for r in rows], hide_index=True)
-    t2.plotly_chart(kv_cache_figure(rows, f"KV cache of {geo.name}, {length} tokens, {dtype} (dark = as trained)"),
+    st.plotly_chart(kv_cache_figure(rows, f"{geo.name}, {length} tokens, {dtype} (dark = as trained)"),
                     width="stretch", key="mha_kv_chart")
 
     if n_kv == nh:
@@ -144,19 +140,20 @@ with ui.guard("The multi-head anatomy page"):
             st.dataframe([{"query head": h, "K/V group": gp.group_of_head[h],
                            "max |Δ weight|": round(float(gp.max_abs_change[h]), 4),
                            "mean row total variation": round(float(gp.total_variation[h]), 4),
-                           "mean row KL (nats)": round(float(gp.kl[h]), 4)} for h in range(nh)], hide_index=True)
+                           "mean row KL (nats)": round(float(gp.kl[h]), 4)} for h in range(nh)], hide_index=True,
+                         height=38 + 35 * nh)
             st.caption(f"Total variation ½ Σ_j |a_j − a′_j| is 0 for identical rows and 1 for rows with no overlap. "
                        f"The layer's attention output (V averaged too) changes by {gp.output_change:.1%} of its norm. "
                        f"With g = {nh} every head keeps its own K/V and nothing changes.")
             p1, p2, p3 = st.columns(3)
             with p1:
                 hm.heatmap(gp.original[head], labels, key="mha_orig", show_values=numbers,
-                           title=f"original weights, head {head}")
+                           title=f"original, head {head}")
             with p2:
                 hm.heatmap(gp.grouped[head], labels, key="mha_grouped", show_values=numbers,
-                           title=f"weights with {groups} shared K/V group{'s' if groups > 1 else ''}, head {head}")
+                           title=f"g = {groups} shared K/V, head {head}")
             with p3:
-                hm.heatmap(gp.grouped[head] - gp.original[head], labels, key="mha_delta", kind="signed",
-                           show_values=numbers, x_title="key (attended to)", title=f"Δ = grouped − original, head {head}")
+                hm.heatmap(gp.grouped[head] - gp.original[head], labels, labels, key="mha_delta", kind="signed",
+                           show_values=numbers, x_title="key (attended to)", title="Δ = shared − original")
     st.caption(f"The original paper: d_model {PAPER['d_model']}, h = {PAPER['n_heads']} heads of d_head "
                f"{PAPER['d_head']}, every head with its own K/V (MHA).")
