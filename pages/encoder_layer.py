@@ -36,7 +36,7 @@ with ui.guard("The encoder-layer page"):
     mine, paper = model_sizes(model), PAPER_SIZES
     st.dataframe([{"": name, "Transformer base (2017)": getattr(paper, attr), model.name: getattr(mine, attr)}
                   for name, attr in (("d_model", "d_model"), ("FFN width d_ff", "d_ff"), ("layers N", "n_layers"),
-                                     ("heads h", "n_heads"), ("d_head = d_model / h", "d_head"))], hide_index=False)
+                                     ("heads h", "n_heads"), ("d_head = d_model / h", "d_head"))], hide_index=True)
 
     order = layer_order(model)  # a family whose layer order attnviz does not know stops here, with a message
     st.header(f"Layer {layer}, one token, stage by stage ({order})")
@@ -58,13 +58,12 @@ with ui.guard("The encoder-layer page"):
     first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="enc_first", **ui.BOUND)
     for number, stage in enumerate(steps.stages, start=1):
         st.subheader(f"{number}. {stage.title}", divider="gray")
-        left, right = st.columns([2, 3], vertical_alignment="center")
-        left.markdown(stage.note)
-        left.latex(stage_latex(stage, i))
+        st.markdown(stage.note)
+        st.latex(stage_latex(stage, i))
         if stage.key in steps.ln:
-            left.latex(layer_norm_numbers(steps, stage.key, i))
+            st.latex(layer_norm_numbers(steps, stage.key, i))
         width = stage.value.shape[1]
-        right.plotly_chart(vector_bars(stage.value[i], f"{stage.title}, token {i} ({labels[i]}), {width} features",
+        st.plotly_chart(vector_bars(stage.value[i], f"{stage.title}, token {i} ({labels[i]}), {width} features",
                                        first), width="stretch", key=f"enc_bars_{stage.key}")
     st.latex(trace_check(steps.trace_gaps))
     worst = max(steps.trace_gaps.values())

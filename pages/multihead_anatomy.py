@@ -145,15 +145,15 @@ with ui.guard("The multi-head anatomy page"):
             st.caption(f"Total variation ½ Σ_j |a_j − a′_j| is 0 for identical rows and 1 for rows with no overlap. "
                        f"The layer's attention output (V averaged too) changes by {gp.output_change:.1%} of its norm. "
                        f"With g = {nh} every head keeps its own K/V and nothing changes.")
-            p1, p2, p3 = st.columns(3)
+            p1, p2 = st.columns(2)
             with p1:
                 hm.heatmap(gp.original[head], labels, key="mha_orig", show_values=numbers,
                            title=f"original, head {head}")
             with p2:
                 hm.heatmap(gp.grouped[head], labels, key="mha_grouped", show_values=numbers,
                            title=f"g = {groups} shared K/V, head {head}")
-            with p3:
+            with st.columns(2)[0]:
                 hm.heatmap(gp.grouped[head] - gp.original[head], labels, labels, key="mha_delta", kind="signed",
-                           show_values=numbers, x_title="key (attended to)", title="Δ = shared − original")
+                           show_values=numbers, x_title="key (attended to)", title=f"Δ = shared − original, head {head}")
     st.caption(f"The original paper: d_model {PAPER['d_model']}, h = {PAPER['n_heads']} heads of d_head "
                f"{PAPER['d_head']}, every head with its own K/V (MHA).")

@@ -106,7 +106,7 @@ def test_latex_writes_the_tokens_numbers(toy):
     stage = steps.stage("ln1")
     latex = stage_latex(stage, 3)
     assert r"x^{\text{mid}}_{3}" in latex and r"\mathbb{R}^{8}" in latex and r"\dots" not in latex  # all 8 written
-    assert vector_numbers(torch.arange(20.0)).count(",") == 7  # six numbers, then … and the norm
+    assert vector_numbers(torch.arange(20.0)).count(",") == 6  # five numbers, then … and the norm
     mu, sigma = steps.ln["ln1"]
     assert f"= {float(mu[3]):.4f}".rstrip("0") in layer_norm_numbers(steps, "ln1", 3)
     assert "x^{\\text{out}}: " in trace_check(steps.trace_gaps)

@@ -25,7 +25,7 @@ PRE_LN_FAMILIES = ("gpt2",)  # x = x + sublayer(LN(x))
 
 def ln_tex(k: int, u: str) -> str:
     """LN_k(u)_i = (u_i − μ_i) / √(σ_i² + ε) ⊙ γ_k + β_k, for the vector named u."""
-    return (rf"\mathrm{{LN}}_{k}({u})_i = \frac{{({u})_i - \mu_i}}{{\sqrt{{\sigma_i^2 + \varepsilon}}}}"
+    return (rf"\mathrm{{LN}}_{k}({u})_i \\ &= \frac{{({u})_i - \mu_i}}{{\sqrt{{\sigma_i^2 + \varepsilon}}}}"
             rf" \odot \gamma_{k} + \beta_{k}")
 
 
@@ -33,7 +33,7 @@ def ln_tex(k: int, u: str) -> str:
 class Stage:
     key: str
     title: str
-    equation: str  # LaTeX of this stage for token i
+    equation: str  # LaTeX of this stage for token i (lines of an aligned block: "\\ &" between them)
     value: torch.Tensor  # (T, C) or (T, F)
     note: str = ""  # one plain sentence
 
