@@ -15,7 +15,7 @@ SIZES = [(1024, 768), (1920, 1080)]
 OVERFLOW = """() => {
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   const right = main.getBoundingClientRect().right;
-  return Math.max(0, ...[...main.querySelectorAll('.katex-display, .js-plotly-plot, [data-testid="stDataFrame"]')]
+  return Math.max(0, ...[...main.querySelectorAll('.katex-display > .katex, .js-plotly-plot, [data-testid="stDataFrame"]')]
     .map(e => e.getBoundingClientRect().right - right));
 }"""
 

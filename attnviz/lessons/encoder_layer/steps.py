@@ -25,7 +25,8 @@ PRE_LN_FAMILIES = ("gpt2",)  # x = x + sublayer(LN(x))
 
 def ln_tex(k: int, u: str) -> str:
     """LN_k(u)_i = (u_i − μ_i) / √(σ_i² + ε) ⊙ γ_k + β_k, for the vector named u."""
-    return (rf"\mathrm{{LN}}_{k}({u})_i \\ &= \frac{{({u})_i - \mu_i}}{{\sqrt{{\sigma_i^2 + \varepsilon}}}}"
+    part = f"({u})_i" if "+" in u else f"{u}_i"  # (x + MHA(x))_i, but x_i
+    return (rf"\mathrm{{LN}}_{k}({u})_i \\ &= \frac{{{part} - \mu_i}}{{\sqrt{{\sigma_i^2 + \varepsilon}}}}"
             rf" \odot \gamma_{k} + \beta_{k}")
 
 
