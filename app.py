@@ -13,6 +13,7 @@ PAGES = [
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
     st.Page("pages/multihead_anatomy.py", title="Multi-head anatomy", icon=":material/view_column:"),
     st.Page("pages/encoder_layer.py", title="The encoder layer", icon=":material/layers:"),
+    st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/translate:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
