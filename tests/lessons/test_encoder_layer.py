@@ -52,6 +52,12 @@ def test_pre_ln_gpt2_recomputed_equals_the_trace(tiny_model_folder):
     torch.testing.assert_close(steps.x_out, steps.x_in + steps.attn + steps.ffn, rtol=1e-5, atol=1e-5)
 
 
+def test_post_ln_bart_encoder_recomputed_equals_the_trace(tiny_model_folder):
+    model = attnviz.load_model(str(tiny_model_folder("bart")))
+    assert model.family == "bart" and layer_order(model) == "post-LN"  # model.run(text) runs BART's encoder
+    assert_equals_trace(model, model.run("The cat sat on the mat.", keep=True))
+
+
 def test_layer_norm_parts_equal_torchs_layer_norm_and_report_mean_and_sigma():
     u = torch.randn(5, 16, generator=torch.Generator().manual_seed(0)) * 3 + 1
     gamma, beta = torch.rand(16) + 0.5, torch.randn(16)

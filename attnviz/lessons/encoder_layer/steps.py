@@ -1,6 +1,6 @@
 """One whole transformer layer recomputed from scratch from its weights, stage by stage, for one text.
 
-    post-LN (BERT, RoBERTa, DistilBERT, MiniLM, toy):  x_mid = LN(x + MHA(x));      x_out = LN(x_mid + FFN(x_mid))
+    post-LN (BERT, RoBERTa, DistilBERT, MiniLM, toy, BART's encoder):  x_mid = LN(x + MHA(x));      x_out = LN(x_mid + FFN(x_mid))
     pre-LN  (GPT-2):                                  x_mid = x + MHA(LN(x));      x_out = x_mid + FFN(LN(x_mid))
     FFN(u) = act(u W_1 + b_1) W_2 + b_2,  LN(u) = (u − μ) / √(σ² + ε) · γ + β  over the features of each token.
 
@@ -19,7 +19,7 @@ from attnviz.engine.attention import merge_heads, scaled_dot_product_attention, 
 from attnviz.engine.models.stack import ACTIVATIONS
 from attnviz.errors import AttnvizError
 
-POST_LN_FAMILIES = ("bert", "roberta", "distilbert", "toy")  # x = LN(x + sublayer(x))
+POST_LN_FAMILIES = ("bert", "roberta", "distilbert", "toy", "bart")  # x = LN(x + sublayer(x)); BART: its encoder
 PRE_LN_FAMILIES = ("gpt2",)  # x = x + sublayer(LN(x))
 
 
