@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+    st.Page("pages/positions.py", title="Positions", icon=":material/format_list_numbered:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
