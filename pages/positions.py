@@ -23,10 +23,10 @@ def _sinusoidal(n: int, d_model: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _learned(spec: str, device: str, n: int):
+def _learned(spec: str, device: str, n: int, first: int):
     from attnviz.lessons.positions import encodings as enc
 
-    table = enc.learned_table(ui.cached_model(spec, device), n)
+    table = enc.learned_table(ui.cached_model(spec, device), n, first)
     gram = enc.position_dot_products(table)
     return table, gram, enc.distance_profile(gram)
 
@@ -57,8 +57,9 @@ with ui.guard("The permutation demo"):
 
     st.latex(r"\small " + pf.permutation_latex())
 
-    seed = st.number_input("Shuffle seed", 0, 10_000, 0, key="pos_seed", help="Which shuffle; every seed moves the words.",
-                           **ui.BOUND)
+    pick = st.columns(3)
+    seed = pick[0].number_input("Shuffle seed", 0, 10_000, 0, key="pos_seed",
+                                help="Which shuffle; every seed moves the words.", **ui.BOUND)
     partner = "toy" if spec == "toy-nopos" else "toy-nopos"
     runs = [(spec, model.name), (partner, "toy" if partner == "toy" else "toy (no positions)")]
     if spec == "toy-nopos":
@@ -67,9 +68,10 @@ with ui.guard("The permutation demo"):
     st.caption("Shuffled order: " + " ".join(results[0].shuffled_tokens))
     n_layers = min(r.attentions.shape[0] for r in results)
     n_heads = min(r.attentions.shape[1] for r in results)
-    pick = st.columns(2)
-    layer = pick[0].selectbox("Layer to compare", list(range(n_layers)), key="pos_layer", **ui.BOUND)
-    head = pick[1].selectbox("Head to compare", list(range(n_heads)), key="pos_head", **ui.BOUND)
+    layer = pick[1].selectbox("Layer to compare", list(range(n_layers)), key="pos_layer", **ui.BOUND)
+    head = pick[2].selectbox("Head to compare", list(range(n_heads)), key="pos_head", **ui.BOUND)
+    diffs = [r.attentions[layer, head] - r.attentions_back[layer, head] for r in results]  # each (T, T)
+    limit = max(max(float(d.abs().max()) for d in diffs), 1e-3)  # one colour scale for both, so ≈0 stays white
     cols = st.columns(len(results), gap="large")
     for i, (col, res) in enumerate(zip(cols, results, strict=True)):
         with col:
@@ -80,10 +82,9 @@ with ui.guard("The permutation demo"):
             m[1].metric("max |Δ| outputs", f"{res.output_difference:.2e}",
                         help="the last layer's output vectors (every token, every feature), rows put back")
             (st.success if res.equivariant() else st.warning)(what_breaks_it(res))
-            diff = res.attentions[layer, head] - res.attentions_back[layer, head]  # (T, T)
             labels = res.tokens
-            heatmap(diff, labels, labels, key=f"pos_perm_diff_{i}", kind="signed", limit=1.0,
-                    title=f"layer {layer} head {head}: weights − un-shuffled weights (scale ±1)")
+            heatmap(diffs[i], labels, labels, key=f"pos_perm_diff_{i}", kind="signed", limit=limit,
+                    title=f"layer {layer} head {head}: weights − put-back weights (colours ±{limit:.2g}, both sides)")
             with st.expander("both attention patterns"):
                 heatmap(res.attentions[layer, head], labels, key=f"pos_perm_a_{i}",
                         title="weights after softmax, as typed")
@@ -120,7 +121,8 @@ with ui.guard("The sinusoidal part"):
                 title="PE_i · PE_j (dot products of positions)")
     st.latex(r"\small " + pf.sinusoidal_dot_latex(prof.max_spread))
     st.plotly_chart(pf.distance_profile_figure({"sinusoidal": prof}), width="stretch", key="pos_sin_profile")
-    st.caption(profile_sentence(prof, "Sinusoidal"))
+    st.caption(profile_sentence(prof, "Sinusoidal") + " The chart starts at Δ = 1: Δ = 0 holds the squared lengths "
+               f"({float(prof.mean[0]):.3g} for every sinusoidal position, d_model / 2).")
 
 # ---- 3 · learned --------------------------------------------------------------------------------------
 st.header("3 · Learned position embeddings (BERT, GPT-2)")
@@ -134,15 +136,20 @@ with ui.guard("The learned-positions part"):
         "BERT and GPT-2 instead learn one vector per position, trained with the rest of the model: there is no "
         "formula, and nothing forces their dot products to depend on the distance only, or at all. The picture and "
         "the numbers below show what training made of them. " + source_label + ".")
-    n_learned = min(int(n_pos), learned_model.embedder.position.shape[0] - learned_model.embedder.position_offset)
-    table, lgram, lprof = _learned(learned_spec, settings.device, n_learned)
+    skip_first = st.checkbox("Leave out position 0", key="pos_skip0", **ui.BOUND,
+                             help="In BERT-like models position 0 always holds [CLS], and its learned vector is much "
+                                  "longer than the others: it dominates the colours and the spread.")
+    first = int(skip_first)
+    n_learned = min(int(n_pos), learned_model.embedder.position.shape[0] - learned_model.embedder.position_offset - first)
+    table, lgram, lprof = _learned(learned_spec, settings.device, n_learned, first)
+    labels = [f"pos {first + i}" for i in range(n_learned)]
     left, right = st.columns(2)
     with left:
-        heatmap(table, _pos_labels(n_learned), key="pos_learned_table", kind="signed", x_title="dimension",
+        heatmap(table, labels, key="pos_learned_table", kind="signed", x_title="dimension",
                 limit=percentile_limit(table.numpy()),
                 title=f"{learned_model.name}: {n_learned} positions × {table.shape[1]} dims (colour ±99th pct)")
     with right:
-        heatmap(lgram, _pos_labels(n_learned), _pos_labels(n_learned), key="pos_learned_gram", kind="signed",
+        heatmap(lgram, labels, labels, key="pos_learned_gram", kind="signed",
                 x_title="position j", limit=percentile_limit(lgram.numpy()),
                 title="P_i · P_j (colour ±99th percentile; hover for values)")
     st.plotly_chart(pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",

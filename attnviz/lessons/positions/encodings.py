@@ -28,15 +28,16 @@ def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
     return sinusoidal_positions(n_positions, d_model)
 
 
-def learned_table(model, n_positions: int) -> torch.Tensor:
-    """The first n rows of a model's learned position embeddings (P, C), skipping RoBERTa's padding offset."""
+def learned_table(model, n_positions: int, first: int = 0) -> torch.Tensor:
+    """n rows of a model's learned position embeddings from position `first` on (P, C), past RoBERTa's padding offset."""
     emb = model.embedder
     if emb.position is None:
         raise AttnvizError(f"{model.name} adds no position embeddings to its tokens.")
-    available = emb.position.shape[0] - emb.position_offset
-    if not 2 <= n_positions <= available:
-        raise AttnvizError(f"{model.name} has {available} learned positions: pick between 2 and {available}.")
-    start = emb.position_offset
+    available = emb.position.shape[0] - emb.position_offset - first
+    if first < 0 or not 2 <= n_positions <= available:
+        raise AttnvizError(f"{model.name} has {available} learned positions from position {first} on: "
+                           f"pick between 2 and {available}.")
+    start = emb.position_offset + first
     return emb.position[start : start + n_positions].float().cpu()  # (P, C)
 
 

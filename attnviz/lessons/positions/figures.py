@@ -13,20 +13,25 @@ from attnviz.lessons.positions.encodings import DistanceProfile
 COLOURS = {"sinusoidal": "#2e86ab", "learned": "#e4572e"}
 
 
-def distance_profile_figure(profiles: dict[str, DistanceProfile]) -> go.Figure:
-    """G against the distance Δ: the mean over all pairs Δ apart as a line, their min..max as a band."""
+def distance_profile_figure(profiles: dict[str, DistanceProfile], from_distance: int = 1) -> go.Figure:
+    """G against the distance Δ: the mean over all pairs Δ apart as a line, their min..max as a band.
+
+    Δ = 0 (the squared lengths) is left out by default: it is a different quantity and dwarfs the rest.
+    """
     fig = go.Figure()
     for name, prof in profiles.items():
         colour = COLOURS.get(name.split()[0], "#555555")
-        x = prof.distance.numpy()
+        keep = slice(from_distance, None)
+        x = prof.distance[keep].numpy()
         fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]),
-                                 y=np.concatenate([prof.high.numpy(), prof.low.numpy()[::-1]]),
+                                 y=np.concatenate([prof.high[keep].numpy(), prof.low[keep].numpy()[::-1]]),
                                  fill="toself", fillcolor=colour, opacity=0.2, line={"width": 0},
                                  name=f"{name}: min..max", hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=x, y=prof.mean.numpy(), mode="lines", line={"color": colour, "width": 2},
+        fig.add_trace(go.Scatter(x=x, y=prof.mean[keep].numpy(), mode="lines", line={"color": colour, "width": 2},
                                  name=f"{name}: mean", hovertemplate="Δ = %{x}<br>mean PE_i·PE_j = %{y:.3f}<extra></extra>"))
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": -0.25},
-                      title={"text": "PE_i · PE_j against the distance Δ = |i − j|", "font": {"size": 13}},
+                      title={"text": f"PE_i · PE_j against the distance Δ = |i − j| (Δ ≥ {from_distance}): "
+                                     "mean line, min..max band", "font": {"size": 13}},
                       xaxis_title="distance Δ = |i − j|", yaxis_title="dot product")
     return fig
 
