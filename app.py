@@ -12,6 +12,7 @@ PAGES = [
     st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
     st.Page("pages/positions.py", title="Positions", icon=":material/format_list_numbered:"),
+    st.Page("pages/additive_attention.py", title="Additive vs dot-product", icon=":material/functions:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
