@@ -48,14 +48,14 @@ with ui.guard("The comparison"):
                        help="fixed: drawn at random from the seed. learned to agree: Adam steps that make the additive "
                             "pattern imitate the dot-product one.")
     seed = int(top[2].number_input("Seed", 0, 10_000, 0, key="add_seed", **ui.BOUND))
-    row = st.columns(3)
+    row = st.columns(4)
     d_a = int(row[0].slider("d_a (additive hidden width)", 2, 128, 16, key="add_da", **ui.BOUND))
     steps = int(row[1].slider("Adam steps", 50, 1000, 300, step=50, key="add_steps", disabled=how != "fitted",
                               **ui.BOUND))
     mask = None
     if source == "random":
         n = int(row[2].slider("n (tokens)", 2, sc.MAX_N, 8, key="add_n", **ui.BOUND))
-        d = int(st.slider("d (query/key width)", 2, 128, 16, key="add_d", **ui.BOUND))
+        d = int(row[3].slider("d (query/key width)", 2, 128, 16, key="add_d", **ui.BOUND))
         causal = st.toggle("causal mask (each query sees itself and the keys before it)", key="add_causal", **ui.BOUND)
         q, k, v = sc.random_qkv(n, d, seed)
         labels = [f"t{i}" for i in range(n)]
@@ -104,7 +104,7 @@ with ui.guard("The comparison"):
         heatmap(a_add, labels, key="add_add_map",
                 title=f"additive, W U v {weights.how}: weights after softmax")
     with right:
-        heatmap(diff, labels, key="add_diff_map", kind="signed", limit=1.0,
+        heatmap(diff, labels, labels, key="add_diff_map", kind="signed", limit=1.0,
                 title="|additive − dot-product| weights (scale 0..1)")
     m = st.columns(4)
     m[0].metric("max |Δ| weight", f"{float(diff.max()):.2e}")
