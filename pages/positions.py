@@ -60,11 +60,8 @@ with ui.guard("The permutation demo"):
     pick = st.columns(3)
     seed = pick[0].number_input("Shuffle seed", 0, 10_000, 0, key="pos_seed",
                                 help="Which shuffle; every seed moves the words.", **ui.BOUND)
-    partner = "toy" if spec == "toy-nopos" else "toy-nopos"
-    runs = [(spec, model.name), (partner, "toy" if partner == "toy" else "toy (no positions)")]
-    if spec == "toy-nopos":
-        runs.reverse()
-    results = [_permutation(s, settings.device, settings.text, int(seed)) for s, _ in runs]
+    partner = "toy" if spec == "toy-nopos" else "toy-nopos"  # the model on screen first, then its counterpart
+    results = [_permutation(s, settings.device, settings.text, int(seed)) for s in (spec, partner)]
     st.caption("Shuffled order: " + " ".join(results[0].shuffled_tokens))
     n_layers = min(r.attentions.shape[0] for r in results)
     n_heads = min(r.attentions.shape[1] for r in results)
