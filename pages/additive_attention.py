@@ -97,26 +97,28 @@ with ui.guard("The comparison"):
     i, j = 0, min(1, n - 1)
     s_ij = float(q[i] @ k[j]) / d**0.5
     st.latex(af.entry_latex(i, j, float(e[i, j]), s_ij, float(a_add[i, j]), float(a_dot[i, j])))
-    left, mid, right = st.columns(3)
+    values = n <= 8  # numbers in the cells only while two columns fit them
+    left, right = st.columns(2)
     with left:
-        heatmap(a_dot, labels, key="add_dot_map", title="scaled dot-product: weights after softmax")
-    with mid:
-        heatmap(a_add, labels, key="add_add_map",
-                title=f"additive, W U v {weights.how}: weights after softmax")
+        heatmap(a_dot, labels, key="add_dot_map", title="scaled dot-product: weights after softmax", show_values=values)
     with right:
-        heatmap(diff, labels, labels, key="add_diff_map", kind="signed", limit=1.0,
-                title="|additive − dot-product| weights (scale 0..1)")
-    m = st.columns(4)
+        heatmap(a_add, labels, key="add_add_map", title=f"additive ({weights.how}): weights after softmax",
+                show_values=values)
+    left, right = st.columns(2)
+    with left:
+        heatmap(diff, labels, labels, key="add_diff_map", kind="signed", limit=1.0, show_values=values,
+                title="|additive − dot-product| weights (colours ±1)")
+    m = right.columns(2)
     m[0].metric("max |Δ| weight", f"{float(diff.max()):.2e}")
     m[1].metric("mean |Δ| weight", f"{float(diff.mean()):.2e}")
     if fit is not None:
-        m[2].metric("fit loss before", f"{fit.losses[0]:.3g}", help="KL(dot ‖ additive), mean over query rows")
-        m[3].metric("fit loss after", f"{fit.losses[-1]:.3g}", help=f"after {steps} Adam steps, lr 0.05")
-        st.plotly_chart(af.loss_figure(fit.losses), width="stretch", key="add_loss")
-        st.caption("Learned to agree: the additive network was trained on these very queries and keys to copy the "
+        m[0].metric("fit loss before", f"{fit.losses[0]:.3g}", help="KL(dot ‖ additive), mean over query rows")
+        m[1].metric("fit loss after", f"{fit.losses[-1]:.3g}", help=f"after {steps} Adam steps, lr 0.05")
+        right.plotly_chart(af.loss_figure(fit.losses), width="stretch", key="add_loss")
+        right.caption("Learned to agree: the additive network was trained on these very queries and keys to copy the "
                    "dot-product pattern. A small network can imitate it closely; it just takes more work per pair.")
     else:
-        st.caption("Fixed weights: W, U and v are random, so the additive pattern has no reason to agree with the "
+        right.caption("Fixed weights: W, U and v are random, so the additive pattern has no reason to agree with the "
                    "dot-product one. Switch to 'learned to agree' to train them to.")
 
 st.header("What each costs as n grows")
@@ -131,11 +133,11 @@ with ui.guard("The cost measurement"):
     st.plotly_chart(af.cost_figure(cost), width="stretch", key="add_cost")
     last = -1
     st.markdown(
-        f"At n = {cost.ns[last]}: additive took **{cost.additive_seconds[last] * 1e3:.3g} ms** and built a "
+        f"At n = {cost.ns[last]}: additive took **{af.duration_text(cost.additive_seconds[last])}** and built a "
         f"({cost.ns[last]}, {cost.ns[last]}, {cost.d_a}) tensor of **{cost.additive_bytes[last] / 2**20:.3g} MiB**; "
-        f"dot-product took **{cost.dot_seconds[last] * 1e3:.3g} ms** with an ({cost.ns[last]}, {cost.ns[last]}) "
+        f"dot-product took **{af.duration_text(cost.dot_seconds[last])}** with an ({cost.ns[last]}, {cost.ns[last]}) "
         f"matrix of **{cost.dot_bytes[last] / 2**20:.3g} MiB**.")
-    st.caption(f"Measured in this page's process on one CPU thread of the machine serving the app (median of 3 runs, "
+    st.caption(f"Measured in this page's process on one CPU thread of the machine serving the app (the fastest of 5 runs, "
                f"cached until the app restarts). n stops at {MAX_COST_N}: beyond it the additive tensor gets large for "
                "a shared classroom server. Both grow like n²; additive carries an extra factor d_a in memory and in "
                "work, and its work is elementwise tanh rather than one matrix multiply.")

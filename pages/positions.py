@@ -73,20 +73,21 @@ with ui.guard("The permutation demo"):
     for i, (col, res) in enumerate(zip(cols, results, strict=True)):
         with col:
             st.subheader(res.model_name)
-            m = st.columns(2)
-            m[0].metric("max |Δ| attention weights", f"{res.attention_difference:.2e}",
-                        help="over every layer, head, query and key, after putting the shuffled rows back")
-            m[1].metric("max |Δ| outputs", f"{res.output_difference:.2e}",
-                        help="the last layer's output vectors (every token, every feature), rows put back")
+            st.metric("max |Δ| attention weights", f"{res.attention_difference:.2e}",
+                      help="over every layer, head, query and key, after putting the shuffled rows back")
+            st.metric("max |Δ| outputs", f"{res.output_difference:.2e}",
+                      help="the last layer's output vectors (every token, every feature), rows put back")
             (st.success if res.equivariant() else st.warning)(what_breaks_it(res))
             labels = res.tokens
             heatmap(diffs[i], labels, labels, key=f"pos_perm_diff_{i}", kind="signed", limit=limit,
-                    title=f"layer {layer} head {head}: weights − put-back weights (colours ±{limit:.2g}, both sides)")
+                    title=f"L{layer} H{head}: weights − put-back weights")
             with st.expander("both attention patterns"):
                 heatmap(res.attentions[layer, head], labels, key=f"pos_perm_a_{i}",
                         title="weights after softmax, as typed")
                 heatmap(res.attentions_back[layer, head], labels, key=f"pos_perm_b_{i}",
                         title="weights after softmax, shuffled run put back")
+    st.caption(f"The difference maps share one colour scale, ±{limit:.2g}, so a model whose rows followed the "
+               "shuffle stays white.")
     st.markdown(
         "For the model without positions the differences are float rounding (around 10⁻⁷). "
         "With positions, the shuffled words meet different position vectors, so the put-back run differs. "
@@ -143,12 +144,13 @@ with ui.guard("The learned-positions part"):
     left, right = st.columns(2)
     with left:
         heatmap(table, labels, key="pos_learned_table", kind="signed", x_title="dimension",
-                limit=percentile_limit(table.numpy()),
-                title=f"{learned_model.name}: {n_learned} positions × {table.shape[1]} dims (colour ±99th pct)")
+                limit=percentile_limit(table.numpy()), title=f"{n_learned} positions × {table.shape[1]} dimensions")
     with right:
         heatmap(lgram, labels, labels, key="pos_learned_gram", kind="signed",
                 x_title="position j", limit=percentile_limit(lgram.numpy()),
-                title="P_i · P_j (colour ±99th percentile; hover for values)")
+                title="P_i · P_j (dot products of positions)")
+    st.caption("Colours span ±99th percentile of |value| so that a few large entries do not wash out the rest; "
+               "hover a cell for its value.")
     st.plotly_chart(pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",
                     key="pos_learned_profile")
     st.caption(profile_sentence(lprof, f"Learned ({learned_model.name})"))
@@ -172,16 +174,19 @@ with ui.guard("The RoPE part"):
     n_table = c[2].slider("Score table size", 2, 24, 10, key="pos_table", **ui.BOUND)
     shift = c[3].slider("Shift s", 0, 100, 5, key="pos_shift", **ui.BOUND)
     q, k = rd.seeded_query_key(rope.d_head, int(seed))
-    left, right = st.columns(2)
+    left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(pf.pair_track_figure(rd.pair_track(q, pair, steps, rope.theta), pair,
                                              rd.pair_angle_step(rope.d_head, pair, rope.theta)),
                         width="stretch", key="pos_pair_track")
-    with right:
-        table_rope = rd.rope_score_table(q, k, int(n_table), rope.theta)
-        heatmap(table_rope, [f"q@{i}" for i in range(n_table)], [f"k@{j}" for j in range(n_table)],
-                key="pos_rope_table", kind="signed", x_title="key position j", show_values=n_table <= 10,
-                title="unscaled score (R_i q)·(R_j k) of one q and one k")
+    right.markdown(
+        f"The query's pair {pair}, (q[{pair}], q[{pair} + D/2]), placed at positions 0 … {steps - 1}. Every point lies "
+        "on the same circle: the rotation changes the direction, never the length. Low pairs spin fast and tell "
+        "near neighbours apart; high pairs turn slowly and still differ across long distances.")
+    table_rope = rd.rope_score_table(q, k, int(n_table), rope.theta)
+    heatmap(table_rope, [f"q@{i}" for i in range(n_table)], [f"k@{j}" for j in range(n_table)],
+            key="pos_rope_table", kind="signed", x_title="key position j", show_values=n_table <= 12,
+            title="unscaled score (R_i q)·(R_j k): one q placed at i, one k placed at j")
     shifted = rd.rope_score_table(q, k, int(n_table) + int(shift), rope.theta)
     i0, j0 = min(3, n_table - 1), min(1, n_table - 1)
     st.latex(r"\small " + pf.rope_score_latex(i0, j0, int(shift), float(table_rope[i0, j0]),
@@ -190,9 +195,11 @@ with ui.guard("The RoPE part"):
     m = st.columns(3)
     m[0].metric(f"max |s(i,j) − s(i+{shift},j+{shift})|", f"{rd.shift_difference(q, k, n_table, shift, rope.theta):.2e}",
                 help="over every i, j in the table: the same q and k moved s places further along")
-    m[1].metric("RoPE: widest diagonal (max − min)", f"{rd.diagonal_spread(table_rope):.2e}",
-                help="every diagonal j − i = const of the table holds one value up to float rounding")
-    m[2].metric("Sinusoids added instead: widest diagonal", f"{rd.diagonal_spread(added):.3g}",
-                help="(q + PE_i)·(k + PE_j): the cross terms q·PE_j and PE_i·k depend on where the tokens sit")
+    m[1].metric("RoPE: diagonal spread", f"{rd.diagonal_spread(table_rope):.2e}",
+                help="the largest max − min along any diagonal j − i = const of the table: one value per diagonal, "
+                     "up to float rounding")
+    m[2].metric("sinusoids added: spread", f"{rd.diagonal_spread(added):.3g}",
+                help="the same measure for (q + PE_i)·(k + PE_j), positions added instead of rotated: the cross terms "
+                     "q·PE_j and PE_i·k depend on where the tokens sit, not only on i − j")
     st.caption(f"q and k: {rope.d_head} numbers each from N(0, 1), seed {int(seed)} (the shuffle seed above). "
                "Scores unscaled (no 1/√d_k), no softmax: just the dot products.")

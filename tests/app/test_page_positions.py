@@ -81,8 +81,9 @@ def test_rope_numbers_are_attnvizs(default_page):
     assert rows[3] == "q@3" and cols[1] == "k@1"
     shown = dict(metrics(at)[4:])
     assert shown["max |s(i,j) − s(i+5,j+5)|"] == f"{rd.shift_difference(q, k, 10, 5):.2e}"
-    assert shown["RoPE: widest diagonal (max − min)"] == f"{rd.diagonal_spread(table):.2e}"
-    assert shown["Sinusoids added instead: widest diagonal"] == f"{rd.diagonal_spread(rd.added_positions_score_table(q, k, 10)):.3g}"
+    assert shown["RoPE: diagonal spread"] == f"{rd.diagonal_spread(table):.2e}"
+    added = rd.added_positions_score_table(q, k, 10)
+    assert shown["sinusoids added: spread"] == f"{rd.diagonal_spread(added):.3g}"
     assert "has no RoPE" in page_text(at) and "θ = 10000 with its d_head = 32" in page_text(at)
 
 

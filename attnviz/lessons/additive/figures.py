@@ -16,8 +16,8 @@ DOT = "#2e86ab"
 
 def cost_figure(cost: Cost) -> go.Figure:
     """Time and materialised bytes against n, both log-log, additive orange and dot-product blue."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "time for scores + softmax (median, one CPU thread)", "floats materialised for the scores"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=(
+        "time for scores + softmax (fastest run, one thread)", "memory the scores materialise"))
     for name, colour, secs, size in (("additive", ADDITIVE, cost.additive_seconds, cost.additive_bytes),
                                      ("dot-product", DOT, cost.dot_seconds, cost.dot_bytes)):
         fig.add_trace(go.Scatter(x=cost.ns, y=[s * 1e3 for s in secs], mode="lines+markers", name=name,
@@ -35,15 +35,24 @@ def cost_figure(cost: Cost) -> go.Figure:
     return fig
 
 
+LOSS_FLOOR = 1e-9  # KL values below this are float32 rounding (they even dip below 0): drawn at the floor
+
+
 def loss_figure(losses: list[float]) -> go.Figure:
-    """The fit's loss per Adam step, on a log scale (it falls by orders of magnitude)."""
-    fig = go.Figure(go.Scatter(x=list(range(len(losses))), y=[max(x, 1e-12) for x in losses], mode="lines",
+    """The fit's loss per Adam step, on a log scale (it falls by orders of magnitude); rounding noise at the floor."""
+    fig = go.Figure(go.Scatter(x=list(range(len(losses))), y=[max(x, LOSS_FLOOR) for x in losses], mode="lines",
                                line={"color": ADDITIVE}, hovertemplate="step %{x}<br>KL %{y:.3g}<extra></extra>"))
-    fig.update_yaxes(type="log", title_text="KL(dot ‖ additive), mean over rows")
+    fig.update_yaxes(type="log", title_text="KL(dot ‖ add)")
     fig.update_xaxes(title_text="Adam step")
     fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title={"text": "learning to agree: loss per step", "font": {"size": 13}})
+                      title={"text": f"learning to agree: KL(dot ‖ additive), mean over rows, per step (floor "
+                                     f"{LOSS_FLOOR:g}: below it is float rounding)", "font": {"size": 13}})
     return fig
+
+
+def duration_text(seconds: float) -> str:
+    """A readable duration: '0.652 ms', '48.1 ms', '1.02 s'."""
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
 def additive_latex(d: int, d_a: int) -> str:

@@ -64,8 +64,9 @@ def sinusoidal_latex(d_model: int) -> str:
 
 
 def sinusoidal_dot_latex(max_spread: float) -> str:
-    return (r"PE_i\cdot PE_j=\sum_k \sin(i\omega_k)\sin(j\omega_k)+\cos(i\omega_k)\cos(j\omega_k)"
-            r"=\sum_k\cos\big((i-j)\,\omega_k\big),\qquad \text{largest spread along a diagonal: }" + fmt(max_spread, 2))
+    return (r"\begin{aligned}PE_i\cdot PE_j&=\sum_k \sin(i\omega_k)\sin(j\omega_k)+\cos(i\omega_k)\cos(j\omega_k)\\"
+            r"&=\sum_k\cos\big((i-j)\,\omega_k\big)\qquad \text{(largest spread along a diagonal: }"
+            + fmt(max_spread, 2) + r"\text{)}\end{aligned}")
 
 
 def rope_latex(theta: float, d_head: int) -> str:
@@ -76,11 +77,11 @@ def rope_latex(theta: float, d_head: int) -> str:
 
 def rope_score_latex(i: int, j: int, s: int, a: float, b: float) -> str:
     """s(i, j) = (R_i q)·(R_j k) = q·R_{j−i} k, with two measured values side by side."""
-    return (r"(R_i q)\cdot(R_j k) = q^\top R_i^\top R_j\, k = q^\top R_{j-i}\, k"
-            rf"\qquad s({i},{j}) = {fmt(a, 4)},\ \ s({i + s},{j + s}) = {fmt(b, 4)}")
+    return (r"\begin{aligned}(R_i q)\cdot(R_j k) &= q^\top R_i^\top R_j\, k = q^\top R_{j-i}\, k\\"
+            rf"s({i},{j}) &= {fmt(a, 4)},\quad s({i + s},{j + s}) = {fmt(b, 4)}\end{{aligned}}")
 
 
 def permutation_latex() -> str:
-    return (r"\mathrm{softmax}\!\left(\tfrac{(PQ)(PK)^\top}{\sqrt{d_k}}\right)PV"
-            r"= P\,\mathrm{softmax}\!\left(\tfrac{QK^\top}{\sqrt{d_k}}\right)P^\top P V"
-            r"= P\,\mathrm{Attention}(Q,K,V)")
+    return (r"\begin{aligned}\mathrm{softmax}\!\left(\frac{(PQ)(PK)^\top}{\sqrt{d_k}}\right)PV"
+            r"&= P\,\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)P^\top P V\\"
+            r"&= P\,\mathrm{Attention}(Q,K,V)\qquad (P^\top P = I)\end{aligned}")
