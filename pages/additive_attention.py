@@ -97,17 +97,18 @@ with ui.guard("The comparison"):
     i, j = 0, min(1, n - 1)
     s_ij = float(q[i] @ k[j]) / d**0.5
     st.latex(af.entry_latex(i, j, float(e[i, j]), s_ij, float(a_add[i, j]), float(a_dot[i, j])))
-    values = n <= 8  # numbers in the cells only while two columns fit them
+    values = n <= 6  # numbers in the cells only while half a 1024-pixel screen still fits them
     left, right = st.columns(2)
     with left:
-        heatmap(a_dot, labels, key="add_dot_map", title="scaled dot-product: weights after softmax", show_values=values)
+        heatmap(a_dot, labels, key="add_dot_map", title="dot-product: weights after softmax", show_values=values)
     with right:
-        heatmap(a_add, labels, key="add_add_map", title=f"additive ({weights.how}): weights after softmax",
-                show_values=values)
+        short = "fitted" if fit is not None else "fixed"
+        heatmap(a_add, labels, key="add_add_map", title=f"additive ({short}): weights after softmax", show_values=values)
+        st.caption(f"Additive weights W, U, v: {weights.how}; hidden width d_a = {d_a}.")
     left, right = st.columns(2)
     with left:
         heatmap(diff, labels, labels, key="add_diff_map", kind="signed", limit=1.0, show_values=values,
-                title="|additive − dot-product| weights (colours ±1)")
+                title="|additive − dot-product| weights")
     m = right.columns(2)
     m[0].metric("max |Δ| weight", f"{float(diff.max()):.2e}")
     m[1].metric("mean |Δ| weight", f"{float(diff.mean()):.2e}")

@@ -117,7 +117,7 @@ with ui.guard("The sinusoidal part"):
     with right:
         heatmap(gram, _pos_labels(n_pos), _pos_labels(n_pos), key="pos_sin_gram", kind="signed", x_title="position j",
                 title="PE_i · PE_j (dot products of positions)")
-    st.latex(r"\small " + pf.sinusoidal_dot_latex(prof.max_spread))
+    st.latex(r"\small " + pf.sinusoidal_dot_latex())
     st.plotly_chart(pf.distance_profile_figure({"sinusoidal": prof}), width="stretch", key="pos_sin_profile")
     st.caption(profile_sentence(prof, "Sinusoidal") + " The chart starts at Δ = 1: Δ = 0 holds the squared lengths "
                f"({float(prof.mean[0]):.3g} for every sinusoidal position, d_model / 2).")

@@ -40,8 +40,7 @@ def test_fixed_weights_on_random_queries(default_page):
     assert metric(at, "max |Δ| weight") == f"{float(diff.max()):.2e}"
     e = sc.additive_scores(q, k, w)
     assert f"e_{{01}} = {float(e[0, 1]):.4f}".rstrip("0") in page_text(at).replace("−", "-")
-    assert "fixed, seeded" in " ".join(s["layout"]["title"]["text"] for s in chart_specs(at).values()
-                                       if "title" in s["layout"] and "text" in s["layout"]["title"])
+    assert "Additive weights W, U, v: fixed, seeded; hidden width d_a = 16." in page_text(at)
 
 
 def test_learned_to_agree_shows_the_fits_losses_and_pattern():

@@ -63,10 +63,9 @@ def sinusoidal_latex(d_model: int) -> str:
             r"PE_{(pos,\,2i+1)} &= \cos\!\left(pos\,/\,10000^{2i/d}\right)\qquad d = " + str(d_model) + r"\end{aligned}")
 
 
-def sinusoidal_dot_latex(max_spread: float) -> str:
+def sinusoidal_dot_latex() -> str:
     return (r"\begin{aligned}PE_i\cdot PE_j&=\sum_k \sin(i\omega_k)\sin(j\omega_k)+\cos(i\omega_k)\cos(j\omega_k)\\"
-            r"&=\sum_k\cos\big((i-j)\,\omega_k\big)\qquad \text{(largest spread along a diagonal: }"
-            + fmt(max_spread, 2) + r"\text{)}\end{aligned}")
+            r"&=\sum_k\cos\big((i-j)\,\omega_k\big),\qquad \omega_k = 10000^{-2k/d}\end{aligned}")
 
 
 def rope_latex(theta: float, d_head: int) -> str:
