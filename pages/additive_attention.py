@@ -141,7 +141,8 @@ with ui.guard("The cost measurement"):
     st.caption(f"Measured in this page's process on one CPU thread of the machine serving the app (the fastest of 5 runs, "
                f"cached until the app restarts). n stops at {MAX_COST_N}: beyond it the additive tensor gets large for "
                "a shared classroom server. Both grow like n²; additive carries an extra factor d_a in memory and in "
-               "work, and its work is elementwise tanh rather than one matrix multiply.")
+               "work, and its work is elementwise tanh rather than one matrix multiply. On a busy machine the time "
+               "curves can wobble (other programs share the CPU); the memory chart is exact.")
 
 st.header("Why dot-product won")
 st.markdown(

@@ -176,24 +176,24 @@ with ui.guard("The RoPE part"):
     q, k = rd.seeded_query_key(rope.d_head, int(seed))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(pf.pair_track_figure(rd.pair_track(q, pair, steps, rope.theta), pair,
-                                             rd.pair_angle_step(rope.d_head, pair, rope.theta)),
+        st.plotly_chart(pf.pair_track_figure(rd.pair_track(q, pair, steps, rope.inv_freq), pair,
+                                             rd.pair_angle_step(rope.d_head, pair, rope.inv_freq)),
                         width="stretch", key="pos_pair_track")
     right.markdown(
         f"The query's pair {pair}, (q[{pair}], q[{pair} + D/2]), placed at positions 0 … {steps - 1}. Every point lies "
         "on the same circle: the rotation changes the direction, never the length. Low pairs spin fast and tell "
         "near neighbours apart; high pairs turn slowly and still differ across long distances.")
-    table_rope = rd.rope_score_table(q, k, int(n_table), rope.theta)
+    table_rope = rd.rope_score_table(q, k, int(n_table), rope.inv_freq)
     heatmap(table_rope, [f"q@{i}" for i in range(n_table)], [f"k@{j}" for j in range(n_table)],
             key="pos_rope_table", kind="signed", x_title="key position j", show_values=n_table <= 12,
             title="unscaled score (R_i q)·(R_j k): one q placed at i, one k placed at j")
-    shifted = rd.rope_score_table(q, k, int(n_table) + int(shift), rope.theta)
+    shifted = rd.rope_score_table(q, k, int(n_table) + int(shift), rope.inv_freq)
     i0, j0 = min(3, n_table - 1), min(1, n_table - 1)
     st.latex(r"\small " + pf.rope_score_latex(i0, j0, int(shift), float(table_rope[i0, j0]),
                                                 float(shifted[i0 + shift, j0 + shift])))
     added = rd.added_positions_score_table(q, k, int(n_table))
     m = st.columns(3)
-    m[0].metric(f"max |s(i,j) − s(i+{shift},j+{shift})|", f"{rd.shift_difference(q, k, n_table, shift, rope.theta):.2e}",
+    m[0].metric(f"max |s(i,j) − s(i+{shift},j+{shift})|", f"{rd.shift_difference(q, k, n_table, shift, rope.inv_freq):.2e}",
                 help="over every i, j in the table: the same q and k moved s places further along")
     m[1].metric("RoPE: diagonal spread", f"{rd.diagonal_spread(table_rope):.2e}",
                 help="the largest max − min along any diagonal j − i = const of the table: one value per diagonal, "

@@ -30,8 +30,8 @@ def distance_profile_figure(profiles: dict[str, DistanceProfile], from_distance:
         fig.add_trace(go.Scatter(x=x, y=prof.mean[keep].numpy(), mode="lines", line={"color": colour, "width": 2},
                                  name=f"{name}: mean", hovertemplate="Δ = %{x}<br>mean PE_i·PE_j = %{y:.3f}<extra></extra>"))
     fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": -0.25},
-                      title={"text": f"PE_i · PE_j against the distance Δ = |i − j| (Δ ≥ {from_distance}): "
-                                     "mean line, min..max band", "font": {"size": 13}},
+                      title={"text": f"dot product of positions i and j against their distance Δ = |i − j| "
+                                     f"(Δ ≥ {from_distance}): mean line, min..max band", "font": {"size": 13}},
                       xaxis_title="distance Δ = |i − j|", yaxis_title="dot product")
     return fig
 
@@ -68,10 +68,11 @@ def sinusoidal_dot_latex() -> str:
             r"&=\sum_k\cos\big((i-j)\,\omega_k\big),\qquad \omega_k = 10000^{-2k/d}\end{aligned}")
 
 
-def rope_latex(theta: float, d_head: int) -> str:
+def rope_latex(theta: float | None, d_head: int) -> str:
+    """The rotation of pair p at position t; θ_p = base^(−2p/D) when the model uses plain RoPE."""
+    freq = rf"\theta_p = {theta:g}^{{-2p/{d_head}}}" if theta else r"\theta_p\ \text{from the model's rescaled RoPE}"
     return (r"\begin{pmatrix}x'_p\\x'_{p+D/2}\end{pmatrix}=\begin{pmatrix}\cos t\theta_p & -\sin t\theta_p\\"
-            r"\sin t\theta_p & \cos t\theta_p\end{pmatrix}\begin{pmatrix}x_p\\x_{p+D/2}\end{pmatrix},\quad"
-            rf"\theta_p = {theta:g}^{{-2p/{d_head}}}")
+            r"\sin t\theta_p & \cos t\theta_p\end{pmatrix}\begin{pmatrix}x_p\\x_{p+D/2}\end{pmatrix},\quad" + freq)
 
 
 def rope_score_latex(i: int, j: int, s: int, a: float, b: float) -> str:

@@ -21,22 +21,34 @@ MAX_DEMO_POSITIONS = 256
 
 @dataclass(frozen=True)
 class RopeSettings:
-    theta: float
+    inv_freq: torch.Tensor  # θ_p for p = 0 .. D/2 − 1 (D/2,): the angle each pair turns per position
     d_head: int
     from_model: bool  # True: the model on screen rotates its own queries and keys with these
     label: str
+    theta: float | None  # the base when θ_p = base^(−2p/D) exactly; None for scaled types (linear, llama3)
+
+
+def model_inverse_frequencies(model) -> torch.Tensor | None:
+    """The θ_p a RoPE model rotates with (its config's, scaling included), or None for a model without RoPE."""
+    inv_freq = getattr(model.cfg, "inv_freq", None)
+    return None if inv_freq is None else inv_freq.detach().float().cpu()
 
 
 def rope_settings(model) -> RopeSettings:
-    """The model's own rotary base and head size when it has RoPE, else θ = 10000 with its d_head, labelled."""
-    theta = getattr(model.cfg, "rope_theta", None) or getattr(model, "rope_theta", None)
-    if theta:
-        return RopeSettings(float(theta), model.d_head, True,
-                            f"{model.name}'s own RoPE: θ = {float(theta):g}, d_head = {model.d_head}")
+    """The model's own rotation when it has RoPE, else θ = 10000 with its d_head, labelled which."""
+    inv_freq = model_inverse_frequencies(model)
+    if inv_freq is not None:
+        d_head = 2 * inv_freq.shape[0]
+        kind = str(getattr(model.cfg, "rope_type", "default"))
+        theta = None
+        if kind == "default" and d_head > 2:  # θ_1 = base^(−2/D); float32 θ_1 leaves ~1e-6 noise: keep 5 digits
+            theta = float(f"{float(inv_freq[1]) ** (-d_head / 2):.5g}")
+        base = f"θ = {theta:.6g}" if theta else f"'{kind}' RoPE (its frequencies rescaled)"
+        return RopeSettings(inv_freq, d_head, True, f"{model.name}'s own RoPE: {base}, d_head = {d_head}", theta)
     d_head = model.d_head if model.d_head % 2 == 0 else model.d_head + 1
-    return RopeSettings(DEFAULT_THETA, d_head, False,
+    return RopeSettings(rope_frequencies(d_head, DEFAULT_THETA), d_head, False,
                         f"{model.name} has no RoPE (its positions are added to the tokens), so this uses the default "
-                        f"θ = {DEFAULT_THETA:g} with its d_head = {d_head}")
+                        f"θ = {DEFAULT_THETA:g} with its d_head = {d_head}", DEFAULT_THETA)
 
 
 def seeded_query_key(d_head: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -47,40 +59,50 @@ def seeded_query_key(d_head: int, seed: int = 0) -> tuple[torch.Tensor, torch.Te
     return torch.randn(d_head, generator=g), torch.randn(d_head, generator=g)
 
 
-def rotated(x: torch.Tensor, positions: torch.Tensor, theta: float = DEFAULT_THETA) -> torch.Tensor:
+def _frequencies(d_head: int, inv_freq: torch.Tensor | None) -> torch.Tensor:
+    """inv_freq as given (a model's own), or the default θ = 10000 ones for this head size."""
+    if inv_freq is None:
+        return rope_frequencies(d_head, DEFAULT_THETA)
+    if inv_freq.shape != (d_head // 2,):
+        raise AttnvizError(f"{inv_freq.shape[0]} frequencies do not fit a head of {d_head} numbers.")
+    return inv_freq
+
+
+def rotated(x: torch.Tensor, positions: torch.Tensor, inv_freq: torch.Tensor | None = None) -> torch.Tensor:
     """x (D,) placed at each position and rotated there: (T, D)."""
-    cos, sin = rope_angles(positions, rope_frequencies(x.shape[-1], theta))  # each (T, D)
+    cos, sin = rope_angles(positions, _frequencies(x.shape[-1], inv_freq))  # each (T, D)
     return apply_rope(x.expand(len(positions), -1), cos, sin)  # (T, D)
 
 
-def pair_track(x: torch.Tensor, pair: int, n_positions: int, theta: float = DEFAULT_THETA) -> torch.Tensor:
+def pair_track(x: torch.Tensor, pair: int, n_positions: int, inv_freq: torch.Tensor | None = None) -> torch.Tensor:
     """Where pair p of x lands at positions 0 .. T−1: (T, 2) points (x_p, x_{p+D/2}) on one circle."""
     half = x.shape[-1] // 2
     if not 0 <= pair < half:
         raise AttnvizError(f"Pair {pair} does not exist: a head of {x.shape[-1]} numbers has pairs 0 .. {half - 1}.")
-    r = rotated(x, torch.arange(n_positions), theta)  # (T, D)
+    r = rotated(x, torch.arange(n_positions), inv_freq)  # (T, D)
     return torch.stack([r[:, pair], r[:, pair + half]], dim=1)  # (T, 2)
 
 
-def pair_angle_step(d_head: int, pair: int, theta: float = DEFAULT_THETA) -> float:
+def pair_angle_step(d_head: int, pair: int, inv_freq: torch.Tensor | None = None) -> float:
     """θ_p in radians: how far pair p turns per position step."""
-    return float(rope_frequencies(d_head, theta)[pair])
+    return float(_frequencies(d_head, inv_freq)[pair])
 
 
-def rope_score_table(q: torch.Tensor, k: torch.Tensor, n_positions: int, theta: float = DEFAULT_THETA) -> torch.Tensor:
+def rope_score_table(q: torch.Tensor, k: torch.Tensor, n_positions: int,
+                     inv_freq: torch.Tensor | None = None) -> torch.Tensor:
     """S[i, j] = R(i)q · R(j)k for i, j < T: (T, T), the unscaled score of q at i against k at j."""
     if not isinstance(n_positions, int) or not 1 <= n_positions <= MAX_DEMO_POSITIONS:
         raise AttnvizError(f"Pick between 1 and {MAX_DEMO_POSITIONS} positions (got {n_positions!r}).")
     positions = torch.arange(n_positions)
-    return rotated(q, positions, theta) @ rotated(k, positions, theta).T  # (T, T)
+    return rotated(q, positions, inv_freq) @ rotated(k, positions, inv_freq).T  # (T, T)
 
 
 def shift_difference(q: torch.Tensor, k: torch.Tensor, n_positions: int, shift: int,
-                     theta: float = DEFAULT_THETA) -> float:
+                     inv_freq: torch.Tensor | None = None) -> float:
     """max over i, j < T of |S(i, j) − S(i + s, j + s)|: ≈ 0 (float rounding) when only i − j matters."""
     if not isinstance(shift, int) or shift < 0 or n_positions + shift > MAX_DEMO_POSITIONS:
         raise AttnvizError(f"The shift must be between 0 and {MAX_DEMO_POSITIONS - n_positions} here (got {shift!r}).")
-    table = rope_score_table(q, k, n_positions + shift, theta)  # (T + s, T + s)
+    table = rope_score_table(q, k, n_positions + shift, inv_freq)  # (T + s, T + s)
     return float((table[:n_positions, :n_positions] - table[shift:, shift:]).abs().max())
 
 
