@@ -88,3 +88,11 @@ def test_profile_sentence_reports_the_measured_numbers():
     prof = distance_profile(position_dot_products(sinusoidal_table(32, 16)))
     text = profile_sentence(prof, "Sinusoidal")
     assert f"{float(prof.mean[1]):.3g}" in text and f"{prof.value_range:.3g}" in text and "Δ = 10" in text
+
+
+def test_a_bart_models_learned_positions_start_past_its_offset(tiny_model_folder):
+    bart = attnviz.load_model(str(tiny_model_folder("bart")))
+    assert learned_positions_source(bart)[0] is bart
+    offset = bart.embedder.position_offset
+    assert offset == 2  # BART numbers positions from 2
+    assert torch.equal(learned_table(bart, 5), bart.embedder.position[offset : offset + 5])

@@ -90,9 +90,9 @@ def distance_profile(gram: torch.Tensor) -> DistanceProfile:
 def learned_positions_source(model) -> tuple[object | None, str]:
     """Which learned table to show: the model on screen when it learned one, else None (use the bundled model).
 
-    The toy's table is sinusoidal and a RoPE model has none; BERT-like models and GPT-2 learned theirs.
+    The toy's table is sinusoidal and a RoPE model has none; BERT-like models, GPT-2 and BART learned theirs.
     """
-    if model.family in ("bert", "roberta", "distilbert", "gpt2") and model.embedder.position is not None:
+    if model.family in ("bert", "roberta", "distilbert", "gpt2", "bart") and model.embedder.position is not None:
         return model, f"{model.name}'s learned position embeddings"
     return None, f"{model.name} has no learned position table, so this part shows the bundled all-MiniLM-L6-v2's"
 
