@@ -117,7 +117,9 @@ with ui.guard("The comparison"):
         m[1].metric("fit loss after", f"{fit.losses[-1]:.3g}", help=f"after {steps} Adam steps, lr 0.05")
         right.plotly_chart(af.loss_figure(fit.losses), width="stretch", key="add_loss")
         right.caption("Learned to agree: the additive network was trained on these very queries and keys to copy the "
-                   "dot-product pattern. A small network can imitate it closely; it just takes more work per pair.")
+                      "dot-product pattern. A small network can imitate it closely; it just takes more work per pair. "
+                      f"Loss: KL(dot ‖ additive), the mean over query rows; values under {af.LOSS_FLOOR:g} are float "
+                      "rounding and drawn at that floor.")
     else:
         right.caption("Fixed weights: W, U and v are random, so the additive pattern has no reason to agree with the "
                    "dot-product one. Switch to 'learned to agree' to train them to.")

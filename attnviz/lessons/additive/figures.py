@@ -45,8 +45,7 @@ def loss_figure(losses: list[float]) -> go.Figure:
     fig.update_yaxes(type="log", title_text="KL(dot ‖ add)")
     fig.update_xaxes(title_text="Adam step")
     fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title={"text": f"learning to agree: KL(dot ‖ additive), mean over rows, per step (floor "
-                                     f"{LOSS_FLOOR:g}: below it is float rounding)", "font": {"size": 13}})
+                      title={"text": "fit loss per Adam step", "font": {"size": 13}})
     return fig
 
 
