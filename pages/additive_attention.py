@@ -71,7 +71,7 @@ with ui.guard("The comparison"):
         res, _ = ui.page_run(model, spec, settings, "The comparison appears", keep=True, scale=True)
         if len(res.tokens) > sc.MAX_N:
             raise AttnvizError(f"The text has {len(res.tokens)} tokens; this comparison takes at most {sc.MAX_N}. "
-                                  "Shorten the text.")
+                               "Shorten the text.")
         q, k, v = sc.head_queries_keys(res, layer, head)
         mask = res.mask
         labels = res.labels
@@ -87,16 +87,13 @@ with ui.guard("The comparison"):
         weights = fit.weights
     else:
         fit, weights = None, sc.seeded_additive_weights(d, d, d_a, seed)
-    mask2 = None if mask is None else mask.reshape(n, n)
-    e = sc.additive_scores(q, k, weights)  # (n, n)
-    _, a_add = sc.additive_attention(q, k, v, weights, mask2)
-    _, a_dot = sc.dot_product_attention(q, k, v, mask2)
-    diff = (a_add - a_dot).abs()  # (n, n)
+    both = sc.compare_scorings(q, k, v, weights, None if mask is None else mask.reshape(n, n))
+    a_add, a_dot, diff = both.additive_weights, both.dot_weights, both.difference  # each (n, n)
 
     st.latex(af.additive_latex(d, d_a) + r"\qquad " + af.dot_latex(d))
     i, j = 0, min(1, n - 1)
-    s_ij = float(q[i] @ k[j]) / d**0.5
-    st.latex(af.entry_latex(i, j, float(e[i, j]), s_ij, float(a_add[i, j]), float(a_dot[i, j])))
+    st.latex(af.entry_latex(i, j, float(both.additive_scores[i, j]), float(both.dot_scores[i, j]),
+                            float(a_add[i, j]), float(a_dot[i, j])))
     values = n <= 6  # numbers in the cells only while half a 1024-pixel screen still fits them
     left, right = st.columns(2)
     with left:
@@ -122,7 +119,7 @@ with ui.guard("The comparison"):
                       "rounding and drawn at that floor.")
     else:
         right.caption("Fixed weights: W, U and v are random, so the additive pattern has no reason to agree with the "
-                   "dot-product one. Switch to 'learned to agree' to train them to.")
+                      "dot-product one. Switch to 'learned to agree' to train them to.")
 
 st.header("What each costs as n grows")
 with ui.guard("The cost measurement"):

@@ -67,7 +67,7 @@ with ui.guard("The permutation demo"):
     n_heads = min(r.attentions.shape[1] for r in results)
     layer = pick[1].selectbox("Layer to compare", list(range(n_layers)), key="pos_layer", **ui.BOUND)
     head = pick[2].selectbox("Head to compare", list(range(n_heads)), key="pos_head", **ui.BOUND)
-    diffs = [r.attentions[layer, head] - r.attentions_back[layer, head] for r in results]  # each (T, T)
+    diffs = [r.head_difference(layer, head) for r in results]  # each (T, T)
     limit = max(max(float(d.abs().max()) for d in diffs), 1e-3)  # one colour scale for both, so ≈0 stays white
     cols = st.columns(len(results), gap="large")
     for i, (col, res) in enumerate(zip(cols, results, strict=True)):

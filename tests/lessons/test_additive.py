@@ -127,3 +127,26 @@ def test_latex_carries_the_numbers():
     assert r"\mathbb{R}^{16\times8}" in af.additive_latex(8, 16)
     assert "d_k = 64" in af.dot_latex(64) and "0.125" in af.dot_latex(64)
     assert "0.1473" in af.entry_latex(0, 1, -0.659, 0.3033, 0.1473, 0.0964)
+
+
+def test_compare_scorings_holds_both_sides():
+    q, k, v = sc.random_qkv(5, 8, seed=4)
+    w = sc.seeded_additive_weights(8, 8, 6, 1)
+    both = sc.compare_scorings(q, k, v, w, causal_mask(5))
+    torch.testing.assert_close(both.additive_scores, sc.additive_scores(q, k, w))
+    torch.testing.assert_close(both.dot_scores, q @ k.T / math.sqrt(8))
+    torch.testing.assert_close(both.additive_weights, sc.additive_attention(q, k, v, w, causal_mask(5))[1])
+    torch.testing.assert_close(both.dot_weights, sc.dot_product_attention(q, k, v, causal_mask(5))[1])
+    torch.testing.assert_close(both.difference, (both.additive_weights - both.dot_weights).abs())
+    assert torch.all(both.difference.triu(1) == 0)  # masked keys have weight 0 on both sides
+
+
+def test_grouped_query_heads_read_their_shared_key_value_head():
+    from types import SimpleNamespace
+
+    q = torch.randn(1, 4, 3, 2)  # 4 query heads
+    k = torch.randn(1, 2, 3, 2)  # 2 K/V heads: query heads 0, 1 share K/V head 0; 2, 3 share head 1
+    res = SimpleNamespace(traces=[SimpleNamespace(q=q, k=k, v=k + 1)])
+    for head, kv in [(0, 0), (1, 0), (2, 1), (3, 1)]:
+        q_h, k_h, v_h = sc.head_queries_keys(res, 0, head)
+        assert torch.equal(q_h, q[0, head]) and torch.equal(k_h, k[0, kv]) and torch.equal(v_h, k[0, kv] + 1)

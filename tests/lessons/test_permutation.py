@@ -77,3 +77,10 @@ def test_shuffle_order_moves_only_words_and_never_is_the_identity():
 def test_texts_with_fewer_than_two_words_are_clear_errors(toy_nopos, text):
     with pytest.raises(AttnvizError):
         permutation_demo(toy_nopos, text)
+
+
+def test_head_difference_is_the_put_back_difference_of_one_head(toy):
+    res = permutation_demo(toy, TEXT, seed=2)
+    diff = res.head_difference(1, 0)
+    torch.testing.assert_close(diff, res.attentions[1, 0] - res.attentions_back[1, 0])
+    assert float(diff.abs().max()) <= res.attention_difference

@@ -147,4 +147,28 @@ def head_queries_keys(res, layer: int, head: int) -> tuple[torch.Tensor, torch.T
     if not 0 <= layer < len(res.traces) or not 0 <= head < res.traces[layer].q.shape[1]:
         raise AttnvizError(f"There is no layer {layer} head {head} in this model.")
     t = res.traces[layer]
-    return t.q[0, head], t.k[0, head], t.v[0, head]  # each (T, hs)
+    kv = head * t.k.shape[1] // t.q.shape[1]  # grouped-query models: this query head's shared K/V head
+    return t.q[0, head], t.k[0, kv], t.v[0, kv]  # each (T, hs)
+
+
+@dataclass
+class Comparison:
+    """Both scorings of the same q, k, v: what the page draws, all (n_q, n_k)."""
+
+    additive_scores: torch.Tensor  # e_ij = vᵀ tanh(W q_i + U k_j)
+    dot_scores: torch.Tensor  # s_ij = q_i · k_j / √d_k (before any mask)
+    additive_weights: torch.Tensor  # softmax_j(e_ij + M)
+    dot_weights: torch.Tensor  # softmax_j(s_ij + M)
+
+    @property
+    def difference(self) -> torch.Tensor:
+        """|additive − dot-product| weights (n_q, n_k)."""
+        return (self.additive_weights - self.dot_weights).abs()
+
+
+def compare_scorings(q, k, v, w: AdditiveWeights, mask: torch.Tensor | None = None) -> Comparison:
+    """Additive and scaled dot-product attention on the same q, k, v (and mask), side by side."""
+    _, a_add = additive_attention(q, k, v, w, mask)
+    _, a_dot = dot_product_attention(q, k, v, mask)
+    dot = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5  # (..., n_q, n_k)
+    return Comparison(additive_scores(q, k, w), dot, a_add, a_dot)

@@ -41,6 +41,10 @@ class PermutationResult:
         """max |Y − Pᵀ Y_shuffled| over every token and feature of the last layer's output."""
         return float((self.hidden - self.hidden_back).abs().max())
 
+    def head_difference(self, layer: int, head: int) -> torch.Tensor:
+        """A − Pᵀ A_shuffled P for one head (T, T): ≈ 0 everywhere when the rows followed the shuffle."""
+        return self.attentions[layer, head] - self.attentions_back[layer, head]
+
     def equivariant(self, tol: float = 1e-4) -> bool:
         return self.attention_difference < tol and self.output_difference < tol
 
