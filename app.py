@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+    st.Page("pages/efficient_attention.py", title="Efficient attention", icon=":material/speed:"),
     st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/translate:"),
     st.Page("pages/positions.py", title="Positions", icon=":material/format_list_numbered:"),
     st.Page("pages/additive_attention.py", title="Additive vs dot-product", icon=":material/functions:"),
