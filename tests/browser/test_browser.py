@@ -20,8 +20,8 @@ from browser_helpers import (
 )
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view", "cross_attention", "positions",
-         "additive_attention"]
+PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view", "efficient_attention",
+         "cross_attention", "positions", "additive_attention"]
 
 pytestmark = pytest.mark.browser
 
@@ -82,8 +82,8 @@ def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
         page.wait_for_selector("h1", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
-        assert links == ["Explorer", "Step by step", "Compare", "Scaling lab", "Masks lab", "Model view", "Cross-attention",
-                         "Positions", "Additive vs dot-product"]
+        assert links == ["Explorer", "Step by step", "Compare", "Scaling lab", "Masks lab", "Model view",
+                         "Efficient attention", "Cross-attention", "Positions", "Additive vs dot-product"]
         assert "Model view" in page.locator("h1").first.inner_text()
         assert not exceptions_on(page)
 
