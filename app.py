@@ -14,6 +14,8 @@ PAGES = {
     ],
     "Why it is built so": [
         st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
+        st.Page("pages/positions.py", title="Positions", icon=":material/format_list_numbered:"),
+        st.Page("pages/additive_attention.py", title="Additive vs dot-product", icon=":material/functions:"),
     ],
     "Masks and cost": [
         st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
@@ -27,6 +29,6 @@ PAGES = {
         st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
     ],
 }
-navigation = st.navigation(PAGES)
+navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
 navigation.run()
