@@ -137,3 +137,12 @@ def test_prompt_past_the_models_length(models):
 def test_empty_prompt_is_refused(models):
     with pytest.raises(AttnvizError, match="empty"):
         models["gpt2"].generate("  ", max_new_tokens=2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_generation_on_cuda_equals_the_cpu(tiny_decoder_folder, generations):
+    model = attnviz.load_model(str(tiny_decoder_folder("mistral")), device="cuda")
+    g = model.generate(PROMPT, max_new_tokens=N_NEW)
+    cpu = generations["mistral"][0]
+    assert g.token_ids == cpu.token_ids
+    assert max((a.attention - b.attention).abs().max() for a, b in zip(g.steps, cpu.steps, strict=True)) <= ATOL_ROW
