@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+    st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/translate:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).

@@ -70,10 +70,12 @@ class Generation:
 
 def check_generation_request(model, prompt: str, max_new_tokens) -> list[int]:
     """The prompt's ids, or a clear AttnvizError for a model that cannot generate or a request that cannot be met."""
-    if not model.cfg.causal or model.lm_head is None:
-        kind = "an encoder: it reads the whole text at once and" if not model.cfg.causal else "saved without its LM head and"
-        raise AttnvizError(f"{model.name} is {kind} cannot write text token by token. Pick a causal model "
-                           f"(GPT-2, Llama, Qwen2, Mistral).")
+    if not model.cfg.causal:
+        raise AttnvizError(f"{model.name} cannot generate here: generation runs decoder-only causal models (GPT-2, Llama, "
+                           f"Qwen2, Mistral). An encoder such as BERT reads the whole text at once; it was never trained "
+                           f"to predict the next token.")
+    if model.lm_head is None:
+        raise AttnvizError(f"{model.name} was saved without its language-model head, so it cannot pick next tokens.")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise AttnvizError(f"max_new_tokens must be a whole number from 1 to {MAX_NEW_TOKENS}, got {max_new_tokens!r}.")
     enc = model.encode(prompt)
