@@ -42,6 +42,7 @@ def test_shapes_follow_the_contract(models, generations, name):
     assert g.token_ids[:n_prompt] == model.run(PROMPT).token_ids
     for i, step in enumerate(g.steps):
         assert step.attention.shape == (model.n_layers, model.n_heads, n_prompt + i)
+        assert step.query.shape == (model.n_layers, model.n_heads, model.d_head)
         assert step.token_id == g.token_ids[n_prompt + i] and step.token == g.tokens[n_prompt + i]
         assert step.top_ids[0] == step.token_id and step.top_probs[0] >= step.top_probs[-1]
         assert torch.allclose(step.attention.sum(-1), torch.ones(model.n_layers, model.n_heads), atol=1e-5)
@@ -87,6 +88,8 @@ def test_cache_holds_rotated_keys_per_kv_head_and_its_size_matches_the_formula(m
     ids = torch.tensor([g.token_ids[:n]])
     with torch.inference_mode():
         _, _, traces = model.forward(ids, model.builtin_mask(n), True, keep=True)
+    for i, step in enumerate(g.steps):  # each step's query is the row its last context token had in a full run
+        torch.testing.assert_close(step.query, torch.stack([t.q[0, :, g.n_prompt + i - 1] for t in traces]), atol=1e-5, rtol=0)
     for layer, cache in enumerate(g.kv):
         assert cache.keys.shape == cache.values.shape == (1, model.n_kv_heads, n, model.d_head)
         torch.testing.assert_close(cache.keys, traces[layer].k_cached, atol=1e-5, rtol=0)  # after RoPE, not repeated
