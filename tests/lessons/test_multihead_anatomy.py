@@ -159,13 +159,13 @@ def test_group_counts_that_do_not_divide_the_heads_are_a_clear_error(minilm, min
     assert [check_groups(12, g) for g in (1, 2, 3, 4, 6, 12)] == [1, 2, 3, 4, 6, 12]
 
 
-def test_a_model_with_real_gqa_is_not_averaged_and_its_sharing_is_listed(toy_run):
-    model = attnviz.load_model("toy")
-    model.n_kv_heads = 1  # stands in for a Llama-family model with fewer K/V heads than query heads
-    assert n_kv_heads(model) == 1
+def test_a_model_with_real_gqa_is_not_averaged_and_its_sharing_is_listed(tiny_decoder_folder):
+    model = attnviz.load_model(str(tiny_decoder_folder("llama")))  # 4 query heads over 2 K/V heads
+    assert n_kv_heads(model) == 2
     with pytest.raises(AttnvizError, match="already shares K/V heads"):
-        grouped_patterns(model, toy_run, 0, 1)
-    assert model_geometry(model).n_kv_heads == 1
+        grouped_patterns(model, model.run("the cat sat", keep=True), 0, 1)
+    assert model_geometry(model).n_kv_heads == 2
+    assert kv_sharing(model.n_heads, n_kv_heads(model)) == [[0, 1], [2, 3]]
     assert kv_sharing(32, 8)[1] == [4, 5, 6, 7] and len(kv_sharing(32, 8)) == 8
     assert kv_sharing(12, 12) == [[h] for h in range(12)] and kv_sharing(12, 1) == [list(range(12))]
     with pytest.raises(AttnvizError, match="do not divide"):
