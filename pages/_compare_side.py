@@ -123,7 +123,8 @@ def side_b_controls(side_a: SideConfig, device: str):
         spec = model_col.text_input("Hub name or local folder", key=key("model_path"), **ui.BOUND).strip()
     mask_spec = _mask_controls(mask_col)
     scaled = scale_col.toggle("B: scale by 1/√d_k", key=key("scaled"), **ui.BOUND)
-    factor = scale_col.number_input("…or this factor (0 = off)", 0.0, 100.0, step=0.05, key=key("factor"),
+    factor = scale_col.number_input("…or your own factor", 0.0, 100.0, step=0.05, key=key("factor"),
+                                    help="Multiplies the scores instead of 1/√d_k; 0 = use the switch above.",
                                     **ui.BOUND)
     scale = scale_from_values({"scaled": scaled, "factor": factor})
     with model_col:

@@ -28,9 +28,9 @@ MASK_LABELS = {
     "causal": "causal (no peeking ahead)",
     "padding": "padding ([PAD] tokens appended)",
     "window": "sliding window (local)",
-    "strided": "strided / dilated (sparse)",
+    "strided": "strided / dilated (every s-th key, no local window)",
     "global": "global + local (Longformer)",
-    "random": "random sparse (seeded, BigBird-like)",
+    "random": "random (Bernoulli per pair, seeded)",
     "custom": "custom 0/1 matrix",
 }
 
@@ -172,9 +172,26 @@ def mask_controls() -> str:
 def scale_controls() -> bool | float:
     sb = st.sidebar
     scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **BOUND)
-    factor = sb.number_input("…or multiply the scores by this factor instead (0 = off)", 0.0, 100.0, 0.0, 0.05,
-                             key="factor", **BOUND)
+    factor = sb.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, 0.05, key="factor",
+                             help="The scores are multiplied by this number instead. Leave it at 0 to use the "
+                                  "switch above (0 means: no factor of your own, not ×0).", **BOUND)
     return float(factor) if factor > 0 else bool(scaled)
+
+
+def seed_from_url(key: str, parse) -> dict:
+    """Keyword arguments for a bound widget whose URL spelling Streamlit may not recognise.
+
+    On a first visit, when the link's value for `key` parses (parse(raw) -> a value, or None) the widget's
+    state is seeded with it, and no `value=` must be passed (Streamlit warns when both are given).
+    Returns {} then, else {"value": None} meaning: pass your own default.
+    """
+    raw = st.query_params.get(key)
+    if key not in st.session_state and raw is not None:
+        value = parse(raw)
+        if value is not None:
+            st.session_state[key] = value
+            return {}
+    return {"value": None}
 
 
 def leave_legacy_page_discovery() -> None:

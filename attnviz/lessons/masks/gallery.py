@@ -31,7 +31,7 @@ MASK_TITLES = {
     "window": "sliding window",
     "strided": "strided / dilated",
     "global": "global + local",
-    "random": "random sparse",
+    "random": "random (Bernoulli per pair)",
     "custom": "custom",
 }
 
@@ -143,7 +143,12 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
         f"grows only in step with n: {local:,.0f} pairs at n = {n}, {100 * local / full:.1f}% of full. A fixed "
         "stride s only divides n² by s (still slope 2 below); long-text models such as Longformer and BigBird "
         "stay linear by pairing a sliding window with a few global tokens (plus, in BigBird, a few random keys). "
-        "On log-log axes n² is a line of slope 2 and n one of slope 1."
+        "On log-log axes n² is a line of slope 2 and n one of slope 1. The random mask here keeps each pair by its own "
+        "coin flip, so it still costs about p·n² (BigBird instead keeps a fixed r random keys per query). "
+        "Mind what a mask saves: these counts are the pairs a *sparse* kernel would score. A dense implementation "
+        "such as this one (and most libraries' default attention) computes every one of the n² scores anyway and "
+        "only then sets the forbidden ones to −∞, so a mask changes the weights, not the work. The Efficient "
+        "attention page (coming) shows kernels that really skip the masked blocks."
     )
 
 
