@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from attnviz.draw.plotting import distinct_labels, style_axes
 
 DIFF_COLORSCALE = "RdBu_r"  # high (A more) red, low (B more) blue, 0 white: red = more, as on every signed map
+DIFF_VALUES_UP_TO = 8  # print A − B in the cells only up to this many tokens: wider, "+0.00+0.00" runs together
 MIN_DIFF_RANGE = 0.01  # two identical patterns still get a readable, symmetric colour bar
 
 
@@ -36,7 +37,7 @@ def difference_figure(difference, labels: list[str], title: str = "A − B") -> 
         colorbar={"title": {"text": "A − B", "side": "right"}, "len": 0.8},
         hovertemplate="query: %{y}<br>key: %{x}<br>A − B: %{z:+.3f}<extra></extra>",
     )
-    if n <= 16:
+    if n <= DIFF_VALUES_UP_TO:
         trace.update(texttemplate="%{z:+.2f}", textfont={"size": 9})
     fig = go.Figure(trace)
     style_axes(fig, n)
