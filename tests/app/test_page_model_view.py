@@ -6,11 +6,12 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
 from attnviz.analysis.rollout import attention_rollout
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array, weights_as_thousandths
+from attnviz.draw.plotting import decode_plotly_array
+from attnviz.lessons.model_view import thumbnail_titles
 
 PAGE = "pages/model_view.py"
 TEXT = "The cat sat on the mat because it was tired."
@@ -21,31 +22,29 @@ def default_page():
     return run_app({"text": TEXT}, page=PAGE)
 
 
-def thumbnails(at) -> list[tuple[str, np.ndarray]]:
-    return [(t["name"], decode_plotly_array(t["z"])) for t in chart_specs(at)["mv_grid"]["data"]]
+def thumbnails(at, count: int) -> list[np.ndarray]:
+    """The weights drawn in each thumbnail of the grid (heatmap_grid draws thumbnail i under mv_grid_i)."""
+    return [drawn_heatmap(at, f"mv_grid_{i}")[0] for i in range(count)]
 
 
 def focus(at) -> np.ndarray:
-    (z, _, _), = heatmaps(chart_specs(at)["mv_focus"]).values()
-    return z
+    return drawn_heatmap(at, "mv_focus")[0]
 
 
 def test_grid_draws_every_layer_and_head_as_attnviz_computes(default_page, minilm):
     at = default_page
     assert_healthy(at)
     res = minilm.run(TEXT)
-    drawn = thumbnails(at)
-    assert len(drawn) == minilm.n_layers * minilm.n_heads == 72
-    for k, (name, z) in enumerate(drawn):
+    drawn = thumbnails(at, minilm.n_layers * minilm.n_heads)
+    for k, z in enumerate(drawn):
         layer, head = divmod(k, minilm.n_heads)
-        assert name == f"L{layer} H{head}"
-        np.testing.assert_array_equal(z, weights_as_thousandths(res.attentions[layer, head]))
+        np.testing.assert_allclose(z, res.attentions[layer, head].numpy(), atol=0.0005 + 1e-7)
+    assert thumbnail_titles(2, 3, highlight=(1, 2))[-1] == "▶ L1 H2 ◀" and thumbnail_titles(2, 3)[4] == "L1 H1"
     np.testing.assert_allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.0005 + 1e-7)
 
 
 def test_choosing_a_layer_and_head_enlarges_that_head(minilm):
     at = run_app({"text": TEXT}, page=PAGE)
-    before = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
     at.selectbox(key="mv_layer").set_value(3)
     at.selectbox(key="mv_head").set_value(7)
     at.run()
@@ -53,8 +52,7 @@ def test_choosing_a_layer_and_head_enlarges_that_head(minilm):
     res = minilm.run(TEXT)
     np.testing.assert_allclose(focus(at), res.attentions[3, 7].numpy(), atol=0.0005 + 1e-7)
     assert not np.allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.01)
-    frame = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
-    assert frame["x0"] > before["x0"] and frame["y0"] > before["y0"]  # the frame moved to L3 H7
+    np.testing.assert_allclose(thumbnails(at, 72)[3 * 12 + 7], res.attentions[3, 7].numpy(), atol=0.0005 + 1e-7)
 
 
 def test_statistics_table_equals_head_statistics(default_page, minilm):
@@ -80,12 +78,12 @@ def test_statistic_picker_changes_the_map(minilm):
 def test_rollout_rows_sum_to_1_and_the_slider_picks_the_layer(minilm):
     at = run_app({"text": TEXT}, page=PAGE)
     rollout = attention_rollout(minilm.run(TEXT).attentions)  # (L, n, n)
-    (z, _, _), = heatmaps(chart_specs(at)["mv_rollout"]).values()
+    z = drawn_heatmap(at, "mv_rollout")[0]
     n = z.shape[0]
     np.testing.assert_allclose(z.sum(-1), 1.0, atol=n * 0.0005)  # thousandths round each cell by ≤ 0.0005
     np.testing.assert_allclose(z, rollout[-1].numpy(), atol=0.0005 + 1e-7)
     at.select_slider(key="mv_rollout_layer").set_value(0).run()
-    (z0, _, _), = heatmaps(chart_specs(at)["mv_rollout"]).values()
+    z0 = drawn_heatmap(at, "mv_rollout")[0]
     np.testing.assert_allclose(z0, rollout[0].numpy(), atol=0.0005 + 1e-7)
     assert not np.allclose(z0, z, atol=0.01)
 
@@ -94,13 +92,13 @@ def test_long_text_pools_thumbnails_and_says_so(toy):
     text = " ".join(f"word{i}" for i in range(60))
     at = run_app({"model": "toy", "text": text}, page=PAGE)
     assert_healthy(at)
-    drawn = thumbnails(at)
-    assert len(drawn) == toy.n_layers * toy.n_heads
+    drawn = thumbnails(at, toy.n_layers * toy.n_heads)
     n = len(toy.run(text).tokens)
     block = -(-n // 32)
-    assert drawn[0][1].shape == (-(-n // block),) * 2
+    z, rows, cols = drawn_heatmap(at, "mv_grid_0")
+    assert z.shape == (-(-n // block),) * 2 == (len(rows), len(cols))
     assert f"{block}×{block}" in page_text(at) and "shows every token" in page_text(at)
-    assert np.all(np.abs(drawn[0][1].sum(-1) / WEIGHT_STEPS - 1) < 0.02)  # pooled rows still sum to 1
+    assert np.all(np.abs(drawn[0].sum(-1) - 1) < 0.02)  # pooled rows still sum to 1
     assert focus(at).shape == (n, n)  # the enlarged head keeps every token
 
 
@@ -109,4 +107,4 @@ def test_empty_text_gives_a_clear_message():
     at.text_area(key="text").input("").run()
     assert not at.exception
     assert any("Type some text" in w.value for w in at.warning)
-    assert "mv_grid" not in chart_specs(at)
+    assert not any(key.startswith("mv_grid") for key in chart_specs(at))
