@@ -7,6 +7,8 @@ pairs, and a sliding window only about n·(2w + 1).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 import torch
@@ -124,7 +126,12 @@ def attended_pairs_figure(ns, curves: dict[str, np.ndarray], current_n: int | No
         fig.add_vline(x=current_n, line_dash="dot", line_color="grey",
                       annotation_text=f"your text: n = {current_n}", annotation_position="top left")
     axis_type = "log" if log_axes else "linear"
-    fig.update_xaxes(title_text="n (tokens)", type=axis_type)
+    lo, hi = float(np.min(ns)), float(np.max(ns))
+    if current_n is not None:
+        lo, hi = min(lo, current_n), max(hi, current_n)
+    # the x axis stops at the data (plotly's log autorange ran on to 10¹⁰ because of the vline)
+    x_range = [math.log10(lo) - 0.02, math.log10(hi) + 0.02] if log_axes else [lo, hi]
+    fig.update_xaxes(title_text="n (tokens)", type=axis_type, range=x_range)
     fig.update_yaxes(title_text="(query, key) pairs scored", type=axis_type)
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"title": "mask"})
     return fig
@@ -153,6 +160,11 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
 
 
 # ---- the gallery card: M beside the weights it produces -----------------------------------------
+
+
+def additive_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
+    """(n, n) float32 M as the softmax sees it: 0 where the key is allowed, -inf where it is forbidden."""
+    return np.where(allowed_matrix(mask, n) == 1, 0.0, -np.inf).astype(np.float32)
 
 
 def allowed_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
