@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide")
+from pages._present import asked_in_link  # noqa: E402 - a link with ?present=1 opens with the sidebar collapsed
+
+st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
+                   initial_sidebar_state="collapsed" if asked_in_link() else "auto")
 
 PAGES = [
     st.Page("pages/explorer.py", title="Explorer", icon=":material/search:", default=True),

@@ -216,7 +216,10 @@ def page_settings() -> Settings:
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
     """
+    from pages._present import presentation_toggle
+
     leave_legacy_page_discovery()
+    presentation_toggle()
     st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()

@@ -1,0 +1,41 @@
+"""Presentation mode for a projector: `?present=1` in the link, or the sidebar toggle.
+
+It collapses the sidebar on load (app.py reads the link) and sets larger type; heatmaps can ask
+`presenting()` to draw larger. Only CSS, bound to the URL, so a lecturer's link opens ready to show.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+KEY = "present"
+ON = ("1", "true", "yes", "on")
+CSS = """<style>
+html { font-size: 19px; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+[data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
+h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { font-size: 1.5rem !important; }
+.katex-display > .katex { font-size: 1.12em; }
+</style>"""
+
+
+def asked_in_link() -> bool:
+    """True when the page was opened with ?present=1 (or true/yes/on)."""
+    return str(st.query_params.get(KEY, "")).strip().lower() in ON
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get(KEY, False))
+
+
+def presentation_toggle() -> bool:
+    """The sidebar toggle (bound to ?present=); injects the larger type when on."""
+    if KEY not in st.session_state and asked_in_link():
+        st.session_state[KEY] = True  # ?present=1: a toggle's own URL form is 'true', so read the link ourselves
+    on = st.sidebar.toggle("Presentation mode", key=KEY, help="Larger type for a projector; the link gets "
+                           "?present=true, and opening it starts with the sidebar collapsed.",
+                           bind="query-params", persist_state="session")
+    if on:
+        st.html(CSS)
+    return on
