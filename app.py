@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._present import asked_in_link  # noqa: E402 - a link with ?present=1 opens with the sidebar collapsed
+from pages._present import asked_in_link
 
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
                    initial_sidebar_state="collapsed" if asked_in_link() else "auto")

@@ -31,7 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser_helpers import free_port  # noqa: E402
 
-WORDS = "the cat dog bird sat ran flew on under over a mat road tree because it was tired happy late".split()
+WORDS = ["the", "cat", "dog", "bird", "sat", "ran", "flew", "on", "under", "over", "a", "mat", "road", "tree",
+         "because", "it", "was", "tired", "happy", "late"]
 RERUN_TIMEOUT = 120.0  # seconds a rerun may take before it counts as an error
 
 

@@ -114,7 +114,8 @@ def side_b_controls(side_a: SideConfig, device: str):
     """Draw B's widgets in a bordered box -> (side B, B's model, the spec it loaded as)."""
     box = st.container(border=True)
     box.markdown("**Side B** (starts as a copy of A; change anything here)")
-    text_col, model_col, mask_col, scale_col = box.columns([3, 2, 2, 2])
+    text_col, model_col = box.columns([3, 2])  # two rows of two: four columns are too narrow at 1024 px
+    mask_col, scale_col = box.columns(2)
     text = text_col.text_area("B: text", key=key("text"), height=120, max_chars=20000, **ui.BOUND)
     choice = model_col.selectbox("B: model", list(ui.MODEL_CHOICES), key=key("model"), help=_help(ui.MODEL_CHOICES),
                                  **ui.BOUND)

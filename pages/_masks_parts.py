@@ -205,9 +205,8 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
                        "0/0, which has no value. attnviz's policy (the same as PyTorch's SDPA) is to give such a "
                        "query zero weights and a zero output, so it shows as an empty row: it simply gathers "
                        "nothing in this layer.", icon=":material/block:")
-        buttons = st.columns(2)
-        buttons[0].button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
-        buttons[1].button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),
+        st.button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
+        st.button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),
                           help="Sets the sidebar's mask to custom with these rows, for every page.")
         st.caption("As a mask spec (paste it into the sidebar's custom mask, or share the link):")
         st.code(spec, language=None, wrap_lines=True)

@@ -20,6 +20,33 @@ h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { f
 </style>"""
 
 
+# KaTeX never wraps a display formula: where one is still wider than its column (a narrow column at
+# 1024 px), shrink that formula to the column's width instead of letting its end be cut off.
+FIT_MATH = """<script>
+(() => {
+  const doc = window.parent ? window.parent.document : document;
+  const fit = () => doc.querySelectorAll('.katex-display').forEach(d => {
+    const k = d.firstElementChild;
+    if (!k) return;
+    k.style.fontSize = '';
+    const w = d.clientWidth, s = d.scrollWidth;
+    if (w > 0 && s > w + 1) k.style.fontSize = (1.21 * (w - 2) / s).toFixed(3) + 'em';
+  });
+  if (!doc.defaultView.__attnvizFitMath) {
+    doc.defaultView.__attnvizFitMath = true;
+    new MutationObserver(() => requestAnimationFrame(fit)).observe(doc.body, {childList: true, subtree: true});
+    doc.defaultView.addEventListener('resize', fit);
+  }
+  fit();
+})();
+</script>"""
+
+
+def fit_wide_math() -> None:
+    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH)."""
+    st.html(FIT_MATH, unsafe_allow_javascript=True)
+
+
 def asked_in_link() -> bool:
     """True when the page was opened with ?present=1 (or true/yes/on)."""
     return str(st.query_params.get(KEY, "")).strip().lower() in ON

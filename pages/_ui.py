@@ -216,10 +216,11 @@ def page_settings() -> Settings:
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
     """
-    from pages._present import presentation_toggle
+    from pages._present import fit_wide_math, presentation_toggle
 
     leave_legacy_page_discovery()
     presentation_toggle()
+    fit_wide_math()
     st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()

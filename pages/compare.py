@@ -35,12 +35,12 @@ with ui.guard("The comparison"):
 
     model_a, spec_a = ui.load_model_or_fallback(settings)
     layer_a, heads = ui.layer_and_heads(model_a.n_layers, model_a.n_heads)
-    top = st.columns([4, 1, 1], vertical_alignment="bottom")
-    preset = top[0].segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
+    preset = st.segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
                                       on_change=side_b.on_preset, help="\n".join(f"**{k}**: {v}" for k, v in
                                                                              PRESETS.items()), **ui.BOUND)
-    head_a = top[1].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
-    top[2].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
+    top = st.columns([1, 1, 2], vertical_alignment="bottom")  # roomy enough for the labels at 1024 px
+    head_a = top[0].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
+    top[1].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
     side_a = SideConfig(spec_a, settings.text, settings.mask_spec, settings.scale, layer_a, head_a)
     side_b.remember_side_a(side_a, preset)
     st.markdown(f"**Side A** (the sidebar): {model_a.name} · layer {layer_a}, head {head_a}")
@@ -81,15 +81,15 @@ with ui.guard("The comparison"):
         sentence.info(describe_change(side_a, b, comparison.entropy_change, comparison.max_weight_change,
                                       summary["mean_kl"]), icon=":material/chat:")
 
-    metrics = st.columns(5)
+    metrics = st.columns(3) + st.columns(3)  # two rows of three: five metrics in one row are cut at 1024 px
     metrics[0].metric("Mean row entropy, A", f"{summary['entropy_a']:.3f} nats")
     metrics[1].metric("Mean row entropy, B", f"{summary['entropy_b']:.3f} nats", delta_color="off",
                       delta=f"{summary['entropy_b'] - summary['entropy_a']:+.3f} vs A")
-    metrics[2].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
-    metrics[3].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
+    metrics[3].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
+    metrics[4].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
                       delta=f"{summary['max_weight_b'] - summary['max_weight_a']:+.3f} vs A")
     if summary["mean_kl"] is not None:
-        metrics[4].metric("Mean KL(A‖B) per row", f"{kl_text(summary['mean_kl'])} nats")
+        metrics[2].metric("Mean KL(A‖B) per row", f"{kl_text(summary['mean_kl'])} nats")
     st.caption("Entropy: 0 nats = all weight on one key, ln n = spread evenly. Max weight: the mean of each row's "
                "largest weight. KL(A‖B): how surprised you would be by A's row if you expected B's "
                "(0 = identical rows). Fully masked rows are left out of all three.")

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-MAX_MATRIX = 6  # larger masks are drawn as their top-left corner with ellipses
+MAX_MATRIX = 5  # larger masks: their first rows/columns, ⋯, and the last two (where [PAD] keys are)
 
 
 def fmt(x: float, digits: int = 3) -> str:

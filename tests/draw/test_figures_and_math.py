@@ -116,11 +116,11 @@ def test_mask_matrix_shows_the_pad_columns_of_a_padding_mask():
     """A padding mask forbids only the last columns: a top-left corner would read as 'nothing masked'."""
     n = 12
     tex = mask_matrix(key_padding_mask(n, 3), n)
-    assert shown_positions(n) == [0, 1, 2, 3, None, 10, 11]
+    assert shown_positions(n) == [0, 1, 2, None, 10, 11]
     rows = tex.split(r"\hline")[1].split(r"\\")
     first = [c.strip() for c in rows[0].split("&")]
-    assert first[1:] == ["0", "0", "0", "0", r"\cdots", r"-\infty", r"-\infty"]  # keys 10, 11 are [PAD]
-    assert tex.count(r"-\infty") == 2 * 6  # 6 drawn rows × the 2 drawn [PAD] columns
+    assert first[1:] == ["0", "0", "0", r"\cdots", r"-\infty", r"-\infty"]  # keys 10, 11 are [PAD]
+    assert tex.count(r"-\infty") == 2 * 5  # 5 drawn rows × the 2 drawn [PAD] columns
 
 
 def test_equations_break_into_short_lines_that_fit_a_narrow_column():
