@@ -3,7 +3,7 @@ sentence and making 4 edits (text, scaling, mask, text) 1 s apart.
 
     python benchmarks/bench_class.py                 # 30 sessions; prints errors, p50/p95 s per rerun, peak RSS
     python benchmarks/bench_class.py --sessions 10
-    python benchmarks/bench_class.py --profile       # where one rerun's server CPU goes (cProfile, in-process)
+    python benchmarks/bench_class.py --profile text  # where one rerun's CPU goes (cProfile; or --profile toggle)
 
 Each session speaks the browser's protocol (BackMsg rerun_script with the link's query string and the
 widget values it changed; ForwardMsg deltas until script_finished), so the figures are the server's:
@@ -198,34 +198,53 @@ def load(n: int) -> None:
           f"whole class {wall:.1f} s; server peak RSS {watch.peak / 2**30:.2f} GB (target <= 1 GB)")
 
 
-def profile_one_rerun(top: int = 18) -> None:
-    """cProfile of one explorer rerun after a scaling toggle, in-process with AppTest (the same script)."""
+def profile_one_rerun(edit: str = "toggle", top: int = 22) -> None:
+    """cProfile of one explorer rerun after a scaling toggle (or a new sentence: edit="text"), in-process
+    with AppTest (the same script, run on Streamlit's script thread, where the profiler is switched on)."""
     import cProfile
     import pstats
 
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
     from streamlit.testing.v1 import AppTest
 
+    prof, profiling = cProfile.Profile(), {"on": False}
+    original = ScriptRunner._run_script
+
+    def profiled(self, rerun_data):
+        if not profiling["on"]:
+            return original(self, rerun_data)
+        prof.enable()
+        try:
+            return original(self, rerun_data)
+        finally:
+            prof.disable()
+
+    ScriptRunner._run_script = profiled
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.query_params["text"] = sentence(3)
     at.run()
     at.toggle(key="scaled").set_value(False).run()  # warm: this run's model output is now cached too
-    at.toggle(key="scaled").set_value(True)
-    prof = cProfile.Profile()
+    if edit == "text":
+        at.text_area(key="text").set_value(sentence(4))
+    else:
+        at.toggle(key="scaled").set_value(True)
+    profiling["on"] = True
     t0 = time.perf_counter()
-    prof.enable()
     at.run()
-    prof.disable()
-    print(f"one explorer rerun (scaling toggled, cached model output): {time.perf_counter() - t0:.3f} s wall")
+    profiling["on"] = False
+    what = "a new sentence" if edit == "text" else "scaling toggled back, model output cached"
+    print(f"one explorer rerun ({what}): {time.perf_counter() - t0:.3f} s wall")
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile", choices=["toggle", "text"], help="profile one rerun after this edit")
     args = parser.parse_args()
     if args.profile:
-        profile_one_rerun()
+        profile_one_rerun(args.profile)
     else:
         load(max(1, min(args.sessions, 100)))
 
