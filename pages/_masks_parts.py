@@ -72,9 +72,9 @@ def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> N
     left, right = st.columns(2, gap="small")
     with left:
         heatmap(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
-                title="M: white 0 = may look, grey −∞ = forbidden", limit=1.0)
+                title="M (0 may look, −∞ forbidden)", limit=1.0)
     with right:
-        heatmap(pattern, labels, key=f"{key}_weights", title=f"{head}: weights after softmax", show_values=False)
+        heatmap(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False)
 
 
 def _pairs_line(pairs: int, n: int) -> str:
@@ -107,7 +107,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
             st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}")
             st.caption(describe_mask(spec, causal_model=run.model.cfg.causal))
             mask_and_weights(f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels,
-                             f"layer {run.layer}, head {run.head}")
+                             f"L{run.layer} H{run.head}")
 
     st.subheader("The O(n²) lesson: pairs scored as the text grows")
     curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
@@ -213,5 +213,5 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
     with result_col:
         st.markdown(f"**Your mask**, applied in every layer: layer {run.layer}, head {run.head}")
         mask_and_weights("masks_custom_result", res.mask, run.pattern(res.attentions), res.labels,
-                         f"layer {run.layer}, head {run.head}")
+                         f"L{run.layer} H{run.head}")
     return spec

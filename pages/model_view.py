@@ -3,16 +3,23 @@
 import streamlit as st
 
 from pages import _ui as ui
-from pages._heatmap import heatmap, heatmap_grid
+from pages._heatmap import heatmap
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _thumbnails(spec: str, device: str, text: str, mask_spec: str, scale):
-    """Every head pooled to at most THUMBNAIL_CELLS per side: ((L·H, m, m) patterns, their labels, block b)."""
-    from attnviz.lessons.model_view import thumbnails
+def _grid(spec: str, device: str, text: str, mask_spec: str, scale, highlight: tuple[int, int]):
+    """The thumbnail mosaic as ONE plotly figure (72 traces on one pair of axes).
+
+    The one exception to "every matrix through pages/_heatmap": heatmap_grid's plotly body draws each
+    panel as its own chart with tick labels, which at 12 columns leaves ~50 px panels with no room for
+    the pattern. Once heatmap_grid has a compact thumbnail mode (the canvas component), this becomes
+        pooled, labels, block = thumbnails(res.attentions, res.labels)  # attnviz.lessons.model_view
+        heatmap_grid(pooled, labels, key="mv_grid", titles=thumbnail_titles(L, H, (layer, head)), columns=H)
+    """
+    from attnviz.lessons.model_view import model_view_figure
 
     res = ui.cached_run(spec, device, text, mask_spec, scale)
-    return thumbnails(res.attentions, res.labels)
+    return model_view_figure(res.attentions, res.labels, highlight=highlight)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -30,7 +37,7 @@ st.caption("One small heatmap per head: rows = layers (L0 is closest to the inpu
            "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale.")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure, thumbnail_titles
+    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure
 
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
@@ -48,9 +55,8 @@ with ui.guard("The model view"):
     heatmap(res.attentions[layer, head], res.labels, key="mv_focus", title=f"layer {layer}, head {head}: weights after softmax")
 
     with grid_slot:
-        pooled, pooled_labels, block = _thumbnails(*run_key)
-        heatmap_grid(pooled, pooled_labels, key="mv_grid", columns=model.n_heads,
-                     titles=thumbnail_titles(model.n_layers, model.n_heads, highlight=(layer, head)))
+        fig, block = _grid(*run_key, highlight=(layer, head))
+        st.plotly_chart(fig, width="stretch", key="mv_grid")
         if block > 1:
             st.info(f"Thumbnails: with {n} tokens each cell averages a {block}×{block} block of tokens (the weight an "
                     "average query of the block gives to the keys of the block, so rows still sum to 1). "

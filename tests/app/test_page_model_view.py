@@ -10,8 +10,8 @@ from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_tex
 
 from attnviz.analysis.rollout import attention_rollout
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.plotting import decode_plotly_array
-from attnviz.lessons.model_view import thumbnail_titles
+from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array, weights_as_thousandths
+from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
 PAGE = "pages/model_view.py"
 TEXT = "The cat sat on the mat because it was tired."
@@ -22,9 +22,10 @@ def default_page():
     return run_app({"text": TEXT}, page=PAGE)
 
 
-def thumbnails(at, count: int) -> list[np.ndarray]:
-    """The weights drawn in each thumbnail of the grid (heatmap_grid draws thumbnail i under mv_grid_i)."""
-    return [drawn_heatmap(at, f"mv_grid_{i}")[0] for i in range(count)]
+def drawn_thumbnails(at) -> list[tuple[str, np.ndarray]]:
+    """(name, uint16 thousandths) of each thumbnail of the mosaic (one plotly figure until heatmap_grid has
+    a thumbnail mode; see pages/model_view.py)."""
+    return [(t["name"], decode_plotly_array(t["z"])) for t in chart_specs(at)["mv_grid"]["data"]]
 
 
 def focus(at) -> np.ndarray:
@@ -35,16 +36,22 @@ def test_grid_draws_every_layer_and_head_as_attnviz_computes(default_page, minil
     at = default_page
     assert_healthy(at)
     res = minilm.run(TEXT)
-    drawn = thumbnails(at, minilm.n_layers * minilm.n_heads)
-    for k, z in enumerate(drawn):
+    drawn = drawn_thumbnails(at)
+    assert len(drawn) == minilm.n_layers * minilm.n_heads == 72
+    for k, (name, z) in enumerate(drawn):
         layer, head = divmod(k, minilm.n_heads)
-        np.testing.assert_allclose(z, res.attentions[layer, head].numpy(), atol=0.0005 + 1e-7)
+        assert name == f"L{layer} H{head}"
+        np.testing.assert_array_equal(z, weights_as_thousandths(res.attentions[layer, head]))
+    # what heatmap_grid will get once it draws thumbnails: the same patterns, titled per head
+    pooled, labels, block = thumbnails(res.attentions, res.labels)
+    assert block == 1 and labels == res.labels and np.allclose(pooled[13], res.attentions[1, 1].numpy())
     assert thumbnail_titles(2, 3, highlight=(1, 2))[-1] == "▶ L1 H2 ◀" and thumbnail_titles(2, 3)[4] == "L1 H1"
     np.testing.assert_allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.0005 + 1e-7)
 
 
 def test_choosing_a_layer_and_head_enlarges_that_head(minilm):
     at = run_app({"text": TEXT}, page=PAGE)
+    before = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
     at.selectbox(key="mv_layer").set_value(3)
     at.selectbox(key="mv_head").set_value(7)
     at.run()
@@ -52,7 +59,8 @@ def test_choosing_a_layer_and_head_enlarges_that_head(minilm):
     res = minilm.run(TEXT)
     np.testing.assert_allclose(focus(at), res.attentions[3, 7].numpy(), atol=0.0005 + 1e-7)
     assert not np.allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.01)
-    np.testing.assert_allclose(thumbnails(at, 72)[3 * 12 + 7], res.attentions[3, 7].numpy(), atol=0.0005 + 1e-7)
+    frame = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
+    assert frame["x0"] > before["x0"] and frame["y0"] > before["y0"]  # the frame moved to L3 H7
 
 
 def test_statistics_table_equals_head_statistics(default_page, minilm):
@@ -92,13 +100,13 @@ def test_long_text_pools_thumbnails_and_says_so(toy):
     text = " ".join(f"word{i}" for i in range(60))
     at = run_app({"model": "toy", "text": text}, page=PAGE)
     assert_healthy(at)
-    drawn = thumbnails(at, toy.n_layers * toy.n_heads)
+    drawn = drawn_thumbnails(at)
+    assert len(drawn) == toy.n_layers * toy.n_heads
     n = len(toy.run(text).tokens)
     block = -(-n // 32)
-    z, rows, cols = drawn_heatmap(at, "mv_grid_0")
-    assert z.shape == (-(-n // block),) * 2 == (len(rows), len(cols))
+    assert drawn[0][1].shape == (-(-n // block),) * 2
     assert f"{block}×{block}" in page_text(at) and "shows every token" in page_text(at)
-    assert np.all(np.abs(drawn[0].sum(-1) - 1) < 0.02)  # pooled rows still sum to 1
+    assert np.all(np.abs(drawn[0][1].sum(-1) / WEIGHT_STEPS - 1) < 0.02)  # pooled rows still sum to 1
     assert focus(at).shape == (n, n)  # the enlarged head keeps every token
 
 
@@ -107,4 +115,4 @@ def test_empty_text_gives_a_clear_message():
     at.text_area(key="text").input("").run()
     assert not at.exception
     assert any("Type some text" in w.value for w in at.warning)
-    assert not any(key.startswith("mv_grid") for key in chart_specs(at))
+    assert "mv_grid" not in chart_specs(at)
