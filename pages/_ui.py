@@ -60,9 +60,9 @@ def examples() -> list[dict]:
 def torch_threads_from_env() -> None:
     """ATTNVIZ_TORCH_THREADS=k sets torch's CPU threads per call (default: torch's own, one per core).
 
-    Measured on the shared 2-core machine: one 14-token run 1.24 s with 2 threads vs 0.06 s with 1, yet
-    10 sessions at once showed no clear difference (p50 1.6-3.0 s either way, noise from other load), so
-    the default is left alone; a class server on few cores may try ATTNVIZ_TORCH_THREADS=1."""
+    Measured on the shared 2-core machine: one 14-token run 1.24 s with 2 threads vs 0.06 s with 1 (under
+    heavy outside load), yet benchmarks/bench_class.py showed no difference (30 sessions: p95 12.4 s with 1
+    thread, 13.2 s and 13.4 s with the default), so the default is left alone."""
     import os
 
     threads = os.environ.get("ATTNVIZ_TORCH_THREADS", "").strip()
