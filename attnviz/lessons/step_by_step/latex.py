@@ -60,8 +60,10 @@ def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
 
 
 def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale: float, masked: bool,
-               pre_ln: bool) -> list[StepCard]:
-    """The nine steps from X to the layer's output, in order, for head `head`."""
+               pre_ln: bool, embedding: str = "the token and position embeddings") -> list[StepCard]:
+    """The nine steps from X to the layer's output, in order, for head `head`.
+
+    embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding)."""
     h = rf"^{{({head})}}"
     x_eq = r"X = \mathrm{LN}(x_{\text{residual}})" if pre_ln else r"X = x_{\text{residual}}"
     scale_title, scale_text, scale_eq = scale_step(scale, d_head)
@@ -69,7 +71,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
                r"\text{masked} \end{cases} \end{gathered}" if masked else r"S'' = S' + M, \quad M = 0 \ \text{(no mask)}")
     return [
         StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
-                 "token + position embeddings, later the previous layer's output)"
+                 f"{embedding}, later the previous layer's output)"
                  + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
                  x_eq, shape(n, d_model, col_name=r"d_{model}")),
         StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
