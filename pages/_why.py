@@ -43,21 +43,23 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
         softmax_latex,
     )
 
+    # a narrow column (1024 px with the sidebar open) scrolls a long equation sideways instead of cutting it
+    st.html("<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>")
     i, j = sel.query, sel.key
     steps, pair = pair_for(model, spec, settings, mask_spec, scale, layer, sel.head, i, j)
     labels = steps.labels
     st.markdown(f"**Layer {layer}, head {sel.head}: query {i} “{md(labels[i])}” → key {j} “{md(labels[j])}”**")
     every = model.d_head <= 8
-    st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS, per_line=2))
+    st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS, per_line=1))
     if not every:
-        st.caption(f"d_head = {model.d_head}: the {TOP_TERMS} largest products q_{{i,m}}·k_{{j,m}} are written out, "
+        st.caption(f"d_head = {model.d_head}: the {TOP_TERMS} largest products (by size) are written out, "
                    f"the other {model.d_head - TOP_TERMS} are added up under the ⋯.")
     st.latex(scaled_latex(i, j, pair.dot, pair.scale, model.d_head))
     st.latex(mask_entry_latex(i, j, pair.allowed, pair.scaled))
     if not pair.allowed:
         st.info("The mask forbids this pair: M = −∞, so its score is −∞ and e^−∞ = 0. Its weight is exactly 0, "
                 "whatever q·k was.", icon=":material/block:")
-    st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=3))
+    st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=2))
     st.markdown(f"In short: q·k = `{plain(pair.dot)}` · × s = `{plain(pair.scaled)}` · + M = "
                 f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",

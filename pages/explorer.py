@@ -19,8 +19,9 @@ settings = ui.page_settings()
 def set_selection(sel) -> None:
     """The selected cell, in session state and in the URL (Step by step's own keys: a link opens it there)."""
     st.session_state["why_sel"] = sel
-    if sel is not None:
-        st.query_params.update(sel.as_params())
+    labels = st.session_state.get("why_labels")
+    if sel is not None and labels:
+        st.query_params.update(sel.as_params(labels))
 
 
 def take_click(key: str, heads: list[int]) -> None:
@@ -41,8 +42,9 @@ def current_selection(n: int, n_heads: int):
     fitted, message = clamp_selection(sel, n, n_heads)
     if message:
         st.warning(message, icon=":material/undo:")
-    if fitted != sel:
-        set_selection(fitted)
+    labels = st.session_state.get("why_labels") or []
+    if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
+        set_selection(fitted)  # also refreshes the token names in the URL after the text changed
     return fitted
 
 
@@ -58,12 +60,13 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
     from attnviz.lessons.explorer.selection import grid_ring
 
     n = len(res.tokens)
+    st.session_state["why_labels"] = list(res.labels)
     sel = current_selection(n, model.n_heads)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        controls = st.columns([1, 2, 1.4], vertical_alignment="bottom")
-        layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads, where=controls[:2])
-        per_head = controls[2].toggle("Colours per head", key="per_head", **ui.BOUND,
+        controls = st.columns([1, 2], vertical_alignment="bottom")
+        layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads, where=controls)
+        per_head = st.toggle("Per-head colours", key="per_head", **ui.BOUND,
                                       help="Each head's colours run from 0 to its own largest weight: for long texts, "
                                            "where every weight is small and a shared 0..1 scale turns heads dark.")
         dead = [f"{i} ({markdown_literal(res.labels[i])})"
@@ -76,7 +79,7 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
                    "high max and low H mean a sharp, confident head.")
         hm.layer_grid(spec, settings, mask_spec, settings.scale, layer, heads, n, key="grid", per_head_scale=per_head,
                       selection=grid_ring(sel, heads), on_select=partial(take_click, "grid", heads))
-    with right:
+    with right, st.container(key="why"):
         st.subheader("Why this weight?")
         if sel is None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "

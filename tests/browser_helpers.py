@@ -20,7 +20,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
-# JS: a checksum of what every heatmap on the page holds, and the tick labels that are drawn
+# JS: a checksum of what every heatmap on the page holds (plotly figures and attnviz's canvas component,
+# which files what it drew under window.attnvizHeatmaps[key]), and the token labels that are drawn
 DRAWN_SUM = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   let total = 0, cells = 0;
@@ -28,10 +29,13 @@ DRAWN_SUM = """() => {
     if (t.type !== 'heatmap' || !t.z) continue;
     for (const row of t.z) for (const v of row) { total += (v * ((cells % 7) + 1)); cells += 1; }
   }
-  return cells ? total + ':' + cells : null;
+  const drawn = Object.keys(window.attnvizHeatmaps || {}).sort().map(k => window.attnvizHeatmaps[k].drawn).filter(Boolean);
+  if (!cells && !drawn.length) return null;
+  return total + ':' + cells + (drawn.length ? '|' + drawn.join('|') : '');
 }"""
-TICK_TEXTS = ("() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]"
-              ".map(e => e.textContent)")
+TICK_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]
+  .map(e => e.textContent)
+  .concat(...Object.values(window.attnvizHeatmaps || {}).map(h => h.labels ? h.labels() : []))"""
 
 
 def free_port() -> int:

@@ -11,7 +11,10 @@ from attnviz.lessons.explorer.selection import (
 
 def test_a_link_round_trips_and_garbage_is_no_selection():
     sel = Selection(head=3, query=4, key=1)
-    assert selection_from_params(sel.as_params()) == sel
+    params = sel.as_params(["a", "b", "c", "d", "e:f"])
+    assert params == {"sbs_head": "3", "sbs_query": "4: e:f", "sbs_key": "1: b"}  # as Step by step's pickers show them
+    assert selection_from_params(params) == sel
+    assert selection_from_params({"sbs_head": "3", "sbs_query": "4", "sbs_key": "1"}) == sel
     assert selection_from_params({"sbs_head": "x", "sbs_query": "1", "sbs_key": "2"}) is None
     assert selection_from_params({"sbs_head": "1"}) is None
 

@@ -163,6 +163,14 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
   }
 }
 
+const measure = document.createElement("canvas").getContext("2d");
+function fitTitle(title, width) {  // drop trailing " · " parts until the title fits its panel (the full one is its tooltip)
+  measure.font = "12px sans-serif";
+  const parts = title.split(" · ");
+  while (parts.length > 1 && measure.measureText(parts.join(" · ")).width > width) parts.pop();
+  return parts.join(" · ");
+}
+
 function placeLabels(s) {  // token labels as DOM text, every k-th when dense so they never overlap
   const { meta } = s.model, lay = s.lay;
   s.labels.replaceChildren();
@@ -170,7 +178,8 @@ function placeLabels(s) {  // token labels as DOM text, every k-th when dense so
   const every = Math.max(1, Math.ceil(LABEL_PX / lay.cell));
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
-    const t = el("div", "avhm-title", s.labels, meta.titles[b.p]);
+    const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w));
+    t.title = meta.titles[b.p];
     t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";
     if (meta.thumbnails) continue;
     if (b.gc === 0) for (let r = 0; r < meta.rows; r += every) {
@@ -311,6 +320,10 @@ export default function (component) {
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
     cellCenter: (p, r, c) => { const b = s.lay.boxes[p], rect = s.canvas.getBoundingClientRect(), k = rect.width / s.lay.width;
       return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cell) * k }; },
+    // scroll a cell to the middle of the screen (a test's mouse can only click what is on screen)
+    reveal: (p, r, c) => { const b = s.lay.boxes[p], m = el("div", "", s.canvas.parentElement);
+      m.style.cssText = `position:absolute;left:${b.x + c * s.lay.cell}px;top:${b.y + r * s.lay.cell}px;width:1px;height:1px`;
+      m.scrollIntoView({ block: "center", inline: "nearest" }); m.remove(); },
   });
   render(s);
   s.canvas.onmousemove = (ev) => showTip(s, ev);

@@ -11,20 +11,32 @@ from dataclasses import dataclass
 URL_KEYS = {"head": "sbs_head", "query": "sbs_query", "key": "sbs_key"}
 
 
+def token_choice(t: int, labels: list[str]) -> str:
+    """A token as Step by step's query/key pickers show it, '3: cat': the text their URL values must match."""
+    return f"{t}: {labels[t]}" if 0 <= t < len(labels) else str(t)
+
+
+def leading_int(value) -> int:
+    """'3: cat' or '3' -> 3 (ValueError otherwise)."""
+    return int(str(value).split(":", 1)[0].strip())
+
+
 @dataclass(frozen=True)
 class Selection:
     head: int
     query: int  # row i: the token that looks
     key: int  # column j: the token looked at
 
-    def as_params(self) -> dict[str, str]:
-        return {URL_KEYS[name]: str(getattr(self, name)) for name in URL_KEYS}
+    def as_params(self, labels: list[str]) -> dict[str, str]:
+        """The URL values, in the form Step by step's bound pickers accept ('3: cat' for a token)."""
+        return {"sbs_head": str(self.head), "sbs_query": token_choice(self.query, labels),
+                "sbs_key": token_choice(self.key, labels)}
 
 
 def selection_from_params(params) -> Selection | None:
     """The selection a link carries (strings from the URL), or None when it carries none or garbage."""
     try:
-        values = {name: int(str(params[url_key]).strip()) for name, url_key in URL_KEYS.items()}
+        values = {name: leading_int(params[url_key]) for name, url_key in URL_KEYS.items()}
     except (KeyError, TypeError, ValueError):
         return None
     return Selection(**values)
