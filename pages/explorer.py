@@ -57,7 +57,7 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
     from attnviz.draw.export import head_csv
     from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
     from attnviz.draw.text import markdown_literal
-    from attnviz.lessons.explorer.selection import grid_ring
+    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
 
     n = len(res.tokens)
     st.session_state["why_labels"] = list(res.labels)
@@ -77,8 +77,12 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
         st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head: H = mean row entropy in nats (0 = all weight "
                    f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
                    "high max and low H mean a sharp, confident head.")
-        hm.layer_grid(spec, settings, mask_spec, settings.scale, layer, heads, n, key="grid", per_head_scale=per_head,
-                      selection=grid_ring(sel, heads), on_select=partial(take_click, "grid", heads))
+        ring = grid_ring(sel, heads)
+        picked = hm.layer_grid(spec, settings, mask_spec, settings.scale, layer, heads, n, key="grid",
+                               per_head_scale=per_head, selection=ring, on_select=partial(take_click, "grid", heads))
+        if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
+            sel = selection_from_click(picked, heads)
+            set_selection(sel)
     with right, st.container(key="why"):
         st.subheader("Why this weight?")
         if sel is None:
