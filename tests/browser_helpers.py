@@ -44,19 +44,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class ServerURL(str):
+    """The base URL of a running server; .pid is its process id (benchmarks read its CPU time)."""
+
+    pid: int = 0
+
+
 @contextmanager
-def streamlit_server(timeout: float = 90):
-    """`streamlit run app.py` on a free port; yields its base URL; stops it afterwards."""
+def streamlit_server(timeout: float = 90, script: str = "app.py"):
+    """`streamlit run <script>` (default app.py) on a free port; yields its base URL; stops it afterwards."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     try:
         deadline = time.time() + timeout
         while True:

@@ -7,6 +7,7 @@ import re
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
+import pytest
 from apptest_helpers import assert_healthy, drawn_grid, heatmap_payloads, page_text, run_app
 
 from attnviz.draw.heatmap import decode_payload
@@ -107,3 +108,13 @@ def test_a_huge_link_selection_is_clamped_not_a_traceback():
     at = run_app({"model": "toy", "text": TEXT, "sbs_head": "99", "sbs_query": "100000", "sbs_key": "-3"})
     assert_healthy(at)
     assert "negative position" in page_text(at) and "Click a cell" in page_text(at)
+
+
+def test_per_head_colours_give_each_head_its_own_range_and_keep_the_numbers(toy):
+    at = run_app({"model": "toy", "text": TEXT})
+    at.toggle(key="per_head").set_value(True).run()
+    assert_healthy(at)
+    meta, drawn = decode_payload(heatmap_payloads(at)["grid"])
+    res = toy.run(TEXT)
+    assert meta["ranges"] == [[0.0, pytest.approx(float(res.attentions[0, h].max()), abs=1e-6)] for h in range(2)]
+    np.testing.assert_allclose(drawn, res.attentions[0].numpy(), atol=1e-5)  # colours change, values do not

@@ -95,3 +95,12 @@ def test_markdown_literal_shows_shortcodes_and_markup_as_typed():
     out = markdown_literal("1:cat: **b** $x$ :material/home:")
     assert ":cat:" not in out and ":material/home:" not in out and "\\*\\*b\\*\\*" in out and "\\$x\\$" in out
     assert out.replace("\u2060", "").replace("\\", "") == "1:cat: **b** $x$ :material/home:"
+
+
+def test_a_model_view_mosaic_of_72_thumbnails_round_trips():
+    w = softmax_rows(np.random.default_rng(2), (72, 20, 20))  # 6 layers × 12 heads
+    payload = heatmap_payload(list(w), [f"t{i}" for i in range(20)], titles=[f"L{p // 12} H{p % 12}" for p in range(72)],
+                              columns=12, thumbnails=True)
+    meta, drawn = decode_payload(payload)
+    assert meta["thumbnails"] and meta["columns"] == 12 and drawn.shape == (72, 20, 20)
+    assert np.abs(drawn - w).max() <= precision(meta)
