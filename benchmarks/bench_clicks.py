@@ -115,10 +115,11 @@ def click_cell(page, panel: int, r: int, c: int) -> tuple[float, float]:
     at = page.evaluate(f"() => window.attnvizHeatmaps.grid.cellCenter({panel}, {r}, {c})")
     shown = page.evaluate("() => [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') && "
                           "p.textContent.includes('query'))?.textContent || ''")
+    before = page.evaluate("() => JSON.stringify(window.attnvizHeatmaps.grid.selection())")
     start = time.perf_counter()
-    page.mouse.click(at["x"], at["y"])
-    page.wait_for_function(f"() => {{ const s = window.attnvizHeatmaps.grid.selection(); return s && s.panel === {panel} && "
-                           f"s.row === {r} && s.col === {c}; }}", polling="raf", timeout=10_000)
+    page.mouse.click(at["x"], at["y"])  # at 512 tokens a cell is under a pixel: the ring lands on a neighbour
+    page.wait_for_function("(b) => JSON.stringify(window.attnvizHeatmaps.grid.selection()) !== b", arg=before,
+                           polling="raf", timeout=10_000)
     ring = time.perf_counter() - start
     page.wait_for_function("(b) => { const p = [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') "
                            "&& p.textContent.includes('query')); return p && p.textContent !== b; }", arg=shown,
@@ -145,8 +146,10 @@ def main() -> None:
         lat = [redraw_after(page, toggle(page)) for _ in range(args.rounds)]
         cpu = (cpu_seconds(url.pid) - cpu0) / args.rounds
         keys = ", ".join(page.evaluate("() => Object.keys(window.attnvizHeatmaps)"))
+        js_ms = page.evaluate("() => Object.values(window.attnvizHeatmaps).map(h => h.ms).reduce((a, b) => a + b, 0)")
         print(row("toggle -> every heatmap redrawn, 32 tokens", lat, "target p95 <= 250 ms"))
-        print(f"{'':<46} p95 ratio to the floor: {p95(lat) / p95(floor):.2f}x   target <= 1.5x   (heatmaps: {keys})")
+        print(f"{'':<46} p95 ratio to the floor: {p95(lat) / p95(floor):.2f}x   target <= 1.5x   (heatmaps: {keys}; "
+              f"their JS decode + paint: {js_ms:.1f} ms in all)")
         print(f"server CPU per toggle, 32 tokens: {cpu * 1000:.0f} ms   target <= 60 ms (includes the model run on a cache "
               f"miss: the toggle alternates between two cached runs)")
 
@@ -170,6 +173,8 @@ def main() -> None:
             redraw_after(page, toggle(page), timeout_ms=120_000)
         tog = [redraw_after(page, toggle(page), timeout_ms=120_000) for _ in range(5)]
         print(row("512 tokens: toggle -> every heatmap redrawn", tog, "target <= 600 ms"))
+        js_ms = page.evaluate("() => Object.values(window.attnvizHeatmaps).map(h => h.ms).reduce((a, b) => a + b, 0)")
+        print(f"{'':<46} JS decode + paint of the 512-token grid and enlarged head: {js_ms:.0f} ms")
         lay = [redraw_after(page, pick_layer(page, layer), timeout_ms=120_000) for layer in (1, 2, 3, 1, 2, 3)]
         print(row("512 tokens: layer change -> redrawn (first 3 uncached)", lay, "target <= 600 ms"))
         clicks = [click_cell(page, p % 12, 40 + 37 * p, 300 - 23 * p) for p in range(6)]

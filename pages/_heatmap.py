@@ -125,26 +125,27 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
 
 @st.cache_data(show_spinner=False, max_entries=24)
 def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, heads: tuple,
-                       per_head_scale: bool, selection: dict | None, key: str, columns: int = 3) -> bytes:
+                       per_head_scale: bool, selection: dict | None, key: str, _weights, _labels: list[str],
+                       columns: int = 3) -> bytes:
     """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
-    picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant."""
+    picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
+    The run is named by its settings (spec … scale); _weights (n_heads, n, n) and _labels are that run's
+    layer, passed along unhashed (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     from attnviz.analysis.stats import head_entropy, head_max_weight
     from attnviz.draw.heatmap import heatmap_payload
-    from pages import _ui as ui
 
-    res = ui.cached_run(spec, device, text, mask_spec, scale)
-    weights = res.attentions[layer]  # (n_heads, n, n)
-    entropy, peak = head_entropy(weights), head_max_weight(weights)
+    entropy, peak = head_entropy(_weights), head_max_weight(_weights)
     titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
-    return heatmap_payload(weights[list(heads)], res.labels, titles=titles, columns=columns, per_head_scale=per_head_scale,
+    return heatmap_payload(_weights[list(heads)], _labels, titles=titles, columns=columns, per_head_scale=per_head_scale,
                            selectable=True, selection=selection, name=key)
 
 
-def layer_grid(spec: str, settings, mask_spec: str, scale, layer: int, heads: list[int], n_tokens: int, *, key: str,
+def layer_grid(res, spec: str, settings, mask_spec: str, layer: int, heads: list[int], *, key: str,
                per_head_scale: bool = False, selection: dict | None = None, on_select=None, columns: int = 3) -> dict | None:
-    """heatmap_grid for the heads of one layer of the sidebar's run, with the payload cached (see above)."""
+    """heatmap_grid for the heads of one layer of the page's run `res` (made from the sidebar's settings with
+    this mask spec), with the payload cached (see above)."""
+    n = len(res.labels)
     return draw_payload(
-        lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, scale, layer, tuple(heads),
-                                       per_head_scale, sel, key, columns),
-        key=key, panels=len(heads), rows=n_tokens, cols=n_tokens, selectable=True, selection=selection,
-        on_select=on_select)
+        lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, res.scale, layer, tuple(heads),
+                                       per_head_scale, sel, key, res.attentions[layer], list(res.labels), columns),
+        key=key, panels=len(heads), rows=n, cols=n, selectable=True, selection=selection, on_select=on_select)

@@ -78,8 +78,8 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
                    f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
                    "high max and low H mean a sharp, confident head.")
         ring = grid_ring(sel, heads)
-        picked = hm.layer_grid(spec, settings, mask_spec, settings.scale, layer, heads, n, key="grid",
-                               per_head_scale=per_head, selection=ring, on_select=partial(take_click, "grid", heads))
+        picked = hm.layer_grid(res, spec, settings, mask_spec, layer, heads, key="grid", per_head_scale=per_head,
+                               selection=ring, on_select=partial(take_click, "grid", heads))
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             sel = selection_from_click(picked, heads)
             set_selection(sel)

@@ -115,6 +115,15 @@ def test_a_click_shows_that_cells_arithmetic_as_attnviz_computes_it(server, toy)
         pair = pair_detail(head_steps(toy, toy.run(TEXT, keep=True), 1, 0), 1, 0)
         assert again["weight"] == plain(pair.weight)
         assert not exceptions_on(page)
+        # the selection lives in the URL with Step by step's own keys: its link opens that page on the same pair
+        page.get_by_text("Follow this pair step by step").click()
+        page.get_by_text("One query, one key").wait_for(timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        shown = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stSelectbox\"]')].map(e => e.innerText)")
+        labels = toy.run(TEXT).labels
+        assert any(f"1: {labels[1]}" in t and "Query token" in t for t in shown), shown
+        assert any(f"0: {labels[0]}" in t and "Key token" in t for t in shown), shown
+        assert not exceptions_on(page)
 
 
 def test_a_forbidden_cell_says_minus_infinity_and_a_click_between_panels_selects_nothing(server, toy):

@@ -274,6 +274,7 @@ function render(s) {
 }
 
 export default function (component) {
+  const started = performance.now();
   const { data, parentElement, setStateValue, key } = component;  // key: Streamlit's element id
   let root = parentElement.querySelector(".avhm");
   if (!root) {
@@ -328,6 +329,7 @@ export default function (component) {
       m.scrollIntoView({ block: "center", inline: "nearest" }); m.remove(); },
   });
   render(s);
+  s.hook.ms = performance.now() - started;  // this call's decode + paint time, for benchmarks
   s.canvas.onmousemove = (ev) => showTip(s, ev);
   s.canvas.onmouseleave = () => { s.tip.style.display = "none"; };
   s.canvas.style.cursor = s.model.meta.selectable ? "pointer" : "crosshair";
