@@ -119,10 +119,10 @@ def test_a_click_shows_that_cells_arithmetic_as_attnviz_computes_it(server, toy)
         page.get_by_text("Follow this pair step by step").click()
         page.get_by_text("One query, one key").wait_for(timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
-        shown = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stSelectbox\"]')].map(e => e.innerText)")
+        tex = page.evaluate("() => [...document.querySelectorAll('annotation')].map(e => e.textContent).join('\\n')")
         labels = toy.run(TEXT).labels
-        assert any(f"1: {labels[1]}" in t and "Query token" in t for t in shown), shown
-        assert any(f"0: {labels[0]}" in t and "Key token" in t for t in shown), shown
+        assert rf"q_{{1}}\ \text{{{labels[1]}}}" in tex and rf"k_{{0}}\ \text{{{labels[0]}}}" in tex  # its q_i and k_j
+        assert "sbs_query=1%3A" in page.url and "sbs_key=0%3A" in page.url  # the pickers accepted the link's values
         assert not exceptions_on(page)
 
 
