@@ -97,7 +97,10 @@ function textWidth(labels, font) {  // widest label in px (capped), measured onc
 
 function layout(s) {  // panel positions in CSS pixels for the current width
   const { meta } = s.model;
-  const width = Math.max(160, s.root.clientWidth || 600);
+  // the width the ResizeObserver last reported: reading clientWidth on every update would force the browser to
+  // lay out the whole page synchronously, once per heatmap
+  if (!s.width) s.width = s.root.clientWidth || 600;
+  const width = Math.max(160, s.width);
   const K = meta.columns, gridRows = Math.ceil(meta.panels / K);
   const labels = !meta.thumbnails;
   const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : 0, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
@@ -344,10 +347,10 @@ export default function (component) {
   };
   s.png.onclick = () => downloadPng(s);
   if (!s.observer) {
-    let last = root.clientWidth;
-    s.observer = new ResizeObserver(() => {
-      if (Math.abs(root.clientWidth - last) < 2) return;
-      last = root.clientWidth;
+    s.observer = new ResizeObserver((entries) => {
+      const w = entries[entries.length - 1].contentRect.width;
+      if (!w || Math.abs(w - s.width) < 2) return;
+      s.width = w;
       render(s);
     });
     s.observer.observe(root);
