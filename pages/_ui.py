@@ -21,6 +21,7 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 MODEL_CHOICES = {
     "all-MiniLM-L6-v2": "the bundled BERT model (6 layers × 12 heads), offline",
     "toy": "a tiny seeded model (2 layers × 2 heads, d_model 8) whose numbers fit in cells",
+    "toy-nopos": "the same toy with its position embeddings removed: attention then sees a set of words",
     "other": "a Hugging Face hub name (needs the network) or a local model folder",
 }
 MASK_LABELS = {
@@ -61,6 +62,8 @@ def examples() -> list[dict]:
 def cached_model(spec: str, device: str):
     import attnviz
 
+    if spec == "toy-nopos":  # the sidebar's name for the toy without positions (the permutation demo)
+        return attnviz.load_model("toy", device=device, positions=False)
     return attnviz.load_model(spec or None, device=device)
 
 
