@@ -24,8 +24,15 @@ def run_app(query: dict | None = None, page: str | None = None, timeout: float =
 
 
 def chart_specs(at: AppTest) -> dict[str, dict]:
-    """key -> the plotly figure JSON of each st.plotly_chart on the page."""
-    return {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+    """key -> the plotly figure JSON of each st.plotly_chart on the page; heatmaps drawn by the canvas
+    component (pages/_heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
+    checks keep working (read their numbers with drawn_heatmap / drawn_grid)."""
+    from attnviz.draw.heatmap import decode_payload
+
+    specs = {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+    for key, payload in heatmap_payloads(at).items():
+        specs.setdefault(key, {"heatmap": decode_payload(payload)[0]})
+    return specs
 
 
 def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:

@@ -5,12 +5,14 @@ component in attnviz/components/heatmap/, whose JS decodes it). Integers, not fi
 32 tokens are 24 kB of uint16, and the browser paints them on a canvas in well under a millisecond.
 
 Layout (little-endian):
-    b"AVHM"  u8 version  u8 bytes-per-cell (1 or 2)  u16 reserved  u32 JSON length  JSON (UTF-8, padded to 4)
-    then panels × rows × cols cells, row-major, uint8 or uint16.
+    b"AVHM"  u8 version  u8 bytes-per-cell (1, 2 or 4)  u16 reserved  u32 JSON length  JSON (UTF-8, padded to 4)
+    then panels × rows × cols cells, row-major: uint8, uint16 or float32.
 
 Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
     weights  w in [0, 1]      -> round(w · (TOP − 1)); TOP is never used          |error| ≤ 0.5 / (TOP − 1)
     signed   v in [lo, hi]    -> round((v − lo) / (hi − lo) · (TOP − 1)); −inf -> TOP   |error| ≤ step / 2
+    float32  (signed, the default: scores, features and differences are small matrices whose exact values
+             the hover and the tests read) the value itself, −inf as −inf.
 lo, hi are each panel's finite min and max (in the JSON), so the hover shows true values; the colour
 range is separate ("ranges"): 0..1 for weights (or each panel's own max, per_head_scale), ±limit centred at 0
 for signed matrices.
@@ -56,9 +58,15 @@ def symmetric_limit(z: np.ndarray) -> float:
 
 def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndarray, list[list[float]]]:
     """(panels, rows, cols) floats -> integer codes and each panel's [lo, hi] (see the module text)."""
+    z = np.where(np.isnan(z), 0.0, z)  # NaN never reaches the screen
+    if bytes_per_cell == 4:
+        finite = z[np.isfinite(z)]
+        hi = float(finite.max()) if finite.size else 0.0
+        bounds = [[float(p[np.isfinite(p)].min()) if np.isfinite(p).any() else 0.0,
+                   float(p[np.isfinite(p)].max()) if np.isfinite(p).any() else 0.0] for p in z]
+        return np.where(np.isposinf(z), hi, z).astype(np.float32), bounds
     top = top_code(bytes_per_cell)
     dtype = np.uint8 if bytes_per_cell == 1 else np.uint16
-    z = np.where(np.isnan(z), 0.0, z)  # NaN never reaches the screen
     if kind == "weights":
         codes = np.rint(np.clip(np.nan_to_num(z, posinf=1.0, neginf=0.0), 0.0, 1.0) * (top - 1))
         return codes.astype(dtype), [[0.0, 1.0]] * z.shape[0]
@@ -109,7 +117,9 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         raise AttnvizError(f"Labels do not fit the matrix: {len(row_labels)} × {len(col_labels)} labels for "
                            f"{rows} × {cols} cells.")
     if bytes_per_cell is None:
-        bytes_per_cell = 1 if z.size > UINT8_ABOVE else 2
+        bytes_per_cell = 4 if kind == "signed" else 1 if z.size > UINT8_ABOVE else 2
+    if bytes_per_cell == 4 and kind == "weights":
+        raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)
     meta = {
         "kind": kind, "panels": panels, "rows": rows, "cols": cols, "columns": max(1, min(columns, panels)),
@@ -123,17 +133,21 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     }
     block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary
-    return HEADER.pack(MAGIC, VERSION, bytes_per_cell, 0, len(block)) + block + codes.astype(f"<u{bytes_per_cell}").tobytes()
+    cell_type = "<f4" if bytes_per_cell == 4 else f"<u{bytes_per_cell}"
+    return HEADER.pack(MAGIC, VERSION, bytes_per_cell, 0, len(block)) + block + codes.astype(cell_type).tobytes()
 
 
 def decode_payload(payload: bytes) -> tuple[dict, np.ndarray]:
     """payload -> (its JSON block, the values as drawn (panels, rows, cols) float64, −inf where masked)."""
     magic, version, bpc, _, length = HEADER.unpack_from(payload)
-    if magic != MAGIC or version != VERSION or bpc not in (1, 2):
+    if magic != MAGIC or version != VERSION or bpc not in (1, 2, 4):
         raise AttnvizError("Not an attnviz heatmap payload.")
     meta = json.loads(payload[HEADER.size:HEADER.size + length])
     shape = (meta["panels"], meta["rows"], meta["cols"])
-    codes = np.frombuffer(payload, dtype=f"<u{bpc}", offset=HEADER.size + length).reshape(shape).astype(np.float64)
+    cell_type = "<f4" if bpc == 4 else f"<u{bpc}"
+    codes = np.frombuffer(payload, dtype=cell_type, offset=HEADER.size + length).reshape(shape).astype(np.float64)
+    if bpc == 4:
+        return meta, codes
     top = top_code(bpc)
     if meta["kind"] == "weights":
         return meta, codes / (top - 1)
@@ -146,6 +160,8 @@ def precision(meta_or_payload) -> float:
     """The largest |decoded − original| a payload allows (per panel for signed: the widest panel's)."""
     meta = decode_payload(meta_or_payload)[0] if isinstance(meta_or_payload, (bytes, bytearray)) else meta_or_payload
     bpc = meta.get("bytes_per_cell", 2)
+    if bpc == 4:
+        return 0.0  # float32: the float32 value itself
     step = 1.0 / (top_code(bpc) - 1)
     if meta["kind"] == "weights":
         return step / 2

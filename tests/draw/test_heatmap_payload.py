@@ -52,14 +52,25 @@ def test_signed_matrix_keeps_minus_infinity_and_its_values():
     np.testing.assert_allclose(drawn[0][finite], s.numpy()[finite], atol=precision(meta))
     assert meta["col_labels"] == ["0", "1", "2"]  # numbered columns for a signed matrix
     assert meta["ranges"] == [[-3.0, 3.0]]  # centred at 0
-    assert not np.isnan(drawn).any()
+    assert not np.isnan(drawn).any() and meta["bytes_per_cell"] == 4  # signed: float32, exact
 
 
 def test_nan_never_reaches_the_payload_and_a_constant_matrix_decodes():
     meta, drawn = decode_payload(heatmap_payload(np.full((2, 2), np.nan), ["a", "b"], titles=["n"], kind="signed"))
     assert not np.isnan(drawn).any()
-    meta, drawn = decode_payload(heatmap_payload(np.full((2, 2), 0.7), ["a", "b"], titles=["c"], kind="signed"))
-    np.testing.assert_allclose(drawn, 0.7)
+    for bpc in (2, 4):
+        meta, drawn = decode_payload(heatmap_payload(np.full((2, 2), 0.7), ["a", "b"], titles=["c"], kind="signed",
+                                                     bytes_per_cell=bpc))
+        np.testing.assert_allclose(drawn, 0.7, rtol=1e-6)
+
+
+def test_signed_as_uint16_holds_half_a_step_of_each_panels_range():
+    z = np.random.default_rng(3).normal(size=(2, 4, 6))
+    z[0, 1, 1] = -np.inf
+    meta, drawn = decode_payload(heatmap_payload(list(z), list("abcd"), titles=["p", "q"], kind="signed", bytes_per_cell=2))
+    assert np.isneginf(drawn[0, 1, 1]) and meta["bytes_per_cell"] == 2
+    finite = np.isfinite(z)
+    assert np.abs(drawn[finite] - z[finite]).max() <= precision(meta) + 1e-12
 
 
 def test_per_head_scale_gives_each_panel_its_own_colour_range():

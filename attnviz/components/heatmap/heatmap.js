@@ -29,17 +29,20 @@ function decode(bytes) {
   const meta = JSON.parse(new TextDecoder().decode(u8.subarray(12, 12 + len)));
   const count = meta.panels * meta.rows * meta.cols, off = 12 + len;
   let cells;
-  if (bpc === 1) cells = u8.subarray(off, off + count);
+  if (bpc === 4) cells = (u8.byteOffset + off) % 4 === 0 ? new Float32Array(u8.buffer, u8.byteOffset + off, count)
+    : new Float32Array(u8.slice(off, off + 4 * count).buffer);
+  else if (bpc === 1) cells = u8.subarray(off, off + count);
   else if ((u8.byteOffset + off) % 2 === 0) cells = new Uint16Array(u8.buffer, u8.byteOffset + off, count);
   else cells = new Uint16Array(u8.slice(off, off + 2 * count).buffer);
-  const top = bpc === 1 ? 255 : 65535;
+  const top = bpc === 1 ? 255 : bpc === 2 ? 65535 : -Infinity;  // float32: −∞ is itself
   let sum = 0;  // a checksum of the cells, for tests and benchmarks that wait for new data
-  for (let i = 0; i < count; i++) sum += cells[i] * ((i % 7) + 1);
+  for (let i = 0; i < count; i++) { const v = cells[i]; sum += (Number.isFinite(v) ? v : 7) * ((i % 7) + 1); }
   return { meta, cells, top, bpc, sum };
 }
 
 function valueAt(m, p, r, c) {  // the number a cell stands for (−Infinity for a masked cell)
   const code = m.cells[(p * m.meta.rows + r) * m.meta.cols + c];
+  if (m.bpc === 4) return code;
   if (m.meta.kind === "weights") return code / (m.top - 1);
   if (code === m.top) return -Infinity;
   const [lo, hi] = m.meta.bounds[p];
@@ -52,7 +55,8 @@ function panelImage(m, p) {  // one panel as a rows × cols image, 1 pixel per c
   const table = LUTS[kind], img = new ImageData(cols, rows), px = img.data;
   const span = chi > clo ? chi - clo : 1, top = m.top, cells = m.cells, base = p * rows * cols;
   let lo = 0, step = 1 / (top - 1);  // value = lo + code · step
-  if (kind !== "weights") { const [blo, bhi] = m.meta.bounds[p]; lo = blo; step = (bhi > blo ? bhi - blo : 1) / (top - 1); }
+  if (m.bpc === 4) step = 1;  // float32: the value itself
+  else if (kind !== "weights") { const [blo, bhi] = m.meta.bounds[p]; lo = blo; step = (bhi > blo ? bhi - blo : 1) / (top - 1); }
   const a = (lo - clo) / span * 255, b = step / span * 255;  // colour index = a + code · b
   for (let i = 0, n = rows * cols; i < n; i++) {
     const code = cells[base + i], o = i * 4;
