@@ -113,7 +113,9 @@ function layout(s) {  // panel positions in CSS pixels for the current width
   const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
   const maxCell = meta.show_values ? 56 : 40;
   const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell));
-  const pw = cell * meta.cols, ph = cell * meta.rows;
+  // square cells, except that a wide, short matrix (tokens × 384 features) gets rows tall enough to read
+  const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(LABEL_PX + 1, maxCell, 600 / meta.rows)) : cell;
+  const pw = cell * meta.cols, ph = cellH * meta.rows;
   const boxes = [];
   for (let p = 0; p < meta.panels; p++) {
     const gr = Math.floor(p / K), gc = p % K;
@@ -129,13 +131,13 @@ function layout(s) {  // panel positions in CSS pixels for the current width
     if (rowBoxes.some((b) => b.keyLabels)) extra += colLabH;
   }
   const height = Math.ceil(gridRows * (titleH + ph + gap) + extra);
-  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2), height, cell, boxes, rowLabW, colLabH, titleH };
+  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2), height, cell, cellH, boxes, rowLabW, colLabH, titleH };
 }
 
 function hit(s, x, y) {  // (x, y) in CSS px on the canvas -> {panel, row, col} or null (outside every panel)
   for (const b of s.lay.boxes) {
     if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h) {
-      const row = Math.min(s.model.meta.rows - 1, Math.floor((y - b.y) / s.lay.cell));
+      const row = Math.min(s.model.meta.rows - 1, Math.floor((y - b.y) / s.lay.cellH));
       const col = Math.min(s.model.meta.cols - 1, Math.floor((x - b.x) / s.lay.cell));
       return { panel: b.p, row, col };
     }
@@ -152,7 +154,7 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.imageSmoothingEnabled = false;
   for (const b of lay.boxes) ctx.drawImage(s.images[b.p], b.x, b.y, b.w, b.h);
-  if (meta.show_values && lay.cell >= 26) {
+  if (meta.show_values && Math.min(lay.cell, lay.cellH) >= 26) {
     ctx.font = `${Math.min(13, Math.floor(lay.cell / 3))}px sans-serif`;
     ctx.textAlign = "center"; ctx.textBaseline = "middle";
     for (const b of lay.boxes) for (let r = 0; r < meta.rows; r++) for (let c = 0; c < meta.cols; c++) {
@@ -160,15 +162,15 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
       const [clo, chi] = meta.ranges[b.p], t = (v - clo) / (chi - clo || 1);
       ctx.fillStyle = v === -Infinity ? "#222" : meta.kind === "weights" ? (t > 0.6 ? "#111" : "#fff") : (Math.abs(t - 0.5) > 0.3 ? "#fff" : "#111");
       const text = v === -Infinity ? MINUS_INF : (v < 0 ? "−" : "") + Math.abs(v).toFixed(2);
-      ctx.fillText(text, b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cell);
+      ctx.fillText(text, b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cellH);
     }
   }
   const sel = s.selection;
   if (sel && sel.panel < meta.panels && sel.row < meta.rows && sel.col < meta.cols) {
-    const b = lay.boxes[sel.panel], side = Math.max(lay.cell, 6);
-    const x = b.x + (sel.col + 0.5) * lay.cell - side / 2, y = b.y + (sel.row + 0.5) * lay.cell - side / 2;
-    ctx.lineWidth = 3; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x - 1.5, y - 1.5, side + 3, side + 3);
-    ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(x - 1.5, y - 1.5, side + 3, side + 3);
+    const b = lay.boxes[sel.panel], w = Math.max(lay.cell, 6), h = Math.max(lay.cellH, 6);
+    const x = b.x + (sel.col + 0.5) * lay.cell - w / 2, y = b.y + (sel.row + 0.5) * lay.cellH - h / 2;
+    ctx.lineWidth = 3; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
+    ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
   }
 }
 
@@ -184,16 +186,16 @@ function placeLabels(s) {  // token labels as DOM text, every k-th when dense so
   const { meta } = s.model, lay = s.lay;
   s.labels.replaceChildren();
   s.labels.style.width = lay.width + "px"; s.labels.style.height = lay.height + "px";
-  const every = Math.max(1, Math.ceil(LABEL_PX / lay.cell));
+  const every = Math.max(1, Math.ceil(LABEL_PX / lay.cell)), everyRow = Math.max(1, Math.ceil(LABEL_PX / lay.cellH));
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
     const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w));
     t.title = meta.titles[b.p];
     t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";
     if (meta.thumbnails) continue;
-    if (b.gc === 0) for (let r = 0; r < meta.rows; r += every) {
+    if (b.gc === 0) for (let r = 0; r < meta.rows; r += everyRow) {
       const d = el("div", "avhm-lab avhm-row", s.labels, meta.row_labels[r]);
-      d.style.top = b.y + (r + 0.5) * lay.cell + "px"; d.style.width = lay.rowLabW - 6 + "px";
+      d.style.top = b.y + (r + 0.5) * lay.cellH + "px"; d.style.width = lay.rowLabW - 6 + "px";
     }
     if (b.keyLabels) for (let c = 0; c < meta.cols; c += every) {
       const d = el("div", "avhm-lab avhm-col", s.labels, meta.col_labels[c]);
@@ -329,10 +331,10 @@ export default function (component) {
     selection: () => s.selection,
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
     cellCenter: (p, r, c) => { const b = s.lay.boxes[p], rect = s.canvas.getBoundingClientRect(), k = rect.width / s.lay.width;
-      return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cell) * k }; },
+      return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cellH) * k }; },
     // scroll a cell to the middle of the screen (a test's mouse can only click what is on screen)
     reveal: (p, r, c) => { const b = s.lay.boxes[p], m = el("div", "", s.canvas.parentElement);
-      m.style.cssText = `position:absolute;left:${b.x + c * s.lay.cell}px;top:${b.y + r * s.lay.cell}px;width:1px;height:1px`;
+      m.style.cssText = `position:absolute;left:${b.x + c * s.lay.cell}px;top:${b.y + r * s.lay.cellH}px;width:1px;height:1px`;
       m.scrollIntoView({ block: "center", inline: "nearest" }); m.remove(); },
   });
   render(s);
