@@ -268,10 +268,11 @@ def custom_mask_default(spec: str, n: int) -> str:
     return "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
 
 
-def layer_and_heads(n_layers: int, n_heads: int) -> tuple[int, list[int]]:
-    sb = st.sidebar
-    layer = sb.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
-    heads = sb.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
+def layer_and_heads(n_layers: int, n_heads: int, where=None) -> tuple[int, list[int]]:
+    """Layer and Heads pickers, in the sidebar or (where = two containers) beside what they drive."""
+    layer_at, heads_at = where if where is not None else (st.sidebar, st.sidebar)
+    layer = layer_at.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
+    heads = heads_at.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
     return int(layer or 0), sorted(heads) or list(range(n_heads))
 
 

@@ -123,11 +123,11 @@ def test_a_text_that_cannot_be_shuffled_gets_a_message_and_the_rest_still_draws(
 
 def test_toy_nopos_is_a_model_for_every_page(toy_nopos, toy):
     """The sidebar's toy-nopos loads the toy without positions (same seeded weights), e.g. in the explorer."""
-    from apptest_helpers import heatmaps
+    from apptest_helpers import drawn_grid
 
     at = run_app({"text": TEXT, "model": "toy-nopos"})
     assert_healthy(at)
-    drawn = heatmaps(chart_specs(at)["grid"])
+    drawn = {title.split(" · ")[0]: panel for title, panel in drawn_grid(at, "grid").items()}  # the explorer's grid
     nopos, with_pos = toy_nopos.run(TEXT).attentions, toy.run(TEXT).attentions
     z, _, _ = drawn["head 0"]
     np.testing.assert_allclose(z, nopos[0, 0].numpy(), atol=0.0005 + 1e-7)

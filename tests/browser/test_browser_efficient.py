@@ -20,7 +20,8 @@ def test_efficient_page_draws_patterns_and_cost_charts(width, height):
     with streamlit_server() as url, chromium_page(width, height) as page:
         page.goto(url + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
         wait_for_heatmaps(page)
-        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=120_000)
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length"  # charts + canvas heatmaps
+                               " + Object.keys(window.attnvizHeatmaps || {}).length >= 5", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
         body = page.inner_text("body")
