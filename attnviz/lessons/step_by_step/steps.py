@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.engine.attention import per_head_output_projections
+from attnviz.engine.models.rope_stack import rms_norm
 from attnviz.engine.models.stack import layer_norm
 from attnviz.errors import AttnvizError
 
@@ -60,10 +61,12 @@ class HeadSteps:
 
 def attention_input(model, trace, layer: int) -> torch.Tensor:
     """X as the attention sees it (T, C): post-LN models attend to the residual stream itself, pre-LN
-    models (GPT-2) to its LayerNorm."""
-    x = trace.x_in[0]  # (T, C)
+    models to its LayerNorm (GPT-2) or its RMSNorm (Llama, Qwen2, Mistral)."""
+    x = trace.x_in[0].cpu()  # (T, C)
     if model.cfg.pre_ln:
         lw = model.layers[layer]
+        if hasattr(lw, "norm1"):  # Llama family: RMSNorm, x / √(mean x² + ε) · g
+            return rms_norm(x, lw.norm1.cpu(), model.cfg.ln_eps)
         x = layer_norm(x, lw.ln1_w.cpu(), lw.ln1_b.cpu(), model.cfg.ln_eps)
     return x
 
