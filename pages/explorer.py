@@ -14,7 +14,7 @@ settings = ui.page_settings()
 
 with ui.guard("The explorer"):
     from attnviz.analysis.stats import head_entropy, head_max_weight, live_rows
-    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale, head_facts
     from attnviz.draw.export import attentions_npz, head_csv
     from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
     from attnviz.draw.plotting import head_figure, head_grid_figure
@@ -26,8 +26,9 @@ with ui.guard("The explorer"):
 
     res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
     n = len(res.tokens)
-    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
-                   f"{model.n_heads}·{model.d_head} = {model.d_model} · **{n} tokens** · device `{model.device.type}`")
+    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
+                   f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · **{n} tokens** · "
+                   f"device `{model.device.type}`")
     dead = [f"{i}:{res.labels[i]}" for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
     if dead:
         st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "
@@ -51,7 +52,8 @@ with ui.guard("The explorer"):
     with right:
         st.subheader("The math")
         st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
-        st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal)}")
+        window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
+        st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)}")
         if res.mask is not None:
             st.latex(mask_matrix(res.mask, n))
         else:
@@ -60,7 +62,7 @@ with ui.guard("The explorer"):
         effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
         if effect:
             st.info(effect, icon=":material/repeat:")
-        st.latex(multi_head_equation(model.n_heads, model.d_model))
+        st.latex(multi_head_equation(model.n_heads, model.d_model, model.d_head))
         st.caption("Every number on this page is computed by attnviz's own from-scratch attention; the badge above "
                    "compares it with transformers' implementation at the trained settings.")
 

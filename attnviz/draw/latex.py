@@ -59,11 +59,18 @@ def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> s
     return r"\footnotesize M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
-def multi_head_equation(n_heads: int, d_model: int) -> str:
-    d_head = d_model // n_heads
+def multi_head_equation(n_heads: int, d_model: int, d_head: int | None = None) -> str:
+    """d_head defaults to d_model / n_heads; a Llama-family config may set it apart, and then W_O maps
+    n_heads · d_head (not d_model) back to d_model."""
+    d_head = d_head or d_model // n_heads
+    if n_heads * d_head == d_model:
+        sizes = rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}"
+    else:
+        sizes = (rf" W_O &: n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {n_heads * d_head}"
+                 rf" \to d_{{model}} = {d_model}")
     return (
         rf"\footnotesize\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,"
         rf"\mathrm{{head}}_{{{n_heads - 1}}})\,W_O \\"
         rf" &= \textstyle\sum_{{h=0}}^{{{n_heads - 1}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
-        rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}\end{{aligned}}"
+        rf"{sizes}\end{{aligned}}"
     )
