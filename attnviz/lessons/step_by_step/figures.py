@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.draw.plotting import distinct_labels, head_figure
+from attnviz.errors import AttnvizError
 from attnviz.lessons.step_by_step.steps import HeadSteps
 
 SIGNED_COLORSCALE = "RdBu_r"  # blue < 0 < red, white at 0
@@ -108,11 +109,18 @@ def step_figure(steps: HeadSteps, key: str, show_values: bool = False) -> go.Fig
         shared = max(symmetric_limit(np.asarray(steps.scores)), symmetric_limit(np.asarray(steps.scaled)))
         return signed_heatmap(matrix, labels, labels, f"{title}  ({n} × {n}), colours ±{shared:.3g} shared by S, S′, S″",
                               n_square, x_title="key", limit=shared)
+    W, turned = steps.concat.shape[1], " after RoPE" if steps.rope else ""  # W = nh·hs: C unless head_dim is set
+    kv = f", K/V head {steps.kv_head}" if steps.rope else ""
     matrix, title = {
-        "x": (steps.x, f"X  ({n} × {C})"), "Q": (steps.q, f"Q  ({n} × {hs})"), "K": (steps.k, f"K  ({n} × {hs})"),
-        "V": (steps.v, f"V  ({n} × {hs})"), "head": (steps.head_out, f"head {steps.head} = A V  ({n} × {hs})"),
-        "concat": (steps.concat, f"Concat  ({n} × {C})"), "out": (steps.attn_out, f"Concat · W_O + b_O  ({n} × {C})"),
+        "x": (steps.x, f"X  ({n} × {C})"), "Q": (steps.q, f"Q{turned}  ({n} × {hs})"),
+        "K": (steps.k, f"K{turned}{kv}  ({n} × {hs})"), "V": (steps.v, f"V{kv}  ({n} × {hs})"),
+        "Q_before": (steps.q_before, f"Q before RoPE  ({n} × {hs})"),
+        "K_before": (steps.k_before, f"K before RoPE{kv}  ({n} × {hs})"),
+        "head": (steps.head_out, f"head {steps.head} = A V  ({n} × {hs})"),
+        "concat": (steps.concat, f"Concat  ({n} × {W})"), "out": (steps.attn_out, f"Concat · W_O + b_O  ({n} × {C})"),
     }[key]
+    if matrix is None:
+        raise AttnvizError(f"This model has no RoPE: there is no {key!r} step.")
     if key == "x":  # a few outlier features of real models would wash every other cell out to white
         clip = percentile_limit(np.asarray(matrix))
         return signed_heatmap(matrix, labels, None, f"{title}, colours clipped at ±{clip:.3g} (99th percentile)",
