@@ -2,7 +2,10 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide")
+from pages._present import asked_in_link
+
+st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
+                   initial_sidebar_state="collapsed" if asked_in_link() else "auto")
 
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {

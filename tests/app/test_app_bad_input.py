@@ -74,14 +74,14 @@ def test_ten_thousand_characters_are_cut_to_the_model_limit_and_say_so():
 @pytest.fixture(scope="module")
 def odd_folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("odd-models")
-    llama = root / "llama"
-    llama.mkdir()
-    (llama / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
+    unsupported = root / "mamba"
+    unsupported.mkdir()
+    (unsupported / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 8}))
     pickle_only = root / "pickle-only"
     pickle_only.mkdir()
     (pickle_only / "config.json").write_text(json.dumps({"model_type": "bert"}))
     (pickle_only / "pytorch_model.bin").write_bytes(b"not read")
-    return {"unsupported architecture": str(llama), "pickle weights only": str(pickle_only)}
+    return {"unsupported architecture": str(unsupported), "pickle weights only": str(pickle_only)}
 
 
 BAD_MODELS = {

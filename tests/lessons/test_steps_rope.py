@@ -1,10 +1,11 @@
 """Step by step on RoPE models (Llama: GQA 4 over 2; Qwen2: MQA with q/k/v biases): every step equals the trace."""
 
+import numpy as np
 import pytest
 import torch
 
 import attnviz
-from attnviz.lessons.step_by_step.figures import step_figure
+from attnviz.lessons.step_by_step.figures import step_matrix
 from attnviz.lessons.step_by_step.latex import step_cards
 from attnviz.lessons.step_by_step.steps import attention_input, head_steps, output_projection_gap, pair_detail
 
@@ -64,12 +65,15 @@ def test_the_dot_product_term_by_term_uses_the_rotated_vectors(decoder):
 
 
 def test_cards_name_the_rope_step_and_the_shared_kv_head(decoder):
-    cards = step_cards(9, decoder.d_model, decoder.d_head, decoder.n_heads, 3, 0.25, True, True, decoder.n_kv_heads)
+    cards = step_cards(9, decoder.d_model, decoder.d_head, decoder.n_heads, 3, 0.25, True, True,
+                       n_kv_heads=decoder.n_kv_heads)
     assert [c.key for c in cards][:4] == ["x", "qkv", "rope", "scores"] and len(cards) == 10
     r = decoder.n_heads // decoder.n_kv_heads
     assert f"query head 3 reads K/V head 3 // {r} = {3 // r}" in cards[1].text
     assert r"\mathrm{RMSNorm}" in cards[0].latex and r"\cos t\theta_p" in cards[2].latex
     assert [c.key for c in step_cards(9, 16, 4, 4, 0, 0.5, False, False)][:3] == ["x", "qkv", "scores"]
     s = head_steps(decoder, decoder.run(TEXT, keep=True), 0, 2)
-    fig = step_figure(s, "Q_before")
-    assert "before RoPE" in fig.layout.title.text
+    m = step_matrix(s, "Q_before")
+    assert "before RoPE" in m.title
+    np.testing.assert_array_equal(m.matrix, s.q_before.numpy())
+    assert "K/V head" in step_matrix(s, "K").title and "after RoPE" in step_matrix(s, "K").title

@@ -60,9 +60,13 @@ def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
 
 
 def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale: float, masked: bool,
-               pre_ln: bool, n_kv_heads: int | None = None) -> list[StepCard]:
-    """The nine steps from X to the layer's output, in order, for head `head`; n_kv_heads given (a RoPE model:
-    Llama, Qwen2, Mistral) adds a tenth, Q and K rotated by RoPE, and names the K/V head this head shares."""
+               pre_ln: bool, embedding: str = "the token and position embeddings",
+               n_kv_heads: int | None = None) -> list[StepCard]:
+    """The nine steps from X to the layer's output, in order, for head `head`.
+
+    embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding).
+    n_kv_heads given (a RoPE model: Llama, Qwen2, Mistral) adds a tenth step, Q and K rotated by RoPE, and names
+    the K/V head this head shares."""
     h = rf"^{{({head})}}"
     rope = n_kv_heads is not None
     x_eq = r"X = \mathrm{LN}(x_{\text{residual}})" if pre_ln else r"X = x_{\text{residual}}"
@@ -97,7 +101,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
     else:
         first = [
             StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
-                     "token + position embeddings, later the previous layer's output)"
+                     f"{embedding}, later the previous layer's output)"
                      + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
                      x_eq, shape(n, d_model, col_name=r"d_{model}")),
             StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
