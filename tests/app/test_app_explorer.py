@@ -144,4 +144,4 @@ def test_a_llama_folder_with_its_own_head_dim_is_not_called_d_model_over_heads(t
     text = page_text(at)
     assert "d_model 32 · 4 heads × d_head 16 (Q projects to 64)" in text
     assert "d_model = n_heads·d_head" not in text
-    assert r"4\cdot16 = 64 \to d_{model} = 32" in text
+    assert r"4\cdot16 = 64" in text and r"\to d_{model} = 32" in text

@@ -210,7 +210,7 @@ def test_head_facts_and_equation_are_truthful_when_the_config_sets_d_head():
     assert "1 K/V head shared" in head_facts(32, 4, 8, 1)
     assert r"12\cdot32 = 384" in multi_head_equation(12, 384, 32)
     eq = multi_head_equation(4, 32, 16)
-    assert r"4\cdot16 = 64 \to d_{model} = 32" in eq and "4\\cdot8" not in eq
+    assert r"W_O: n_{heads} \cdot d_{head} = 4\cdot16 = 64" in eq and r"\to d_{model} = 32" in eq and "4\\cdot8" not in eq
 
 
 def test_a_models_builtin_sliding_window_is_said():
