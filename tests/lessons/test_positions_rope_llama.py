@@ -54,3 +54,12 @@ def test_the_page_rotates_with_the_models_own_frequencies_and_the_trace_is_rotat
 def test_a_model_without_rope_has_no_rotation_trace(minilm):
     with pytest.raises(AttnvizError, match="no RoPE"):
         rd.model_rotation(minilm.run("a cat", keep=True), rope_frequencies(32))
+
+
+def test_the_rotation_keeps_each_pairs_length(tiny_decoder_folder):
+    model = attnviz.load_model(str(tiny_decoder_folder("llama")))
+    rot = rd.model_rotation(model.run(TEXT, keep=True), model.inv_freq)
+    half = model.d_head // 2
+    for row, t in zip(rd.rotation_rows(rot, 1, 2, 3, model.inv_freq), range(10), strict=False):
+        after = rot.q_after[1, 2, t]
+        assert row["pair length (before = after)"] == pytest.approx(float(torch.hypot(after[3], after[3 + half])), abs=1e-4)

@@ -158,5 +158,5 @@ def rotation_rows(rot: ModelRotation, layer: int, head: int, pair: int, inv_freq
         rows.append({"position t": t, "angle t·θ_p (rad)": round(t * float(inv_freq[pair]), 4),
                      "q pair before": f"({float(before[pair]):.3f}, {float(before[pair + half]):.3f})",
                      "q pair after (model)": f"({float(after[pair]):.3f}, {float(after[pair + half]):.3f})",
-                     "length": round(float(torch.hypot(before[pair], before[pair + half])), 4)})
+                     "pair length (before = after)": round(float(torch.hypot(before[pair], before[pair + half])), 4)})
     return rows
