@@ -36,11 +36,25 @@ with ui.guard("The encoder-layer page"):
     mine, paper = model_sizes(model), PAPER_SIZES
     st.dataframe([{"": name, "Transformer base (2017)": getattr(paper, attr), model.name: getattr(mine, attr)}
                   for name, attr in (("d_model", "d_model"), ("FFN width d_ff", "d_ff"), ("layers N", "n_layers"),
-                                     ("heads h", "n_heads"), ("d_head = d_model / h", "d_head"))], hide_index=True)
+                                     ("heads h", "n_heads"), ("d_head", "d_head"))], hide_index=True)
+    if mine.n_heads * mine.d_head != mine.d_model:
+        st.caption(f"In {model.name} d_head is set by its config: {mine.n_heads} heads × {mine.d_head} = "
+                   f"{mine.n_heads * mine.d_head} ≠ d_model {mine.d_model}; W_Q maps {mine.d_model} → "
+                   f"{mine.n_heads * mine.d_head} and W_O maps it back.")
 
     order = layer_order(model)  # a family whose layer order attnviz does not know stops here, with a message
     st.header(f"Layer {layer}, one token, stage by stage ({order})")
-    if order == "post-LN":
+    if order == "pre-RMSNorm":
+        st.latex(r"x^{\text{mid}} = x + \mathrm{Attn}\big(\mathrm{RMSNorm}_1(x)\big),\qquad "
+                 r"x^{\text{out}} = x^{\text{mid}} + "
+                 r"W_{\text{down}}\big(\mathrm{silu}(u\,W_{\text{gate}}) \odot u\,W_{\text{up}}\big),"
+                 r"\quad u = \mathrm{RMSNorm}_2(x^{\text{mid}})")
+        st.latex(r"\mathrm{RMSNorm}(u)_i = \frac{u_i}{\sqrt{\tfrac{1}{C}\sum_j u_{ij}^2 + \varepsilon}} \odot g,\qquad "
+                 r"\mathrm{silu}(z) = z\,\sigma(z)")
+        st.caption(f"{model.name} is a Llama-family decoder block, not an encoder layer: its attention is causal "
+                   "(token i sees tokens 0 .. i only) and RoPE rotates the queries and keys inside it. Like GPT-2 it is "
+                   "pre-norm, but with RMSNorm (divide by the root mean square; no centring, no bias) and a SwiGLU MLP.")
+    elif order == "post-LN":
         st.latex(r"x^{\text{mid}} = \mathrm{LN}_1\big(x + \mathrm{MHA}(x)\big),\qquad "
                  r"x^{\text{out}} = \mathrm{LN}_2\big(x^{\text{mid}} + \mathrm{FFN}(x^{\text{mid}})\big)")
         st.caption(f"{model.name} is post-LN, like BERT and the original paper: each sub-layer's result is added to "
@@ -77,7 +91,7 @@ with ui.guard("The encoder-layer page"):
     st.markdown("For every layer: how long the token vectors are when they enter it, how long the vectors that "
                 "attention and the FFN add are, and how much the layer changes the stream overall (mean over tokens)."
                 + (" In this post-LN model a LayerNorm follows each addition, so the stream's length is reset every "
-                   "time." if order == "post-LN" else " In this pre-LN model nothing normalises the stream inside "
+                   "time." if order == "post-LN" else " In this pre-norm model nothing normalises the stream inside "
                    "the layers, so it can grow."))
     norms = stream_norms(model, res)
     st.plotly_chart(stream_figure(norms), width="stretch", key="enc_norms")

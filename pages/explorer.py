@@ -94,7 +94,8 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
                          query_params={k: v for k, v in st.query_params.to_dict().items()})
         with st.expander("The equations behind every heatmap", expanded=sel is None):
             st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
-            st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal)}")
+            window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
+            st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)}")
             if res.mask is not None:
                 st.latex(mask_matrix(res.mask, n))
             else:
@@ -103,7 +104,7 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
             effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
             if effect:
                 st.info(effect, icon=":material/repeat:")
-            st.latex(multi_head_equation(model.n_heads, model.d_model))
+            st.latex(multi_head_equation(model.n_heads, model.d_model, model.d_head))
 
     st.subheader("One head in full detail")
     focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
@@ -116,15 +117,16 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
 
 
 with ui.guard("The explorer"):
+    from attnviz.draw.describe import head_facts
     from attnviz.draw.export import attentions_npz
 
     model, spec = ui.load_model_or_fallback(settings)
     facts = st.empty()
     badge = st.empty()
     res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
-    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
-                   f"{model.n_heads}·{model.d_head} = {model.d_model} · **{len(res.tokens)} tokens** · "
-                   f"device `{model.device.type}`")
+    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
+                   f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
+                   f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
     heads_and_why(model, spec, res, mask_spec)
     st.download_button(
         "Download all layers and heads (NPZ)",

@@ -24,6 +24,7 @@ with ui.guard("The multi-head anatomy page"):
         kv_sharing,
         model_geometry,
         n_kv_heads,
+        sharing_in_trace,
     )
     from attnviz.lessons.multihead.heads import PAPER, head_split
     from attnviz.lessons.multihead.projection import output_projection
@@ -35,8 +36,10 @@ with ui.guard("The multi-head anatomy page"):
     res, _ = ui.page_run(model, spec, settings, "The heads appear", keep=True)
     labels, n = res.labels, len(res.labels)
     C, nh, hs = model.d_model, model.n_heads, model.d_head
+    W = nh * hs  # Q's width: d_model in most models, set apart from it by a Llama-family config's head_dim
     numbers = hs <= 8 and n <= 16  # the toy model: numbers fit inside the cells
-    st.markdown(f"**{model.name}** · layer {layer} · **n = {n} tokens** · d_model = {C} · {nh} heads · d_head = {hs}")
+    st.markdown(f"**{model.name}** · layer {layer} · **n = {n} tokens** · d_model = {C} · {nh} heads · d_head = {hs}"
+                + (f" · Q is {nh} × {hs} = {W} wide, not {C}" if W != C else ""))
 
     # ---- 1) the reshape ---------------------------------------------------------------------------
     st.header("1. Cutting d_model into heads")
@@ -44,7 +47,11 @@ with ui.guard("The multi-head anatomy page"):
     st.latex(tex.both_splits(C, nh, hs, model.name))
     st.markdown("Each head does not get its own copy of the features: the projected matrix Q = X W_Q (one row per "
                 "token, d_model columns) is **cut into column blocks**, one block of d_head columns per head. "
-                "K and V are cut the same way. After attention the heads' outputs are glued back side by side.")
+                "K and V are cut the same way. After attention the heads' outputs are glued back side by side."
+                + (f" In {model.name} d_head = {hs} is set by its config, so W_Q maps d_model = {C} to "
+                   f"{nh} · {hs} = {W} columns (not {C}), and W_O maps those {W} back to {C}." if W != C else "")
+                + (" Here Q is the projection X W_Q before RoPE rotates it." if hasattr(res.traces[layer], "q_before_rope")
+                   else ""))
     st.latex(tex.reshape_chain(n, C, nh, hs))
     cols = st.columns(2)
     with cols[0], ui.guard("The input X"):  # a family whose input norm this lesson does not know says so here
@@ -54,7 +61,7 @@ with ui.guard("The multi-head anatomy page"):
                    title=f"X, the input ({n} × {C}), clip ±{clip:.3g}")
     with cols[1]:
         hm.heatmap(split.q, labels, key="mha_q", kind="signed", x_title="feature", show_values=numbers,
-                   title=f"Q = X W_Q + b_Q ({n} × {C})")
+                   title=f"Q = X W_Q + b_Q ({n} × {W})")
     shown = heads[:12]
     st.markdown(f"**The same Q as ({nh}, {n}, {hs})**: head h holds columns {hs}·h to {hs}·h + {hs - 1}"
                 + (f" (the first {len(shown)} of the chosen heads)" if len(heads) > len(shown) else "") + ".")
@@ -71,15 +78,16 @@ with ui.guard("The multi-head anatomy page"):
     # ---- 2) Concat · W_O = Σ_h head_h · W_Oʰ ----------------------------------------------------
     st.header("2. Concat · W_O is a sum over heads")
     proj = output_projection(model, res, layer)
-    st.markdown(f"W_O ({C} × {C}) has its rows in {nh} blocks of {hs}, one block W_Oʰ per head. Multiplying the "
+    st.markdown(f"W_O ({W} × {C}) has its rows in {nh} blocks of {hs}, one block W_Oʰ per head. Multiplying the "
                 f"concatenated head outputs by W_O is therefore the same as letting every head project its own "
                 f"output with its block and adding the {nh} results. Computed both ways on layer {layer}, "
                 f"every token and every feature:")
     st.latex(tex.concat_equals_sum(nh, hs, C))
     st.latex(tex.projection_gap(nh, proj.gap))
     if proj.gap < 1e-4:
-        st.caption(f"A difference this small is float32 rounding: the two ways agree. Adding b_O gives the layer's "
-                   f"own attention output to within {proj.trace_gap:.1e}.")
+        st.caption("A difference this small is float32 rounding: the two ways agree. Adding b_O"
+                   + (" (this model has none)" if model.layers[layer].b_o is None else "")
+                   + f" gives the layer's own attention output to within {proj.trace_gap:.1e}.")
     else:
         st.warning(f"The two ways differ by {proj.gap:.2e}, more than float32 rounding explains.")
 
@@ -103,8 +111,13 @@ with ui.guard("The multi-head anatomy page"):
                 "by all query heads; **GQA** keeps g K/V heads, each shared by a group of consecutive query heads.")
     if n_kv < nh:
         st.subheader(f"{model.name} really shares K/V heads: {nh} query heads, {n_kv} K/V heads")
-        st.dataframe([{"K/V head": j, "query heads that read it": ", ".join(map(str, qs))}
+        read, share_gap = sharing_in_trace(res, layer)
+        st.dataframe([{"K/V head": j, "query heads that read it": ", ".join(map(str, qs)),
+                       "found in this run": ", ".join(str(h) for h in range(nh) if read[h] == j)}
                       for j, qs in enumerate(kv_sharing(nh, n_kv))], hide_index=True)
+        st.caption(f"Query head h reads K/V head h // {nh // n_kv}. The last column is read off layer {layer}'s own "
+                   f"run: each query head's K and V compared with the {n_kv} cached K/V heads (max difference "
+                   f"{share_gap:.1e}: the very same numbers).")
     st.subheader("KV cache size")
     geos = {g.name: g for g in [model_geometry(model)] + PUBLISHED}
     c1, c2, c3 = st.columns(3)

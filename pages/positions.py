@@ -183,6 +183,17 @@ with ui.guard("The RoPE part"):
         f"The query's pair {pair}, (q[{pair}], q[{pair} + D/2]), placed at positions 0 … {steps - 1}. Every point lies "
         "on the same circle: the rotation changes the direction, never the length. Low pairs spin fast and tell "
         "near neighbours apart; high pairs turn slowly and still differ across long distances.")
+    if rope.from_model:
+        with ui.guard("The model's own rotation"):
+            res = ui.cached_run(spec, settings.device, settings.text, settings.mask_spec, settings.scale, keep=True)
+            rot = rd.model_rotation(res, rope.inv_freq)
+            st.subheader(f"{model.name}'s own queries, rotated inside the model")
+            st.markdown(f"Query head 0 of layer 0 on the sidebar's text: pair {pair} of each token's query before and "
+                        "after the model's RoPE, as its forward pass kept them. The length of the pair does not change.")
+            st.dataframe(rd.rotation_rows(rot, 0, 0, pair, rope.inv_freq), hide_index=True)
+            st.metric("max |R(t)·q − the model's q after RoPE| (and the same for k), every layer, head and token",
+                      f"{rot.gap:.2e}", help="the model's q and k before RoPE rotated here with the frequencies above, "
+                      "compared with what its own forward pass produced")
     table_rope = rd.rope_score_table(q, k, int(n_table), rope.inv_freq)
     heatmap(table_rope, [f"q@{i}" for i in range(n_table)], [f"k@{j}" for j in range(n_table)],
             key="pos_rope_table", kind="signed", x_title="key position j", show_values=n_table <= 12,

@@ -45,14 +45,15 @@ with ui.guard("The step-by-step page"):
     head = top[0].selectbox("Head to follow", heads, key="sbs_head", **ui.BOUND)
     steps = head_steps(model, res, layer, head)
     top[1].markdown(f"**{model.name}** · layer {layer}, head {head} of {model.n_heads} · **n = {n} tokens** · "
-                    f"d_model = {model.d_model} · d_head = d_k = {model.d_head}")
+                    f"d_model = {model.d_model} · d_head = d_k = {model.d_head}"
+                    + (f" · reads K/V head {steps.kv_head} of {steps.n_kv_heads} · RoPE" if steps.rope else ""))
     numbers = model.d_head <= 8 and n <= 24  # the toy model: numbers fit inside the cells
     labels = res.labels
 
     # ---- 1) the matrices, step by step --------------------------------------------------------
     st.header("From X to the output")
     cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
-                       model.cfg.pre_ln, embedding=model_input_embedding(model))
+                       model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads)
 
     def draw(key: str) -> None:
         m = step_matrix(steps, key, numbers)
@@ -68,6 +69,19 @@ with ui.guard("The step-by-step page"):
             for col, name in zip(st.columns(3), "QKV", strict=True):
                 with col:
                     draw(name)
+            continue
+        if card.key == "rope":
+            st.markdown(card.text)
+            st.latex(card.latex)
+            st.latex(card.shape)
+            for name in "QK":  # before and after the turn, side by side; the after ones are drawn under "qkv" too
+                cols = st.columns(2)
+                with cols[0]:
+                    draw(f"{name}_before")
+                with cols[1]:
+                    m = step_matrix(steps, name, numbers)
+                    heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{name}_after", title=m.title,
+                            kind=m.kind, x_title=m.x_title, show_values=m.show_values, limit=m.limit)
             continue
         left, right = st.columns([2, 3], vertical_alignment="center")
         left.markdown(card.text)
@@ -92,8 +106,12 @@ with ui.guard("The step-by-step page"):
     j = pick[1].selectbox("Key token j (the one looked at)", list(range(n)), index=min(1, n - 1),
                           format_func=name_of, key="sbs_key", **ui.BOUND)
     pair = pair_detail(steps, i, j)
-    st.latex(vector_latex(rf"q_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))
-    st.latex(vector_latex(rf"k_{{{j}}}\ {tex_text(labels[j])}", pair.k_j))
+    prime = "'" if steps.rope else ""  # q' and k': after RoPE, the vectors the score really uses
+    st.latex(vector_latex(rf"q{prime}_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))
+    st.latex(vector_latex(rf"k{prime}_{{{j}}}\ {tex_text(labels[j])}", pair.k_j))
+    if steps.rope:
+        st.caption(f"q′ and k′ are after RoPE: query {i} turned by its position {i}, key {j} by {j} (key from K/V head "
+                   f"{steps.kv_head}). Their dot product is the model's score.")
 
     st.markdown("**The dot product** adds up the feature-by-feature products of the two vectors:")
     every = model.d_head <= 8

@@ -22,15 +22,19 @@ CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in
                         "sees itself and the tokens before it, never the ones after")
 
 
-def describe_mask(spec, causal_model: bool = False) -> str:
+def describe_mask(spec, causal_model: bool = False, builtin_window: int | None = None) -> str:
     """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'.
 
-    causal_model: the model is a decoder (GPT-2), whose causal mask is always applied on top of the spec.
+    causal_model: the model is a decoder (GPT-2, Llama), whose causal mask is always applied on top of the spec.
+    builtin_window: a sliding window that is part of the model (Mistral's sliding_window), applied whatever is chosen.
     """
+    window = "" if not builtin_window else (
+        f" Its architecture also has a sliding window of {builtin_window} keys: each token sees itself and at most the "
+        f"{builtin_window - 1} tokens before it, in every layer, whatever mask is chosen here.")
     if spec is None or not isinstance(spec, str):
         spec = "none" if spec is None else "custom"
     if causal_model and spec.strip().lower() in ("", "none", "full", "bidirectional", "causal"):
-        return CAUSAL_MODEL_NO_MASK[0].upper() + CAUSAL_MODEL_NO_MASK[1:] + "."
+        return CAUSAL_MODEL_NO_MASK[0].upper() + CAUSAL_MODEL_NO_MASK[1:] + "." + window
     parts = []
     for part in spec.split("&"):
         name, _, arg = part.strip().partition(":")
@@ -41,7 +45,20 @@ def describe_mask(spec, causal_model: bool = False) -> str:
     if causal_model and "causal" not in spec:
         sentence += (". This model is a decoder, so its built-in causal mask applies as well: a token never sees "
                      "the ones after it")
-    return sentence[0].upper() + sentence[1:] + "."
+    return sentence[0].upper() + sentence[1:] + "." + window
+
+
+def head_facts(d_model: int, n_heads: int, d_head: int, n_kv_heads: int | None = None) -> str:
+    """'d_model = n_heads·d_head = 12·32 = 384', or, when a config sets d_head on its own,
+    'd_model 32 · 4 heads × d_head 16 (Q projects to 64)'; then the K/V heads when fewer than the query heads."""
+    width = n_heads * d_head
+    if width == d_model:
+        text = f"d_model = n_heads·d_head = {n_heads}·{d_head} = {d_model}"
+    else:
+        text = f"d_model {d_model} · {n_heads} heads × d_head {d_head} (Q projects to {width})"
+    if n_kv_heads and n_kv_heads < n_heads:
+        text += f" · {n_kv_heads} K/V head{'s' if n_kv_heads > 1 else ''} shared by the {n_heads} query heads"
+    return text
 
 
 def describe_scale(scale: float, d_k: int, trained: bool = True) -> str:

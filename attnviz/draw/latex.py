@@ -79,17 +79,22 @@ def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> s
     return rf"\footnotesize M = \left[\begin{{array}}{{{spec}}}" + body + r"\end{array}\right]"
 
 
-def multi_head_equation(n_heads: int, d_model: int) -> str:
+def multi_head_equation(n_heads: int, d_model: int, d_head: int | None = None) -> str:
     """MultiHead(X) = Concat(heads) W_O + b_O = Σ_h head_h W_O^h + b_O, and d_model = n_heads · d_head,
-    one short line each so it fits a narrow column."""
-    d_head = d_model // n_heads
+    one short line each so it fits a narrow column. d_head defaults to d_model / n_heads; a Llama-family
+    config may set it apart, and then W_O maps n_heads · d_head (not d_model) back to d_model."""
+    d_head = d_head or d_model // n_heads
     last = n_heads - 1
+    if n_heads * d_head == d_model:
+        sizes = [r"d_{model} = n_{heads} \cdot d_{head}", rf"= {n_heads}\cdot{d_head} = {d_model}"]
+    else:
+        sizes = [rf"W_O: n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {n_heads * d_head}",
+                 rf"\to d_{{model}} = {d_model}"]
     lines = [
         r"\mathrm{MultiHead}(X)",
         rf"= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,\mathrm{{head}}_{{{last}}})",
         r"\quad \cdot W_O + b_O",
         rf"= \textstyle\sum_{{h=0}}^{{{last}}} \mathrm{{head}}_h\, W_O^{{h}} + b_O",
-        r"d_{model} = n_{heads} \cdot d_{head}",
-        rf"= {n_heads}\cdot{d_head} = {d_model}",
+        *sizes,
     ]
     return r"\footnotesize\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"

@@ -125,3 +125,27 @@ def test_enlarged_head_shows_every_token_with_values_in_cells(toy):
 
     meta, _ = decode_payload(heatmap_payloads(at)["focus_head"])
     assert meta["show_values"] and meta["selectable"]  # numbers printed in the cells at this size
+
+
+def test_a_mistral_folder_says_its_head_sizes_and_its_builtin_window(tiny_decoder_folder):
+    import attnviz
+
+    folder = str(tiny_decoder_folder("mistral"))
+    at = run_app({"model": "other", "model_path": folder, "text": "the cat sat on the mat and the dog sat"})
+    assert_healthy(at)
+    assert not at.error
+    model = attnviz.load_model(folder)
+    text = page_text(at)
+    assert model.shared_window == 5 and "sliding window of 5 keys" in text
+    if model.n_heads * model.d_head == model.d_model:
+        assert f"d_model = n_heads·d_head = {model.n_heads}·{model.d_head} = {model.d_model}" in text
+    assert f"{model.n_kv_heads} K/V heads shared by the {model.n_heads} query heads" in text
+
+
+def test_a_llama_folder_with_its_own_head_dim_is_not_called_d_model_over_heads(tiny_decoder_folder):
+    at = run_app({"model": "other", "model_path": str(tiny_decoder_folder("llama")), "text": "the cat sat on the mat"})
+    assert_healthy(at)
+    text = page_text(at)
+    assert "d_model 32 · 4 heads × d_head 16 (Q projects to 64)" in text
+    assert "d_model = n_heads·d_head" not in text
+    assert r"4\cdot16 = 64" in text and r"\to d_{model} = 32" in text

@@ -100,3 +100,24 @@ def test_layer_choice_changes_the_numbers(toy):
     other = layer_steps(toy, toy.run(TEXT, keep=True), 0)
     np.testing.assert_allclose(bars(at, "enc_bars_attn"), steps.attn[2].numpy(), atol=1e-6)
     assert not np.allclose(bars(at, "enc_bars_attn"), other.attn[2].numpy(), atol=1e-3)
+
+
+def test_a_llama_folder_walks_the_decoder_block_with_rmsnorm_and_swiglu(tiny_decoder_folder):
+    folder, text = str(tiny_decoder_folder("llama")), "the cat sat on the mat"
+    at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1"}, page=PAGE)
+    assert_healthy(at)
+    assert not at.error
+    assert any("(pre-RMSNorm)" in h.value for h in at.header)
+    assert "decoder block, not an encoder layer: its attention is causal" in page_text(at)
+    model = attnviz.load_model(folder)
+    steps = layer_steps(model, model.run(text, keep=True), 1)
+    i = at.selectbox(key="enc_token").value
+    for stage in steps.stages:
+        np.testing.assert_allclose(bars(at, f"enc_bars_{stage.key}"), stage.value[i, :32].numpy(), atol=1e-6)
+    assert [sub.value.split(". ", 1)[1] for sub in at.subheader][:3] == ["input x", "RMSNorm first",
+                                                                         "causal attention with RoPE"]
+    rms = latex_with(at, r"\mathrm{rms}_{2}")
+    assert float(re.search(r"= (-?[\d.]+)\s*(\$\$)?\s*$", rms).group(1)) == pytest.approx(float(steps.ln["ln1"][1][2]), rel=1e-3)
+    assert any(r"\mathrm{silu}(z) = z\,\sigma(z)" in el.value for el in at.latex)
+    assert any("W_Q maps 32 → 64" in c.value for c in at.caption)
+    assert any("float32 rounding" in c.value for c in at.caption)

@@ -104,3 +104,28 @@ def test_toy_with_one_group_is_mqa_and_empty_text_is_a_message(toy):
     at.text_area(key="text").set_value("   ").run()
     assert_healthy(at)
     assert any("text is empty" in w.value for w in at.warning)
+
+
+def test_a_llama_folder_shows_its_real_gqa_and_a_truthful_head_width(tiny_decoder_folder):
+    import attnviz
+
+    folder, text = str(tiny_decoder_folder("llama")), "the cat sat on the mat"
+    at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1"}, page=PAGE)
+    assert_healthy(at)
+    assert not at.error
+    model = attnviz.load_model(folder)
+    res = model.run(text, keep=True)
+    split = head_split(res, 1)
+    q, _, _ = drawn_heatmap(at, "mha_q")
+    np.testing.assert_allclose(q, split.q.numpy(), atol=1e-6)
+    assert q.shape == (len(res.tokens), 64)
+    text_on_page = page_text(at)
+    assert r"4 \cdot 16 = 64 \neq d_{model} = 32" in text_on_page
+    assert "W_Q maps d_model = 32 to 4 · 16 = 64 columns" in text_on_page and "W_O (64 × 32)" in text_on_page
+    proj = output_projection(model, res, 1)
+    assert last_number(latex_with(at, r"\max_{i,c}")) == pytest.approx(proj.gap, abs=1e-8) and proj.gap < 1e-5
+    sharing = next(d.value for d in at.dataframe if "found in this run" in d.value.columns)
+    assert list(sharing["query heads that read it"]) == ["0, 1", "2, 3"]
+    assert list(sharing["found in this run"]) == ["0, 1", "2, 3"]
+    assert "really shares K/V heads: 4 query heads, 2 K/V heads" in text_on_page
+    assert any("Query head h reads K/V head h // 2" in c.value for c in at.caption)

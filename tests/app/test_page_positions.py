@@ -132,3 +132,31 @@ def test_toy_nopos_is_a_model_for_every_page(toy_nopos, toy):
     z, _, _ = drawn["head 0"]
     np.testing.assert_allclose(z, nopos[0, 0].numpy(), atol=0.0005 + 1e-7)
     assert not np.allclose(z, with_pos[0, 0].numpy(), atol=0.01)
+
+
+@pytest.mark.parametrize("name", ["llama", "llama3-tied"])
+def test_a_llama_folder_rotates_with_its_own_frequencies_and_its_trace_agrees(tiny_decoder_folder, name):
+    import json
+    from pathlib import Path
+
+    from attnviz.engine.rope_types import rope_inverse_frequencies, rope_parameters
+
+    folder = tiny_decoder_folder(name)
+    text = "the cat sat on the mat"
+    at = run_app({"model": "other", "model_path": str(folder), "text": text, "pos_pair": "1"}, page=PAGE)
+    assert_healthy(at)
+    assert not at.error
+    model = attnviz.load_model(str(folder))
+    own = rope_inverse_frequencies(rope_parameters(json.loads((Path(folder) / "config.json").read_text())), model.d_head)
+    assert any(f"{model.name}'s own RoPE" in s.value for s in at.success)
+    q, k = rd.seeded_query_key(model.d_head, 0)
+    z, _, _ = drawn_heatmap(at, "pos_rope_table")
+    np.testing.assert_allclose(z, rd.rope_score_table(q, k, 10, own).numpy(), atol=1e-5)
+    rot = rd.model_rotation(model.run(text, keep=True), own)
+    shown = dict(metrics(at))
+    gap = next(v for label, v in shown.items() if label.startswith("max |R(t)·q"))
+    assert gap == f"{rot.gap:.2e}" and float(gap) < 1e-5
+    table = next(d.value for d in at.dataframe if "angle t·θ_p (rad)" in d.value.columns)
+    np.testing.assert_allclose(table["angle t·θ_p (rad)"], [round(t * float(own[1]), 4) for t in range(len(table))])
+    after = rot.q_after[0, 0, 2]
+    assert table["q pair after (model)"][2] == f"({float(after[1]):.3f}, {float(after[1 + model.d_head // 2]):.3f})"

@@ -151,3 +151,30 @@ def test_concat_w_o_equals_the_sum_over_heads_on_screen():
     gap = latex_with(at, r"\max_c \Big|")
     assert last_number(gap) < 1e-5
     assert any("float32 rounding" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen2"])
+def test_a_rope_model_shows_q_and_k_before_and_after_rope_and_its_shared_kv_head(tiny_decoder_folder, name):
+    from apptest_helpers import page_text, run_app
+
+    folder, text = str(tiny_decoder_folder(name)), "the cat sat on the mat"
+    at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1", "sbs_head": "3"}, page=PAGE)
+    assert_healthy(at)
+    assert not at.error
+    model = attnviz.load_model(folder)
+    steps = head_steps(model, model.run(text, keep=True), 1, 3)
+    r = model.n_heads // model.n_kv_heads
+    assert steps.kv_head == 3 // r
+    for key, matrix in (("sbs_fig_Q_before", steps.q_before), ("sbs_fig_Q_after", steps.q),
+                        ("sbs_fig_K_before", steps.k_before), ("sbs_fig_K_after", steps.k), ("sbs_fig_V", steps.v),
+                        ("sbs_fig_scores", steps.scores)):
+        np.testing.assert_allclose(drawn(at, key), matrix.numpy(), atol=1e-5)
+    assert any(sub.value.endswith("RoPE: Q and K turned by position") for sub in at.subheader)
+    assert f"query head 3 reads K/V head 3 // {r} = {3 // r}" in page_text(at)
+    dot = latex_with(at, r"q_{2} \cdot k_{1} &=")
+    assert last_number(dot) == pytest.approx(float(steps.q[2] @ steps.k[1]), abs=1e-3)
+    assert any("q′ and k′ are after RoPE" in c.value for c in at.caption)
+    from attnviz.lessons.step_by_step.steps import output_projection_gap
+
+    gap = output_projection_gap(steps, 2)[2]
+    assert last_number(latex_with(at, r"\max_c")) == pytest.approx(gap, rel=1e-2, abs=1e-12) and gap < 1e-5

@@ -199,3 +199,21 @@ def test_fully_masked_rows_never_reach_the_screen_as_nan():
     assert torch.all(w == 0)
     fig, _ = head_grid_figure(w[0], ["x"] * 5, [0])
     assert not np.isnan(decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).astype(float)).any()
+
+
+def test_head_facts_and_equation_are_truthful_when_the_config_sets_d_head():
+    from attnviz.draw.describe import head_facts
+
+    assert head_facts(384, 12, 32) == "d_model = n_heads·d_head = 12·32 = 384"
+    assert head_facts(32, 4, 16, 2) == ("d_model 32 · 4 heads × d_head 16 (Q projects to 64) · "
+                                        "2 K/V heads shared by the 4 query heads")
+    assert "1 K/V head shared" in head_facts(32, 4, 8, 1)
+    assert r"12\cdot32 = 384" in multi_head_equation(12, 384, 32)
+    eq = multi_head_equation(4, 32, 16)
+    assert r"W_O: n_{heads} \cdot d_{head} = 4\cdot16 = 64" in eq and r"\to d_{model} = 32" in eq and "4\\cdot8" not in eq
+
+
+def test_a_models_builtin_sliding_window_is_said():
+    sentence = describe_mask("none", causal_model=True, builtin_window=5)
+    assert "sliding window of 5 keys" in sentence and "at most the 4 tokens before it" in sentence
+    assert "sliding window" not in describe_mask("none", causal_model=True)

@@ -27,8 +27,11 @@ def stage_latex(stage: Stage, i: int) -> str:
 
 
 def layer_norm_numbers(steps: LayerSteps, key: str, i: int) -> str:
-    """μ and σ = √(var + ε) of the vector that LayerNorm `key` normalises, for token i."""
+    """μ and σ = √(var + ε) of the vector that LayerNorm `key` normalises, for token i (RMSNorm: its rms only)."""
     mu, sigma = steps.ln[key]
+    if mu is None:  # RMSNorm: nothing is subtracted, the vector is only divided by its root mean square
+        root = rf"\sqrt{{\tfrac{{1}}{{C}}\textstyle\sum_j u_{{{i}j}}^2 + \varepsilon}}"
+        return rf"\mathrm{{rms}}_{{{i}}} = {root} = {fmt(float(sigma[i]), 4)}"
     return (rf"\begin{{aligned}} \mu_{{{i}}} &= {fmt(float(mu[i]), 4)} \\"
             rf" \sqrt{{\sigma_{{{i}}}^2 + \varepsilon}} &= {fmt(float(sigma[i]), 4)} \end{{aligned}}")
 

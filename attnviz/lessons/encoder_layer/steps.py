@@ -2,6 +2,8 @@
 
     post-LN (BERT, RoBERTa, DistilBERT, MiniLM, toy, BART's encoder):  x_mid = LN(x + MHA(x));      x_out = LN(x_mid + FFN(x_mid))
     pre-LN  (GPT-2):                                  x_mid = x + MHA(LN(x));      x_out = x_mid + FFN(LN(x_mid))
+    pre-RMSNorm decoder block (Llama, Qwen2, Mistral): x_mid = x + Attn(RMSNorm(x)); x_out = x_mid + SwiGLU(RMSNorm(x_mid))
+        with RoPE inside the attention (see llama_block.py)
     FFN(u) = act(u W_1 + b_1) W_2 + b_2,  LN(u) = (u − μ) / √(σ² + ε) · γ + β  over the features of each token.
 
 The order is read from the model's config (cfg.pre_ln) for the families whose layer we know; for any
@@ -18,6 +20,7 @@ import torch
 from attnviz.engine.attention import merge_heads, scaled_dot_product_attention, split_heads
 from attnviz.engine.models.stack import ACTIVATIONS
 from attnviz.errors import AttnvizError
+from attnviz.lessons.encoder_layer.llama_block import RMS_FAMILIES, llama_block_stages
 
 POST_LN_FAMILIES = ("bert", "roberta", "distilbert", "toy", "bart")  # x = LN(x + sublayer(x)); BART: its encoder
 PRE_LN_FAMILIES = ("gpt2",)  # x = x + sublayer(LN(x))
@@ -42,10 +45,11 @@ class Stage:
 @dataclass
 class LayerSteps:
     layer: int
-    order: str  # "post-LN" or "pre-LN"
+    order: str  # "post-LN", "pre-LN" or "pre-RMSNorm" (the Llama-family decoder block)
     labels: list[str]
     stages: list[Stage]
-    ln: dict[str, tuple[torch.Tensor, torch.Tensor]]  # LayerNorm key -> (μ (T,), σ = √(var + ε) (T,)) of its input
+    ln: dict[str, tuple[torch.Tensor | None, torch.Tensor]]  # norm key -> (μ (T,), σ = √(var + ε) (T,)) of its input;
+    # for RMSNorm (None, rms = √(mean u² + ε) (T,)): nothing is subtracted
     x_in: torch.Tensor  # (T, C)
     attn: torch.Tensor  # MHA(·), what attention adds to the residual stream (T, C)
     ffn: torch.Tensor  # FFN(·), what the FFN adds (T, C)
@@ -58,13 +62,15 @@ class LayerSteps:
 
 
 def layer_order(model) -> str:
-    """"post-LN" or "pre-LN" from the config, for a family whose layer attnviz knows; else a clear error."""
+    """"post-LN", "pre-LN" or "pre-RMSNorm" from the config, for a family whose layer attnviz knows; else a clear error."""
     family, pre_ln = model.family, bool(model.cfg.pre_ln)
+    if family in RMS_FAMILIES and pre_ln:
+        return "pre-RMSNorm"
     if family in POST_LN_FAMILIES and not pre_ln:
         return "post-LN"
     if family in PRE_LN_FAMILIES and pre_ln:
         return "pre-LN"
-    known = ", ".join(POST_LN_FAMILIES + PRE_LN_FAMILIES)
+    known = ", ".join(POST_LN_FAMILIES + PRE_LN_FAMILIES + RMS_FAMILIES)
     raise AttnvizError(f"attnviz does not know the layer order of the {family!r} family (pre_ln = {pre_ln}), so it "
                        f"does not guess it here: this page walks through {known} layers.")
 
@@ -94,9 +100,13 @@ def layer_steps(model, res, layer: int) -> LayerSteps:
         raise AttnvizError(f"Layer {layer} does not exist: the model has layers 0 to {len(res.traces) - 1}.")
     trace = res.traces[layer]
     lw = model.layers[layer].to(torch.device("cpu"))
-    eps, act = model.cfg.ln_eps, ACTIVATIONS[model.cfg.activation]
     mask = None if trace.mask is None else trace.mask.cpu()
     x = trace.x_in[0].float()  # (T, C): the residual stream entering the layer, as the stack had it
+    if order == "pre-RMSNorm":
+        stages, norms, attn, f, x_mid, x_out = llama_block_stages(x, lw, model.cfg, model.inv_freq.cpu(), mask,
+                                                                  trace.scale, Stage)
+        return _finish(layer, order, res, stages, norms, x, attn, f, x_mid, x_out, trace)
+    eps, act = model.cfg.ln_eps, ACTIVATIONS[model.cfg.activation]
     mha = lambda u: multi_head_attention(u, lw, model.n_heads, mask, trace.scale)
 
     def ffn(u):
@@ -157,11 +167,15 @@ def layer_steps(model, res, layer: int) -> LayerSteps:
             Stage("r2", "+ residual → layer output", r"x^{\text{out}}_i = x^{\text{mid}}_i + \mathrm{FFN}_i", x_out,
                   "Added to the stream: this is what the next layer reads."),
         ]
-    gaps = {name: float((mine - theirs[0]).abs().max()) for name, mine, theirs in
+    return _finish(layer, order, res, stages, {"ln1": (mu1, s1), "ln2": (mu2, s2)}, x, attn, f, x_mid, x_out, trace)
+
+
+def _finish(layer, order, res, stages, norms, x, attn, f, x_mid, x_out, trace) -> LayerSteps:
+    """LayerSteps with the max gaps between the recomputation and the stack's kept trace."""
+    gaps = {name: float((mine - theirs[0].cpu()).abs().max()) for name, mine, theirs in
             (("attn_out", attn, trace.attn_out), ("x_mid", x_mid, trace.x_mid), ("x_out", x_out, trace.x_out))}
-    return LayerSteps(layer=layer, order=order, labels=list(res.labels), stages=stages,
-                      ln={"ln1": (mu1, s1), "ln2": (mu2, s2)}, x_in=x, attn=attn, ffn=f,
-                      x_mid=x_mid, x_out=x_out, trace_gaps=gaps)
+    return LayerSteps(layer=layer, order=order, labels=list(res.labels), stages=stages, ln=norms, x_in=x, attn=attn,
+                      ffn=f, x_mid=x_mid, x_out=x_out, trace_gaps=gaps)
 
 
 @dataclass(frozen=True)
@@ -177,4 +191,5 @@ PAPER_SIZES = Sizes(d_model=512, d_ff=2048, n_layers=6, n_heads=8, d_head=64)  #
 
 
 def model_sizes(model) -> Sizes:
-    return Sizes(model.d_model, int(model.layers[0].w_ff1.shape[1]), model.n_layers, model.n_heads, model.d_head)
+    d_ff = getattr(model.cfg, "d_ff", None) or int(model.layers[0].w_ff1.shape[1])  # Llama-family configs say it
+    return Sizes(model.d_model, int(d_ff), model.n_layers, model.n_heads, model.d_head)

@@ -194,3 +194,17 @@ def attend(x, proj: dict, g: int, scale: float, mask) -> tuple[torch.Tensor, tor
     weights = masked_softmax(q @ k.transpose(-2, -1) * scale, mask)  # (nh, T, T)
     heads = weights @ v  # (nh, T, hs)
     return weights, heads.transpose(0, 1).reshape(x.shape[0], -1)  # (T, nh·hs)
+
+
+def sharing_in_trace(res, layer: int) -> tuple[list[int], float]:
+    """For each query head, the K/V head whose K and V it actually read in `layer` of a RoPE model's kept run,
+    found by comparing the per-query-head K, V (after the GQA repeat) with the K/V heads as cached;
+    and the max |difference| of those matches (0: the query heads of a group read the very same K and V)."""
+    trace = res.traces[layer]
+    if not hasattr(trace, "k_cached"):
+        raise AttnvizError("This model keeps one K/V head per query head: nothing is shared.")
+    k_q, v_q = trace.k[0], trace.v[0]  # (nh, S, hs): per query head
+    k_kv, v_kv = trace.k_cached[0], trace.v_cached[0]  # (nkv, S, hs): per K/V head
+    gaps = (k_q[:, None] - k_kv[None]).abs().amax(dim=(2, 3)) + (v_q[:, None] - v_kv[None]).abs().amax(dim=(2, 3))  # (nh, nkv)
+    read = gaps.argmin(dim=1)  # (nh,)
+    return [int(j) for j in read], float(gaps.gather(1, read[:, None]).max())

@@ -1,6 +1,7 @@
 """The reshape that makes heads: (n, d_model) -> (h, n, d_head) -> back, on one layer's real Q.
 
-Shapes: T tokens, C = d_model, nh heads, hs = d_head = C / nh.
+Shapes: T tokens, C = d_model, nh heads, hs = d_head: C / nh in most models, but a Llama-family config may set
+head_dim on its own (then Q is nh·hs wide, not C: W_Q maps C -> nh·hs and W_O maps nh·hs back to C).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ PAPER = {"d_model": 512, "n_heads": 8, "d_head": 64, "d_ff": 2048, "n_layers": 6
 class HeadSplit:
     """Q of one layer as one matrix, cut into heads, and glued back together."""
 
-    q: torch.Tensor  # Q = X W_Q + b_Q, all heads side by side (T, C)
+    q: torch.Tensor  # Q = X W_Q + b_Q (before RoPE in Llama-family models), all heads side by side (T, nh·hs)
     per_head: torch.Tensor  # the same numbers as (nh, T, hs): head h holds columns h·hs .. (h+1)·hs − 1
-    merged: torch.Tensor  # per_head glued back (T, C)
-    d_model: int
+    merged: torch.Tensor  # per_head glued back (T, nh·hs)
+    d_model: int  # the residual stream's width C (equal to nh·hs unless the config sets head_dim)
     n_heads: int
     d_head: int
 
@@ -31,6 +32,11 @@ class HeadSplit:
         """max |merged − q|: 0 exactly, the reshape only moves numbers around."""
         return float((self.merged - self.q).abs().max())
 
+    @property
+    def width(self) -> int:
+        """nh · hs, the width of Q: what W_Q maps d_model to."""
+        return self.n_heads * self.d_head
+
     def columns_of(self, head: int) -> range:
         return range(head * self.d_head, (head + 1) * self.d_head)
 
@@ -38,11 +44,14 @@ class HeadSplit:
 def head_split(res, layer: int) -> HeadSplit:
     """Split and merge the query matrix of `layer` from a run kept with keep=True."""
     trace = layer_trace(res, layer)
-    per_head = trace.q  # (1, nh, T, hs): the layer already split it; we glue it back and cut it again
-    q = merge_heads(per_head)  # (1, T, C)
+    # (1, nh, T, hs): the layer already split it; we glue it back and cut it again. In a RoPE model trace.q is
+    # rotated; the plain projection X W_Q is kept as q_before_rope, and that is what the reshape acts on.
+    per_head = getattr(trace, "q_before_rope", trace.q)
+    q = merge_heads(per_head)  # (1, T, nh·hs)
     again = split_heads(q, per_head.shape[1])  # (1, nh, T, hs)
     _, nh, _, hs = again.shape
-    return HeadSplit(q=q[0], per_head=again[0], merged=merge_heads(again)[0], d_model=nh * hs, n_heads=nh, d_head=hs)
+    return HeadSplit(q=q[0], per_head=again[0], merged=merge_heads(again)[0], d_model=int(trace.x_in.shape[-1]),
+                     n_heads=nh, d_head=hs)
 
 
 def layer_trace(res, layer: int):

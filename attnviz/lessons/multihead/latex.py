@@ -7,7 +7,10 @@ from attnviz.lessons.multihead.heads import PAPER
 
 
 def size_split(d_model: int, n_heads: int, d_head: int) -> str:
-    """384 = 12 · 32: d_model = h · d_head."""
+    """384 = 12 · 32: d_model = h · d_head; or, when the config sets d_head on its own, what W_Q maps to."""
+    if n_heads * d_head != d_model:
+        return (rf"h \cdot d_{{head}} = {n_heads} \cdot {d_head} = {n_heads * d_head} \neq d_{{model}} = {d_model}:"
+                rf"\ W_Q: {d_model} \to {n_heads * d_head}")
     return rf"d_{{model}} = h \cdot d_{{head}}:\quad {d_model} = {n_heads} \cdot {d_head}"
 
 
@@ -22,11 +25,16 @@ def both_splits(d_model: int, n_heads: int, d_head: int, name: str) -> str:
 
 
 def reshape_chain(n: int, d_model: int, n_heads: int, d_head: int) -> str:
-    """(n, d_model) -> (n, h, d_head) -> (h, n, d_head) -> back, with the numbers, one arrow a line."""
-    return (rf"\begin{{aligned}} \underbrace{{({n},\ {d_model})}}_{{(n,\ d_{{model}})}}"
+    """(n, d_model) -> (n, h, d_head) -> (h, n, d_head) -> back, with the numbers, one arrow a line.
+    Q's width is h · d_head; it equals d_model unless the config sets d_head on its own."""
+    width = n_heads * d_head
+    first = rf"\underbrace{{({n},\ {d_model})}}_{{(n,\ d_{{model}})}}" if width == d_model else \
+        rf"\underbrace{{({n},\ {width})}}_{{(n,\ h \cdot d_{{head}})}}"
+    return (rf"\begin{{aligned}} {first}"
             rf" &\xrightarrow{{\text{{view}}}} \underbrace{{({n},\ {n_heads},\ {d_head})}}_{{(n,\ h,\ d_{{head}})}} \\"
             rf" &\xrightarrow{{\text{{transpose}}}} \underbrace{{({n_heads},\ {n},\ {d_head})}}_{{(h,\ n,\ d_{{head}})}} \\"
-            rf" &\xrightarrow{{\text{{attend, transpose, reshape}}}} ({n},\ {d_model}) \end{{aligned}}")
+            rf" &\xrightarrow{{\text{{attend, transpose, reshape}}}} ({n},\ {width})"
+            + (rf" \\ &\xrightarrow{{\cdot\, W_O}} ({n},\ {d_model})" if width != d_model else "") + r" \end{aligned}")
 
 
 def round_trip(gap: float) -> str:

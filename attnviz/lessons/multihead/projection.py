@@ -1,6 +1,7 @@
 """Concat(heads) · W_O = Σ_h head_h · W_Oʰ on a real layer, and what each head adds to the output.
 
-W_O (C, C) is stored (in, out); its rows come in nh blocks of hs, block h = W_Oʰ (hs, C).
+W_O (nh·hs, C) is stored (in, out); its rows come in nh blocks of hs, block h = W_Oʰ (hs, C).
+nh·hs = C in most models; a Llama-family config may set hs on its own, and then W_O maps nh·hs back to C.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from attnviz.lessons.multihead.heads import layer_trace
 class OutputProjection:
     via_concat: torch.Tensor  # Concat(head_0 .. head_nh−1) · W_O (T, C), no bias
     per_head: torch.Tensor  # head_h · W_Oʰ for each head (nh, T, C)
-    bias: torch.Tensor  # b_O (C,)
+    bias: torch.Tensor  # b_O (C,); zeros for models without one (Llama, Qwen2, Mistral)
     attn_out: torch.Tensor  # the layer's own attention output Concat · W_O + b_O, from the trace (T, C)
 
     @property
@@ -51,10 +52,11 @@ def output_projection(model, res, layer: int) -> OutputProjection:
     """Both ways of applying W_O to `layer`'s head outputs, from a run kept with keep=True."""
     trace = layer_trace(res, layer)
     lw = model.layers[layer]
-    w_o = lw.w_o.detach().float().cpu()  # (C, C)
+    w_o = lw.w_o.detach().float().cpu()  # (nh·hs, C)
     heads = trace.head_outputs  # (1, nh, T, hs)
+    bias = torch.zeros(w_o.shape[1]) if lw.b_o is None else lw.b_o.detach().float().cpu()  # (C,)
     return OutputProjection(
-        via_concat=(merge_heads(heads) @ w_o)[0],  # (1, T, C) @ (C, C) -> (T, C)
+        via_concat=(merge_heads(heads) @ w_o)[0],  # (1, T, nh·hs) @ (nh·hs, C) -> (T, C)
         per_head=per_head_output_projections(heads, w_o)[0],  # (nh, T, C)
-        bias=lw.b_o.detach().float().cpu(), attn_out=trace.attn_out[0],
+        bias=bias, attn_out=trace.attn_out[0].cpu(),
     )

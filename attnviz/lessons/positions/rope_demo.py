@@ -120,3 +120,43 @@ def added_positions_score_table(q: torch.Tensor, k: torch.Tensor, n_positions: i
 
     pe = sinusoidal_table(max(n_positions, 2), q.shape[-1])[:n_positions]  # (T, D)
     return (q + pe) @ (k + pe).T  # (T, T)
+
+
+@dataclass
+class ModelRotation:
+    """A RoPE model's own queries and keys before and after its rotation, and this page's rotation of them."""
+
+    q_before: torch.Tensor  # X W_Q per query head, as the model kept it (L, nh, T, hs)
+    q_after: torch.Tensor  # the model's q after RoPE (L, nh, T, hs)
+    q_here: torch.Tensor  # q_before rotated here with the page's frequencies (L, nh, T, hs)
+    k_after: torch.Tensor  # the model's K after RoPE, one per K/V head (L, nkv, T, hs)
+    k_here: torch.Tensor  # k_before_rope rotated here (L, nkv, T, hs)
+
+    @property
+    def gap(self) -> float:
+        """max |rotated here − the model's own| over every layer, head, token and number of q and k."""
+        return max(float((self.q_here - self.q_after).abs().max()), float((self.k_here - self.k_after).abs().max()))
+
+
+def model_rotation(res, inv_freq: torch.Tensor) -> ModelRotation:
+    """The run's (keep=True) q and k before RoPE, rotated with inv_freq at positions 0 .. T−1, beside the model's own."""
+    if res.traces is None or not hasattr(res.traces[0], "q_before_rope"):
+        raise AttnvizError("This run has no RoPE trace: the model adds its positions to the tokens instead.")
+    first = lambda name: torch.stack([getattr(t, name)[0].cpu() for t in res.traces])  # (L, heads, T, hs)
+    q_before, k_before = first("q_before_rope"), first("k_before_rope")
+    cos, sin = rope_angles(torch.arange(q_before.shape[2]), _frequencies(q_before.shape[-1], inv_freq))  # (T, hs)
+    return ModelRotation(q_before=q_before, q_after=first("q"), q_here=apply_rope(q_before, cos, sin),
+                         k_after=first("k_cached"), k_here=apply_rope(k_before, cos, sin))
+
+
+def rotation_rows(rot: ModelRotation, layer: int, head: int, pair: int, inv_freq: torch.Tensor) -> list[dict]:
+    """Per token t: the angle t·θ_p and pair p of the query head before and after RoPE (the model's own)."""
+    half = rot.q_before.shape[-1] // 2
+    rows = []
+    for t in range(rot.q_before.shape[2]):
+        before, after = rot.q_before[layer, head, t], rot.q_after[layer, head, t]
+        rows.append({"position t": t, "angle t·θ_p (rad)": round(t * float(inv_freq[pair]), 4),
+                     "q pair before": f"({float(before[pair]):.3f}, {float(before[pair + half]):.3f})",
+                     "q pair after (model)": f"({float(after[pair]):.3f}, {float(after[pair + half]):.3f})",
+                     "pair length (before = after)": round(float(torch.hypot(before[pair], before[pair + half])), 4)})
+    return rows

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.draw.plotting import distinct_labels, head_figure
+from attnviz.errors import AttnvizError
 from attnviz.lessons.step_by_step.steps import HeadSteps
 
 SIGNED_COLORSCALE = "RdBu_r"  # blue < 0 < red, white at 0
@@ -138,7 +139,8 @@ class StepMatrix:
 
 
 def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMatrix:
-    """The matrix of one step card (keys as in step_cards, plus "Q", "K", "V"), as the page draws it.
+    """The matrix of one step card (keys as in step_cards, plus "Q", "K", "V", and "Q_before", "K_before" for a
+    RoPE model), as the page draws it.
 
     S, S′ and S″ share one colour range so that the scaling visibly shrinks (or grows) the scores; X is
     clipped at the 99th percentile (a few outlier features of real models would wash everything out).
@@ -156,13 +158,20 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
         shared = max(symmetric_limit(as_array(steps.scores)), symmetric_limit(as_array(steps.scaled)))
         return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}), colours ±{shared:.3g} shared by "
                           "S, S′, S″", "signed", shared, n_square, "key")
+    W, turned = steps.concat.shape[1], " after RoPE" if steps.rope else ""  # W = nh·hs: C unless head_dim is set
+    kv = f", K/V head {steps.kv_head}" if steps.rope else ""  # the K/V head this query head shares (GQA)
     matrix, title = {
-        "x": (steps.x, f"X ({n} × {C})"), "Q": (steps.q, f"Q ({n} × {hs})"), "K": (steps.k, f"K ({n} × {hs})"),
-        "V": (steps.v, f"V ({n} × {hs})"), "head": (steps.head_out, f"head {steps.head} = A V ({n} × {hs})"),
-        "concat": (steps.concat, f"Concat ({n} × {C}), head {steps.head}'s columns {steps.head * hs}–"
+        "x": (steps.x, f"X ({n} × {C})"), "Q": (steps.q, f"Q{turned} ({n} × {hs})"),
+        "K": (steps.k, f"K{turned}{kv} ({n} × {hs})"), "V": (steps.v, f"V{kv} ({n} × {hs})"),
+        "Q_before": (steps.q_before, f"Q before RoPE ({n} × {hs})"),
+        "K_before": (steps.k_before, f"K before RoPE{kv} ({n} × {hs})"),
+        "head": (steps.head_out, f"head {steps.head} = A V ({n} × {hs})"),
+        "concat": (steps.concat, f"Concat ({n} × {W}), head {steps.head}'s columns {steps.head * hs}–"
                                  f"{(steps.head + 1) * hs - 1}"),
         "out": (steps.attn_out, f"Concat · W_O + b_O ({n} × {C})"),
     }[key]
+    if matrix is None:
+        raise AttnvizError(f"This model has no RoPE: there is no {key!r} step.")
     z = as_array(matrix)
     if key == "x":
         clip = percentile_limit(z)

@@ -60,25 +60,57 @@ def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
 
 
 def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale: float, masked: bool,
-               pre_ln: bool, embedding: str = "the token and position embeddings") -> list[StepCard]:
+               pre_ln: bool, embedding: str = "the token and position embeddings",
+               n_kv_heads: int | None = None) -> list[StepCard]:
     """The nine steps from X to the layer's output, in order, for head `head`.
 
-    embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding)."""
+    embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding).
+    n_kv_heads given (a RoPE model: Llama, Qwen2, Mistral) adds a tenth step, Q and K rotated by RoPE, and names
+    the K/V head this head shares."""
     h = rf"^{{({head})}}"
+    rope = n_kv_heads is not None
     x_eq = r"X = \mathrm{LN}(x_{\text{residual}})" if pre_ln else r"X = x_{\text{residual}}"
+    x_eq = r"X = \mathrm{RMSNorm}(x_{\text{residual}})" if rope else x_eq
     scale_title, scale_text, scale_eq = scale_step(scale, d_head)
     mask_eq = (r"\begin{gathered} S'' = S' + M \\ M_{ij} = \begin{cases} 0 & \text{may attend} \\ -\infty & "
                r"\text{masked} \end{cases} \end{gathered}" if masked else r"S'' = S' + M, \quad M = 0 \ \text{(no mask)}")
-    return [
-        StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
-                 f"{embedding}, later the previous layer's output)"
-                 + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
-                 x_eq, shape(n, d_model, col_name=r"d_{model}")),
-        StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
-                 "a key (what it offers) and a value (what it passes on).",
-                 rf"Q = X W_Q{h} + b_Q{h},\ K = X W_K{h} + b_K{h},\ V = X W_V{h} + b_V{h}", shape(n, d_head)),
-        StepCard("scores", "Q Kᵀ", "Each query is compared with each key by a dot product: large = similar.",
-                 r"S = Q K^\top,\quad S_{ij} = q_i \cdot k_j", shape(n, n, col_name="n")),
+    if rope:
+        r = n_heads // n_kv_heads
+        g = rf"^{{({head // r})}}"
+        x_card = StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 "
+                          "the token embeddings alone: RoPE adds no positions to them; later the previous layer's "
+                          "output), RMSNormed first, as Llama does.", x_eq, shape(n, d_model, col_name=r"d_{model}"))
+        share = (f"{n_heads} query heads share {n_kv_heads} K/V head{'s' if n_kv_heads > 1 else ''}: query head "
+                 f"{head} reads K/V head {head} // {r} = {head // r}" + (" (every head shares one: MQA)." if n_kv_heads == 1
+                                                                         else " (GQA)." if r > 1 else "."))
+        qkv = StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), a key "
+                       "(what it offers) and a value (what it passes on). " + share,
+                       rf"Q = X W_Q{h} + b_Q{h},\ K = X W_K{g} + b_K{g},\ V = X W_V{g} + b_V{g}", shape(n, d_head))
+        rotate = StepCard("rope", "RoPE: Q and K turned by position",
+                          "Position enters here, and only here: each query and key is cut into pairs "
+                          "(number p and number p + d_head/2) and pair p of token t is turned by the angle t·θ_p. "
+                          "V is not turned. Below: before and after.",
+                          r"\begin{gathered} \begin{pmatrix} q'_{t,p} \\ q'_{t,p+D/2} \end{pmatrix} = "
+                          r"\begin{pmatrix} \cos t\theta_p & -\sin t\theta_p \\ \sin t\theta_p & \cos t\theta_p"
+                          r"\end{pmatrix} \begin{pmatrix} q_{t,p} \\ q_{t,p+D/2} \end{pmatrix} \\ "
+                          r"\text{the same for } k;\quad D = d_{head} \end{gathered}", shape(n, d_head))
+        scores = StepCard("scores", "Q′ K′ᵀ", "Each rotated query is compared with each rotated key by a dot "
+                          "product: the score depends on the tokens and on how far apart they are.",
+                          r"S = Q' K'^\top,\quad S_{ij} = q'_i \cdot k'_j", shape(n, n, col_name="n"))
+        first = [x_card, qkv, rotate, scores]
+    else:
+        first = [
+            StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
+                     f"{embedding}, later the previous layer's output)"
+                     + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
+                     x_eq, shape(n, d_model, col_name=r"d_{model}")),
+            StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
+                     "a key (what it offers) and a value (what it passes on).",
+                     rf"Q = X W_Q{h} + b_Q{h},\ K = X W_K{h} + b_K{h},\ V = X W_V{h} + b_V{h}", shape(n, d_head)),
+            StepCard("scores", "Q Kᵀ", "Each query is compared with each key by a dot product: large = similar.",
+                     r"S = Q K^\top,\quad S_{ij} = q_i \cdot k_j", shape(n, n, col_name="n")),
+        ]
+    return first + [
         StepCard("scaled", scale_title, scale_text, scale_eq, shape(n, n, col_name="n")),
         StepCard("masked", "+ M", "The mask adds −∞ where a query may not look, so that key gets weight 0.",
                  mask_eq, shape(n, n, col_name="n")),

@@ -2,7 +2,10 @@
 
 The numbers come from a `model.run(..., keep=True)` trace, so the step-by-step page shows what the
 model itself computed; only X (the attention's input) and the per-head weight slices are re-derived.
-Shapes: T tokens, C = d_model, nh heads, hs = d_head = C / nh.
+In a Llama-family model (RoPE, GQA) Q and K are rotated by position between X W and Q Kᵀ: q and k are the
+rotated ones (what the scores use), q_before and k_before the projections before the turn, and the query
+head h reads K/V head h // (nh / nkv).
+Shapes: T tokens, C = d_model, nh heads, hs = d_head (C / nh, unless a Llama-family config sets it).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.engine.attention import per_head_output_projections
+from attnviz.engine.models.rope_stack import rms_norm
 from attnviz.engine.models.stack import layer_norm
 from attnviz.errors import AttnvizError
 
@@ -28,20 +32,28 @@ class HeadSteps:
     w_q: torch.Tensor  # W_Qʰ (C, hs); likewise w_k, w_v
     w_k: torch.Tensor
     w_v: torch.Tensor
-    q: torch.Tensor  # Q = X W_Qʰ + b_Qʰ  (T, hs)
-    k: torch.Tensor  # K = X W_Kʰ + b_Kʰ  (T, hs)
+    q: torch.Tensor  # Q = X W_Qʰ + b_Qʰ  (T, hs); after RoPE in a RoPE model
+    k: torch.Tensor  # K = X W_Kʰ + b_Kʰ  (T, hs); after RoPE in a RoPE model
     v: torch.Tensor  # V = X W_Vʰ + b_Vʰ  (T, hs)
     scores: torch.Tensor  # Q Kᵀ (T, T)
     scale: float  # s: 1/√d_k, 1, or the chosen factor
     allowed: torch.Tensor  # bool (T, T), True = may attend (all True without a mask)
     weights: torch.Tensor  # softmax(Q Kᵀ · s + M) (T, T)
     head_out: torch.Tensor  # weights · V (T, hs)
-    concat: torch.Tensor  # Concat(head_1 .. head_nh) (T, C)
-    w_o: torch.Tensor  # (C, C) stored (in, out); rows h·hs .. (h+1)·hs are W_Oʰ
-    b_o: torch.Tensor  # (C,)
+    concat: torch.Tensor  # Concat(head_1 .. head_nh) (T, nh·hs)
+    w_o: torch.Tensor  # (nh·hs, C) stored (in, out); rows h·hs .. (h+1)·hs are W_Oʰ
+    b_o: torch.Tensor  # (C,); zeros for a model without one
     attn_out: torch.Tensor  # Concat · W_O + b_O (T, C)
     per_head_projections: torch.Tensor  # head_h · W_Oʰ for every head (nh, T, C)
     masked: bool  # whether any mask applied at all
+    q_before: torch.Tensor | None = None  # RoPE models: Q = X W_Qʰ (+ b) before the rotation (T, hs)
+    k_before: torch.Tensor | None = None  # RoPE models: K of K/V head kv_head before the rotation (T, hs)
+    kv_head: int | None = None  # the K/V head this query head reads: head // (nh / nkv)
+    n_kv_heads: int | None = None
+
+    @property
+    def rope(self) -> bool:
+        return self.q_before is not None
 
     @property
     def d_head(self) -> int:
@@ -60,10 +72,12 @@ class HeadSteps:
 
 def attention_input(model, trace, layer: int) -> torch.Tensor:
     """X as the attention sees it (T, C): post-LN models attend to the residual stream itself, pre-LN
-    models (GPT-2) to its LayerNorm."""
-    x = trace.x_in[0]  # (T, C)
+    models to its LayerNorm (GPT-2) or its RMSNorm (Llama, Qwen2, Mistral)."""
+    x = trace.x_in[0].cpu()  # (T, C)
     if model.cfg.pre_ln:
         lw = model.layers[layer]
+        if hasattr(lw, "norm1"):  # Llama family: RMSNorm, x / √(mean x² + ε) · g
+            return rms_norm(x, lw.norm1.cpu(), model.cfg.ln_eps)
         x = layer_norm(x, lw.ln1_w.cpu(), lw.ln1_b.cpu(), model.cfg.ln_eps)
     return x
 
@@ -72,9 +86,6 @@ def head_steps(model, res, layer: int, head: int) -> HeadSteps:
     """Every step of `head` in `layer`, from a RunResult made with keep=True."""
     if res.traces is None:
         raise AttnvizError("This run kept no intermediates: run the model with keep=True.")
-    if hasattr(res.traces[0], "q_before_rope"):  # Llama family: Q and K are rotated between X W_Q and Q Kᵀ
-        raise AttnvizError(f"This page follows BERT- and GPT-2-style heads, where Q = X W_Q. {model.name} rotates Q and K "
-                           f"by position (RoPE) before Q Kᵀ, a step this page does not show: pick another model here.")
     if not 0 <= layer < len(res.traces):
         raise AttnvizError(f"Layer {layer} does not exist: the model has layers 0 to {len(res.traces) - 1}.")
     if not 0 <= head < model.n_heads:
@@ -84,16 +95,22 @@ def head_steps(model, res, layer: int, head: int) -> HeadSteps:
     per_head = model.per_head_weights(layer)  # W_Q/W_K/W_V (nh, C, hs), W_O (nh, hs, C)
     lw = model.layers[layer]
     allowed = torch.ones(T, T, dtype=torch.bool) if t.mask is None else t.mask.cpu().bool().broadcast_to(T, T)
-    concat = t.head_outputs[0].transpose(0, 1).reshape(T, -1)  # (nh, T, hs) -> (T, nh·hs) = (T, C)
-    w_o = lw.w_o.cpu()
+    concat = t.head_outputs[0].transpose(0, 1).reshape(T, -1)  # (nh, T, hs) -> (T, nh·hs)
+    w_o = lw.w_o.cpu()  # (nh·hs, C)
+    b_o = torch.zeros(w_o.shape[1]) if lw.b_o is None else lw.b_o.cpu()  # (C,)
+    rope = {}
+    if hasattr(t, "q_before_rope"):  # Llama family: q and k in the trace are after RoPE; keep what was rotated
+        kv = head // (model.n_heads // model.n_kv_heads)  # query heads h·r .. h·r + r − 1 share K/V head h
+        rope = {"q_before": t.q_before_rope[0, head].cpu(), "k_before": t.k_before_rope[0, kv].cpu(), "kv_head": kv,
+                "n_kv_heads": model.n_kv_heads}
     return HeadSteps(
         layer=layer, head=head, n_heads=model.n_heads, labels=list(res.labels), x=attention_input(model, t, layer),
         w_q=per_head["W_Q"][head], w_k=per_head["W_K"][head], w_v=per_head["W_V"][head],
         q=t.q[0, head], k=t.k[0, head], v=t.v[0, head], scores=t.scores[0, head], scale=float(t.scale),
         allowed=allowed, weights=t.weights[0, head], head_out=t.head_outputs[0, head],
-        concat=concat, w_o=w_o, b_o=lw.b_o.cpu(), attn_out=t.attn_out[0],
+        concat=concat, w_o=w_o, b_o=b_o, attn_out=t.attn_out[0],
         per_head_projections=per_head_output_projections(t.head_outputs, w_o)[0],  # (nh, T, C)
-        masked=t.mask is not None,
+        masked=t.mask is not None, **rope,
     )
 
 
@@ -132,6 +149,6 @@ def output_projection_gap(steps: HeadSteps, i: int) -> tuple[torch.Tensor, torch
 
     W_O's rows come in one block of hs per head, so the concatenation's product splits into a sum over heads.
     """
-    via_concat = steps.concat[i] @ steps.w_o  # (C,) @ (C, C) -> (C,)
+    via_concat = steps.concat[i] @ steps.w_o  # (nh·hs,) @ (nh·hs, C) -> (C,)
     via_heads = steps.per_head_projections[:, i].sum(dim=0)  # (nh, C) -> (C,)
     return via_concat, via_heads, float((via_concat - via_heads).abs().max())
