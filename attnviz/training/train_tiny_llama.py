@@ -1,0 +1,137 @@
+"""Train attnviz-tiny-llama: a 2-layer Llama-format model (RoPE, GQA) on repeated random words, on the CPU.
+
+    python -m attnviz.training.train_tiny_llama                 # the shipped weights (seed 0)
+    python -m attnviz.training.train_tiny_llama --quick --out /tmp/t   # a few steps: CI runs this
+
+The model is transformers' LlamaForCausalLM (so the saved folder is exactly Llama's format) and
+attnviz later runs it with its own from-scratch Llama code. Training is seeded: the same seed,
+steps and torch version give the same weights. Printed: the training loss, and held-out accuracy
+on the second copy of a repeated sequence (what induction makes possible) and on the first copy
+(chance: about 1 in 1000) for contrast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+
+from attnviz.training.tiny_data import BOS_ID, PAD_ID, build_tokenizer, repeated_batch, tokenizer_config, vocabulary
+
+NAME = "attnviz-tiny-llama"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / NAME
+MAX_TOKENS = 256
+# The recipe (also written to training.json beside the weights).
+SHAPE = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=8,
+             num_key_value_heads=2, head_dim=16, rope_theta=10000.0)
+TRAIN = dict(batch=32, lr=3e-3, warmup=100, weight_decay=0.01, half=(6, 40), prefix=(0, 24), copies=(2, 2))
+
+
+def llama_config(vocab_size: int):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(vocab_size=vocab_size, max_position_embeddings=MAX_TOKENS, rms_norm_eps=1e-5,
+                       tie_word_embeddings=True, bos_token_id=BOS_ID, pad_token_id=PAD_ID, eos_token_id=None,
+                       hidden_act="silu", attention_bias=False, mlp_bias=False, **SHAPE)
+
+
+def learning_rate(step: int, steps: int) -> float:
+    """Linear warm-up, then cosine decay to a tenth: the usual small-transformer schedule."""
+    if step < TRAIN["warmup"]:
+        return TRAIN["lr"] * (step + 1) / TRAIN["warmup"]
+    progress = (step - TRAIN["warmup"]) / max(1, steps - TRAIN["warmup"])
+    return TRAIN["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def sample_batch(vocab_size: int, gen: torch.Generator) -> torch.Tensor:
+    half = int(torch.randint(TRAIN["half"][0], TRAIN["half"][1] + 1, (1,), generator=gen))
+    prefix = int(torch.randint(TRAIN["prefix"][0], TRAIN["prefix"][1] + 1, (1,), generator=gen))
+    copies = int(torch.randint(TRAIN["copies"][0], TRAIN["copies"][1] + 1, (1,), generator=gen))
+    return repeated_batch(TRAIN["batch"], half, prefix, vocab_size, gen, copies)  # (batch, 1 + prefix + copies*half)
+
+
+@torch.no_grad()
+def halves_accuracy(model, vocab_size: int, seed: int, n_rows: int = 256, half: int = 30) -> dict:
+    """Held-out accuracy of greedy next-word prediction on [BOS] A A (A = `half` fresh random words).
+
+    Scored: words 2..half of each copy (the first word of a copy has nothing before it to go on).
+    second: the repeated copy, predictable by induction; first: the fresh copy, chance level.
+    """
+    ids = repeated_batch(n_rows, half, 0, vocab_size, torch.Generator().manual_seed(seed))  # (rows, 1 + 2*half)
+    predicted = model(ids).logits.argmax(-1)  # (rows, 1 + 2*half): prediction for the next position
+    hits = predicted[:, :-1] == ids[:, 1:]  # hits[:, p] is about position p + 1
+    first = hits[:, 1:half]  # positions 2..half  (A[1..half-1], first copy)
+    second = hits[:, half + 1:2 * half]  # positions half+2..2*half (A[1..half-1], second copy)
+    return {"first_half": float(first.float().mean()), "second_half": float(second.float().mean())}
+
+
+def train(steps: int, seed: int, out: Path, log_every: int = 100) -> dict:
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    vocab = vocabulary()
+    model = LlamaForCausalLM(llama_config(len(vocab)))
+    model.train()
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]  # norms: no weight decay
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": TRAIN["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=TRAIN["lr"], betas=(0.9, 0.98))
+    gen = torch.Generator().manual_seed(seed)
+    start, recent = time.perf_counter(), []
+    for step in range(steps):
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, steps)
+        ids = sample_batch(len(vocab), gen)
+        loss = model(ids, labels=ids).loss  # mean next-token cross-entropy over all positions
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        recent.append(float(loss))
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            print(f"step {step + 1:5d}/{steps}  loss {sum(recent) / len(recent):.3f}  "
+                  f"lr {learning_rate(step, steps):.2e}  {time.perf_counter() - start:5.0f} s", flush=True)
+            recent = []
+    model.eval()
+    accuracy = halves_accuracy(model, len(vocab), seed=seed + 10_000)
+    seconds = time.perf_counter() - start
+    print(f"held-out accuracy: second (repeated) copy {accuracy['second_half']:.1%}, "
+          f"first copy {accuracy['first_half']:.1%} (chance {1 / 1000:.1%}); {seconds:.0f} s", flush=True)
+    report = {"name": NAME, "seed": seed, "steps": steps, "shape": SHAPE, "train": TRAIN,
+              "final_loss": float(loss), "held_out_accuracy": accuracy, "seconds": round(seconds, 1),
+              "torch": torch.__version__}
+    save(model, out, report)
+    return report
+
+
+def save(model, out: Path, report: dict) -> None:
+    """config.json + model.safetensors (transformers' own writer) + tokenizer files + training.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)  # safetensors is transformers' only format in 5.x
+    build_tokenizer(MAX_TOKENS).save(str(out / "tokenizer.json"))
+    (out / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(MAX_TOKENS), indent=2) + "\n")
+    (out / "training.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"saved to {out}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=2000, help="optimizer steps (default 2000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    parser.add_argument("--quick", action="store_true", help="a few steps only (CI): proves the script runs")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    torch.set_num_threads(args.threads)
+    steps = 5 if args.quick else args.steps
+    return train(steps, args.seed, args.out, log_every=1 if args.quick else 100)
+
+
+if __name__ == "__main__":
+    main()
