@@ -49,3 +49,23 @@ def minilm():
 @pytest.fixture(scope="module")
 def toy():
     return attnviz.load_model("toy")
+
+
+# ---- engine: Llama-family decoders (tests/engine/test_parity_llama.py, test_generation.py) --------
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder_folder(tmp_path_factory):
+    """name (see helpers_tiny_models.TINY_DECODERS, or 'llama-legacy') -> a folder with a seeded tiny causal LM."""
+    from helpers_tiny_models import save_tiny_decoder
+
+    folders = {}
+
+    def get(name: str):
+        if name not in folders:
+            legacy = name == "llama-legacy"
+            folder = tmp_path_factory.mktemp(f"tiny-{name}")
+            folders[name] = save_tiny_decoder("llama" if legacy else name, folder, legacy_rope=legacy)
+        return folders[name]
+
+    return get

@@ -166,3 +166,70 @@ def hf_attentions(hf_model, ids: list[int], attention_mask=None):
     if attention_mask is None:
         return atts[:, 0], out.last_hidden_state[0]
     return atts, out.last_hidden_state  # (B, L, H, n, n), (B, n, C)
+
+
+# ---- Llama-family decoders (RoPE, GQA, RMSNorm, SwiGLU), saved with their LM head --------------
+
+
+def llama_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    """Byte-level BPE that puts <s> (BOS) first, as Llama tokenizers do."""
+    tok = byte_level_bpe(["<s>", "</s>"], vocab_size=300)
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
+
+
+def qwen2_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    """Byte-level BPE without a BOS, as Qwen2's is."""
+    tok = byte_level_bpe(["<|endoftext|>"], vocab_size=300)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+
+
+DECODER_SIZE = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
+                "max_position_embeddings": 96, "eos_token_id": None}
+TINY_DECODERS = {  # name -> (family, tokenizer builder, config class, config fields beyond DECODER_SIZE)
+    # GQA 4 query heads over 2 K/V heads; head_dim 16 given by the config (not 32 / 4); rope theta not 10000
+    "llama": ("llama", llama_tokenizer, transformers.LlamaConfig,
+              {"num_key_value_heads": 2, "head_dim": 16, "rope_parameters": {"rope_type": "default", "rope_theta": 500.0}}),
+    # Llama 3.1's rope scaling, tied embeddings, every bias switched on
+    "llama3-tied": ("llama", llama_tokenizer, transformers.LlamaConfig,
+                    {"num_key_value_heads": 1, "tie_word_embeddings": True, "attention_bias": True, "mlp_bias": True,
+                     "rope_parameters": {"rope_type": "llama3", "rope_theta": 50000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                                         "high_freq_factor": 4.0, "original_max_position_embeddings": 32}}),
+    # q/k/v biases; multi-query attention (one K/V head); a large theta as Qwen2 uses
+    "qwen2": ("qwen2", qwen2_tokenizer, transformers.Qwen2Config,
+              {"num_key_value_heads": 1, "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+    # a sliding window of 5 keys, shorter than the test sentences
+    "mistral": ("mistral", llama_tokenizer, transformers.MistralConfig,
+                {"num_key_value_heads": 2, "sliding_window": 5,
+                 "rope_parameters": {"rope_type": "default", "rope_theta": 20000.0}}),
+}
+LEGACY_ROPE = {"rope_theta": 30000.0, "rope_scaling": {"type": "linear", "factor": 2.0}}  # a pre-5.x config.json
+
+
+def save_tiny_decoder(name: str, folder: Path, seed: int = SEED, legacy_rope: bool = False) -> Path:
+    """A seeded tiny Llama-family causal LM (with its head) plus tokenizer, saved into `folder` (safetensors).
+
+    legacy_rope: rewrite config.json in the older form (top-level rope_theta + rope_scaling, linear scaling).
+    """
+    _, make_tokenizer, config_class, fields = TINY_DECODERS[name]
+    tokenizer = make_tokenizer()
+    config = config_class(vocab_size=len(tokenizer), **DECODER_SIZE, **fields)
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    widen_weights(model, seed)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    if legacy_rope:
+        import json
+
+        path = Path(folder) / "config.json"
+        saved = json.loads(path.read_text())
+        saved.pop("rope_parameters", None)
+        path.write_text(json.dumps({**saved, **LEGACY_ROPE}, indent=2))
+    return folder
+
+
+def load_hf_causal_lm(folder: Path | str) -> torch.nn.Module:
+    """transformers' own causal LM (with its head) for the folder, eager attention, float32, eval mode."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager", dtype=torch.float32)
+    return model.eval()

@@ -117,9 +117,9 @@ def test_model_name_that_is_not_a_string_is_refused():
 
 
 def test_unsupported_architecture_names_it_and_the_supported_ones(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 32}))
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 32}))
     save_file({"dummy": torch.zeros(1)}, str(tmp_path / "model.safetensors"))
-    with raises_user_error("llama", "not supported", "BERT", "GPT-2"):
+    with raises_user_error("mamba", "not supported", "BERT", "GPT-2", "Llama", "Qwen2", "Mistral"):
         attnviz.load_model(str(tmp_path))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from attnviz.engine.device import pick_device
 from attnviz.engine.models.encoders import bert_like, distilbert
 from attnviz.engine.models.gpt2 import gpt2
+from attnviz.engine.models.llama import CHECKPOINT_PREFIXES, ROPE_FAMILIES, rope_decoder
 from attnviz.engine.models.model import Model
 from attnviz.engine.models.tokenizer import HFTokenizer
 from attnviz.engine.models.toy import toy_model
@@ -25,8 +26,9 @@ from attnviz.errors import AttnvizError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BUNDLED_NAMES = {"", "default", "minilm", DEFAULT_MODEL.lower(), "sentence-transformers/" + DEFAULT_MODEL.lower()}
-SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2"}
-PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",)}
+SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2", **ROPE_FAMILIES}
+PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",),
+            **dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES)}
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
 SHIPPED_MODELS = {"attnviz-tiny-llama": "TO-BE-FILLED"}
@@ -123,9 +125,13 @@ def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
     config = read_config(folder)
     family = model_family(config)
     weights = read_safetensors(folder, PREFIXES[family])
+    if family in ROPE_FAMILIES:
+        return rope_decoder(folder, config, weights, name, family, device)
+    lm_head = None
     if family == "gpt2":
         cfg, emb, layers, final_ln = gpt2(config, weights)
         max_tokens = cfg.max_positions
+        lm_head = emb.word  # GPT-2's head is tied to its token embeddings (wte)
     elif family == "distilbert":
         (cfg, emb, layers), final_ln = distilbert(config, weights), None
         max_tokens = cfg.max_positions
@@ -135,7 +141,8 @@ def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
     if cfg.d_model % cfg.n_heads:
         raise AttnvizError(f"The config's d_model {cfg.d_model} is not divisible by its {cfg.n_heads} heads.")
     tokenizer = HFTokenizer.from_folder(folder, max_tokens)
-    return Model(name, family, cfg, emb, layers, tokenizer, final_ln=final_ln, source=str(folder), device=device)
+    return Model(name, family, cfg, emb, layers, tokenizer, final_ln=final_ln, source=str(folder), device=device,
+                 lm_head=lm_head)
 
 
 def read_config(folder: Path) -> dict:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import torch
 
 from attnviz.engine.attention import resolve_scale
+from attnviz.engine.kv_cache import KVCache
 from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
 from attnviz.engine.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm
 from attnviz.engine.models.tokenizer import Encoded
@@ -25,11 +26,12 @@ class Embedder:
     ln: tuple[torch.Tensor, torch.Tensor] | None = None
     ln_eps: float = 1e-12
 
-    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+    def __call__(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """start: the position of ids[:, 0] (non-zero when earlier tokens sit in a KV cache)."""
         x = self.word[ids]  # (B, T, C)
         if self.position is not None:
-            T = ids.shape[1]
-            x = x + self.position[self.position_offset : self.position_offset + T]  # (T, C) broadcast over B
+            first = self.position_offset + start
+            x = x + self.position[first : first + ids.shape[1]]  # (T, C) broadcast over B
         if self.token_type is not None:
             x = x + self.token_type
         if self.ln is not None:
@@ -64,9 +66,9 @@ class Model:
     """A from-scratch transformer with pretrained (or seeded) weights. See `attnviz.load_model`."""
 
     def __init__(self, name, family, cfg: StackConfig, embedder: Embedder, layers: list[LayerWeights],
-                 tokenizer, final_ln=None, source: str | None = None, device: str = "cpu"):
+                 tokenizer, final_ln=None, source: str | None = None, device: str = "cpu", lm_head=None):
         self.name = name
-        self.family = family  # "bert", "roberta", "distilbert", "gpt2" or "toy"
+        self.family = family  # "bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "mistral" or "toy"
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.source = source  # the folder the weights came from (None for toy)
@@ -74,6 +76,9 @@ class Model:
         self.embedder = embedder.to(self.device)
         self.layers = [lw.to(self.device) for lw in layers]
         self.final_ln = None if final_ln is None else tuple(t.to(self.device) for t in final_ln)
+        # the LM head (V, C) that turns the final hidden state into next-token logits; causal models only.
+        # Tied to the token embeddings (GPT-2, tied Llamas): the same tensor, not a copy.
+        self.lm_head = self.embedder.word if lm_head is embedder.word else (None if lm_head is None else lm_head.to(self.device))
 
     # -- facts the pages show --------------------------------------------------------------
     @property
@@ -93,6 +98,11 @@ class Model:
         return self.cfg.d_head
 
     @property
+    def n_kv_heads(self) -> int:
+        """K/V heads per layer: n_heads for multi-head attention, fewer under grouped-query attention."""
+        return getattr(self.cfg, "n_kv_heads", self.cfg.n_heads)
+
+    @property
     def max_tokens(self) -> int:
         return self.tokenizer.max_tokens
 
@@ -102,7 +112,10 @@ class Model:
 
     def to(self, device) -> Model:
         return Model(self.name, self.family, self.cfg, self.embedder, self.layers, self.tokenizer,
-                     self.final_ln, self.source, device)
+                     self.final_ln, self.source, device, lm_head=self._lm_head_source())
+
+    def _lm_head_source(self):
+        return self.embedder.word if self.lm_head is self.embedder.word else self.lm_head
 
     # -- running ---------------------------------------------------------------------------
     def encode(self, text: str, n_pad: int = 0) -> Encoded:
@@ -122,7 +135,7 @@ class Model:
         enc = self.encode(text, n_pad=padding_count(mask))
         n = len(enc.ids)
         user_mask = parse_mask(mask, n)
-        full = combine_masks(causal_mask(n) if self.cfg.causal else None, user_mask)
+        full = combine_masks(self.builtin_mask(n), user_mask)
         ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
         dev_mask = None if full is None else full.to(self.device)
         with torch.inference_mode():
@@ -149,19 +162,46 @@ class Model:
         ids = torch.tensor([e.ids for e in encs], device=self.device)  # (B, T)
         real = torch.tensor([[1] * (T - e.n_pad) + [0] * e.n_pad for e in encs])  # (B, T) 1 = real token
         key_mask = real.bool()[:, None, None, :]  # (B, 1, 1, T)
-        full = key_mask if not self.cfg.causal else key_mask & causal_mask(T)
+        full = combine_masks(key_mask, self.builtin_mask(T))
         with torch.inference_mode():
             _, weights, _ = self.forward(ids, full.to(self.device), scale, keep=False)
         return encs, torch.stack(weights, dim=1).float().cpu()  # (B, L, nh, T, T)
 
-    def forward(self, ids: torch.Tensor, mask, scale, keep: bool):
-        """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, T)], traces."""
-        if ids.shape[1] > self.max_tokens:
-            raise AttnvizError(f"{ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
-        x = self.embedder(ids)  # (B, T, C)
+    def builtin_mask(self, n: int, start: int = 0) -> torch.Tensor | None:
+        """The mask the architecture itself applies to queries start .. start+n-1 over keys 0 .. start+n-1:
+        causal for decoders (n, start + n), None for encoders."""
+        if not self.cfg.causal:
+            return None
+        return causal_mask(start + n)[start:]  # (n, start + n)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Next-token scores: final hidden (..., C) @ W_lmᵀ -> (..., V)."""
+        if self.lm_head is None:
+            raise AttnvizError(f"{self.name} has no language-model head: it cannot predict the next token.")
+        return hidden @ self.lm_head.t()
+
+    def new_caches(self, capacity: int, batch: int = 1) -> list[KVCache]:
+        """An empty KV cache per layer with room for `capacity` tokens."""
+        return [KVCache(batch, self.n_kv_heads, self.d_head, capacity, self.device) for _ in range(self.n_layers)]
+
+    def generate(self, prompt: str, max_new_tokens: int = 20, cache: bool = True):
+        """Greedy decoding: see `attnviz.engine.generation.generate`."""
+        from attnviz.engine.generation import generate
+
+        return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
+
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None):
+        """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
+
+        caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
+        """
+        start = 0 if caches is None else caches[0].length
+        if start + ids.shape[1] > self.max_tokens:
+            raise AttnvizError(f"{start + ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
+        x = self.embedder(ids, start)  # (B, T, C)
         weights, traces = [], []
-        for lw in self.layers:
-            x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep)
+        for i, lw in enumerate(self.layers):
+            x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep, cache=None if caches is None else caches[i])
             weights.append(w)
             if keep:
                 traces.append(trace)
@@ -178,7 +218,7 @@ def _is_visible(c: str) -> bool:
 def _trace_to_cpu(t: LayerTrace) -> LayerTrace:
     """Every tensor on the CPU, floating ones as float32; the bool mask stays bool."""
     moved = {k: (_to_cpu(v) if isinstance(v, torch.Tensor) else v) for k, v in t.__dict__.items()}
-    return LayerTrace(**moved)
+    return type(t)(**moved)
 
 
 def _to_cpu(t: torch.Tensor) -> torch.Tensor:

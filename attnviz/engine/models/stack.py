@@ -104,28 +104,33 @@ def layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) ->
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps)
 
 
-def attention_sublayer(x, lw: LayerWeights, cfg: StackConfig, mask, scale):
-    """Multi-head attention of x (B, T, C): 1) project, 2) split, 3) attend, 4) concat, 5) W_O."""
+def attention_sublayer(x, lw: LayerWeights, cfg: StackConfig, mask, scale, cache=None):
+    """Multi-head attention of x (B, T, C): 1) project, 2) split, 3) attend, 4) concat, 5) W_O.
+
+    cache: a KVCache holding earlier tokens' k, v (generation); the new ones are appended and all attended to.
+    """
     C = cfg.d_model
     qkv = x @ lw.w_qkv + lw.b_qkv  # 1) Q, K, V = x W_Q, x W_K, x W_V        (B, T, 3C)
     q, k, v = qkv.split(C, dim=2)  # each (B, T, C)
     q, k, v = (split_heads(t, cfg.n_heads) for t in (q, k, v))  # 2) (B, nh, T, hs)
+    if cache is not None:
+        k, v = cache.append(k, v)  # earlier tokens' keys and values + the new ones (B, nh, S, hs)
     att = scaled_dot_product_attention_trace(q, k, v, mask=mask, scale=scale)  # 3) per head
     concat = merge_heads(att.output)  # 4) Concat(head_1 .. head_nh)         (B, T, C)
     out = concat @ lw.w_o + lw.b_o  # 5) · W_O                                (B, T, C)
     return out, q, k, v, att
 
 
-def layer_forward(x, lw: LayerWeights, cfg: StackConfig, mask, scale, keep: bool):
+def layer_forward(x, lw: LayerWeights, cfg: StackConfig, mask, scale, keep: bool, cache=None):
     """One transformer layer; returns the new residual stream and, if keep, its LayerTrace."""
     act = ACTIVATIONS[cfg.activation]
     if cfg.pre_ln:
-        attn_out, q, k, v, att = attention_sublayer(layer_norm(x, lw.ln1_w, lw.ln1_b, cfg.ln_eps), lw, cfg, mask, scale)
+        attn_out, q, k, v, att = attention_sublayer(layer_norm(x, lw.ln1_w, lw.ln1_b, cfg.ln_eps), lw, cfg, mask, scale, cache)
         x_mid = x + attn_out  # residual
         h = layer_norm(x_mid, lw.ln2_w, lw.ln2_b, cfg.ln_eps)
         x_out = x_mid + (act(h @ lw.w_ff1 + lw.b_ff1) @ lw.w_ff2 + lw.b_ff2)  # FFN(x) = act(x W1 + b1) W2 + b2
     else:
-        attn_out, q, k, v, att = attention_sublayer(x, lw, cfg, mask, scale)
+        attn_out, q, k, v, att = attention_sublayer(x, lw, cfg, mask, scale, cache)
         x_mid = layer_norm(x + attn_out, lw.ln1_w, lw.ln1_b, cfg.ln_eps)  # LN(x + MHA(x))
         ffn = act(x_mid @ lw.w_ff1 + lw.b_ff1) @ lw.w_ff2 + lw.b_ff2
         x_out = layer_norm(x_mid + ffn, lw.ln2_w, lw.ln2_b, cfg.ln_eps)  # LN(x + FFN(x))

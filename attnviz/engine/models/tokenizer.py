@@ -74,6 +74,15 @@ class HFTokenizer:
             labels=enc.labels + [self.pad_token] * n_pad, n_pad=enc.n_pad + n_pad,
         )
 
+    def token_of(self, token_id: int) -> tuple[str, str]:
+        """(the tokenizer's string, a readable label) for one id, as generation needs for each new token."""
+        token = self.backend.id_to_token(token_id)
+        token = f"<{token_id}>" if token is None else token
+        return token, self._label(token_id, token)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.backend.decode(ids, skip_special_tokens=False)
+
     def _label(self, token_id: int, token: str) -> str:
         if not self.byte_level or token in self.special:
             return token
