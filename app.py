@@ -11,6 +11,8 @@ PAGES = [
     st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
     st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
     st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+    st.Page("pages/induction_heads.py", title="Induction heads", icon=":material/content_copy:"),
+    st.Page("pages/kv_cache.py", title="KV cache", icon=":material/memory:"),
 ]
 navigation = st.navigation(PAGES)
 # Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).

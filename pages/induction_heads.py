@@ -1,0 +1,103 @@
+"""Induction heads: score every head of a causal model on a repeated sequence; show the best two and the loss."""
+
+import streamlit as st
+
+from pages import _ui as ui
+from pages._heatmap import heatmap
+
+TINY = "attnviz-tiny-llama"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _probe(spec: str, device: str, ids: tuple, period: int, first: int):
+    from attnviz.lessons.induction.probe import probe
+
+    return probe(ui.cached_model(spec, device), list(ids), period, first)
+
+
+def _lesson_model(settings):
+    """The sidebar's model if it is a causal language model, else attnviz's own tiny Llama (and say so)."""
+    model, spec = ui.load_model_or_fallback(settings)
+    if model.cfg.causal and getattr(model, "lm_head", None) is not None:
+        return model, spec
+    st.info(f"{model.name} is not a causal language model (it has no next-token loss), so this page uses "
+            f"**{TINY}**, the 2-layer Llama attnviz trained on repeated words. Pick **tiny-llama** (or GPT-2) in the "
+            "sidebar's Model to choose it yourself.", icon=":material/swap_horiz:")
+    return ui.cached_model(TINY, settings.device), TINY
+
+
+def _new_sequence():
+    st.session_state["ih_seed"] = int(st.session_state.get("ih_seed", 0)) + 1
+
+
+settings = ui.page_settings()
+st.title("Induction heads: how a model continues a pattern it has seen")
+st.markdown(
+    "Give a model a list of random words, then the same list again. The first time, nothing tells it what comes "
+    "next. The second time it can do much better: find where the current word appeared before and predict the word "
+    "that followed it then. The attention heads that do this are called **induction heads**.\n\n"
+    "One head cannot do it alone. A query can only compare itself with keys, and the key it needs is not the "
+    "earlier copy of the current word but the word *after* it, whose own content has nothing in common with the "
+    "current word. So it takes two layers: first a **previous-token head** copies into each position "
+    "“the word before me was X”. Then a head in a later layer asks, from the current word X: “which position was "
+    "preceded by X?” That position's key now answers, and the head copies its word forward as the prediction.")
+
+with ui.guard("The induction lesson"):
+    from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
+    from attnviz.lessons.induction.probe import HALF_RANGE, random_repeated_ids, text_twice_ids
+
+    model, spec = _lesson_model(settings)
+    controls = st.columns([2, 1, 1, 1])
+    source = controls[0].radio("Sequence", ["random words", "your text, twice"], horizontal=True, key="ih_source",
+                               help="Random words repeated once; or the sidebar's text followed by itself.", **ui.BOUND)
+    if source == "random words":
+        half = controls[1].slider("Words in the block", *HALF_RANGE, 20, key="ih_half", **ui.BOUND)
+        seed = int(st.session_state.setdefault("ih_seed", 0))
+        controls[2].button("New random sequence", on_click=_new_sequence, icon=":material/casino:")
+        controls[3].caption(f"seed {seed}")
+        ids, first = random_repeated_ids(model, half, seed)
+        period = half
+    else:
+        ids, period, first = text_twice_ids(model, settings.text)
+    p = _probe(spec, settings.device, tuple(ids), period, first)
+    st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · **{len(ids)} tokens**: "
+                f"a block of {period} tokens, then the same block again.")
+
+    st.subheader("Which heads do what: a score for every layer × head")
+    rows, cols = score_axis_labels(model.n_layers, model.n_heads)
+    left, right = st.columns(2)
+    with left:
+        heatmap(p.previous, rows, cols, key="ih_prev_map", kind="weights", show_values=True,
+                title="previous-token score: mean weight from each token to the one before it")
+    with right:
+        heatmap(p.induction, rows, cols, key="ih_ind_map", kind="weights", show_values=True,
+                title="induction score: mean weight from a second-copy token to the token after its first occurrence")
+    st.caption("Both scores are averages of attention weights after softmax (0 = never, 1 = always). A head that "
+               "spreads its weight evenly over n tokens scores about 1/n.")
+
+    (pl, ph), (il, ih) = p.best_previous, p.best_induction
+    st.subheader("The two heads at work on this sequence")
+    left, right = st.columns(2)
+    with left:
+        st.metric("Best previous-token head", f"layer {pl}, head {ph}", f"score {p.previous[pl, ph]:.3f}",
+                  delta_color="off")
+        heatmap(p.attentions[pl, ph], p.labels, key="ih_prev_head", kind="weights",
+                title=f"layer {pl}, head {ph}: weights after softmax (a line just below the diagonal)")
+    with right:
+        st.metric("Best induction head", f"layer {il}, head {ih}", f"score {p.induction[il, ih]:.3f}",
+                  delta_color="off")
+        heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
+                title=f"layer {il}, head {ih}: weights after softmax (a stripe {period - 1} tokens left of the "
+                      "diagonal in the second copy)")
+    if il <= pl:
+        st.caption("Here the best induction head is not in a later layer than the best previous-token head: the "
+                   "scores are weak or the pattern is shared among several heads.")
+
+    st.subheader("The loss drops in the repeated half")
+    first_loss, second_loss = p.copy_losses()
+    m = st.columns(2)
+    m[0].metric("Mean loss, first copy", f"{first_loss:.2f} nats")
+    m[1].metric("Mean loss, second copy", f"{second_loss:.2f} nats")
+    st.plotly_chart(loss_figure(p), width="stretch", key="ih_loss")
+    st.caption("Loss = −log of the probability the model gave to the token that really came next (0 = certain and "
+               "right). The first word of each copy is left out of the means: nothing before it can predict it.")
