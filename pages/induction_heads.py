@@ -31,7 +31,7 @@ def _new_sequence():
 
 
 settings = ui.page_settings()
-st.title("Induction heads: how a model continues a pattern it has seen")
+st.title("Induction heads: continuing a pattern seen before")
 st.markdown(
     "Give a model a list of random words, then the same list again. The first time, nothing tells it what comes "
     "next. The second time it can do much better: find where the current word appeared before and predict the word "
@@ -47,13 +47,14 @@ with ui.guard("The induction lesson"):
     from attnviz.lessons.induction.probe import HALF_RANGE, random_repeated_ids, text_twice_ids
 
     model, spec = _lesson_model(settings)
-    controls = st.columns([2, 1, 1, 1])
+    controls = st.columns([1.4, 1.2, 1.1, 0.5], vertical_alignment="bottom")
     source = controls[0].radio("Sequence", ["random words", "your text, twice"], horizontal=True, key="ih_source",
                                help="Random words repeated once; or the sidebar's text followed by itself.", **ui.BOUND)
     if source == "random words":
         half = controls[1].slider("Words in the block", *HALF_RANGE, 20, key="ih_half", **ui.BOUND)
         seed = int(st.session_state.setdefault("ih_seed", 0))
-        controls[2].button("New random sequence", on_click=_new_sequence, icon=":material/casino:")
+        controls[2].button("New sequence", on_click=_new_sequence, icon=":material/casino:",
+                          help="Draw another seeded random block of words.")
         controls[3].caption(f"seed {seed}")
         ids, first = random_repeated_ids(model, half, seed)
         period = half
@@ -67,28 +68,30 @@ with ui.guard("The induction lesson"):
     rows, cols = score_axis_labels(model.n_layers, model.n_heads)
     left, right = st.columns(2)
     with left:
-        heatmap(p.previous, rows, cols, key="ih_prev_map", kind="weights", show_values=True,
-                title="previous-token score: mean weight from each token to the one before it")
+        heatmap(p.previous, rows, cols, key="ih_prev_map", kind="signed", show_values=True, limit=1.0, x_title="head",
+                title="previous-token score")
     with right:
-        heatmap(p.induction, rows, cols, key="ih_ind_map", kind="weights", show_values=True,
-                title="induction score: mean weight from a second-copy token to the token after its first occurrence")
-    st.caption("Both scores are averages of attention weights after softmax (0 = never, 1 = always). A head that "
-               "spreads its weight evenly over n tokens scores about 1/n.")
+        heatmap(p.induction, rows, cols, key="ih_ind_map", kind="signed", show_values=True, limit=1.0, x_title="head",
+                title="induction score")
+    st.caption("**Previous-token score**: the mean weight each token gives to the token just before it. "
+               "**Induction score**: the mean weight each token of the second copy gives to the token that followed "
+               "its first occurrence. Both are averages of attention weights after softmax (0 = never, 1 = always); "
+               "a head that spreads its weight evenly over n tokens scores about 1/n.")
 
     (pl, ph), (il, ih) = p.best_previous, p.best_induction
     st.subheader("The two heads at work on this sequence")
-    left, right = st.columns(2)
-    with left:
-        st.metric("Best previous-token head", f"layer {pl}, head {ph}", f"score {p.previous[pl, ph]:.3f}",
-                  delta_color="off")
-        heatmap(p.attentions[pl, ph], p.labels, key="ih_prev_head", kind="weights",
-                title=f"layer {pl}, head {ph}: weights after softmax (a line just below the diagonal)")
-    with right:
-        st.metric("Best induction head", f"layer {il}, head {ih}", f"score {p.induction[il, ih]:.3f}",
-                  delta_color="off")
-        heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
-                title=f"layer {il}, head {ih}: weights after softmax (a stripe {period - 1} tokens left of the "
-                      "diagonal in the second copy)")
+    m = st.columns(2)
+    m[0].metric("Best previous-token head", f"layer {pl}, head {ph}", f"score {p.previous[pl, ph]:.3f}",
+                delta_color="off")
+    m[1].metric("Best induction head", f"layer {il}, head {ih}", f"score {p.induction[il, ih]:.3f}",
+                delta_color="off")
+    heatmap(p.attentions[pl, ph], p.labels, key="ih_prev_head", kind="weights",
+            title=f"previous-token head: layer {pl}, head {ph}, weights after softmax")
+    st.caption("Each row is a query token; its weight sits one step left of the diagonal: on the token before it.")
+    heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
+            title=f"induction head: layer {il}, head {ih}, weights after softmax")
+    st.caption(f"In the second copy each row puts its weight {period - 1} tokens left of the diagonal: on the token "
+               "that came after the same word the first time, which is the word the model then predicts.")
     if il <= pl:
         st.caption("Here the best induction head is not in a later layer than the best previous-token head: the "
                    "scores are weak or the pattern is shared among several heads.")

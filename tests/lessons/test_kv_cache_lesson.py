@@ -48,8 +48,8 @@ def test_timing_leaves_out_the_prefill_step(decoded):
     cached, full = decoded
     x, y = step_times(cached)
     assert x == [cached.n_prompt + i for i in range(1, 8)] and all(t > 0 for t in y)
-    fig = timing_figure(cached, full)
-    assert len(fig.data) == 2 and list(fig.data[1].x) == x
+    fig = timing_figure(step_times(cached), step_times(full))
+    assert len(fig.data) == 2 and list(fig.data[1].x) == x and list(fig.data[1].y) == y
 
 
 def test_memory_per_token_mha_gqa_mqa():

@@ -99,3 +99,11 @@ def step_times(generation) -> tuple[list[int], list[float]]:
     """(context length, ms) per step after the first: step 0 with a cache also runs the whole prompt (prefill)."""
     pairs = [(s.n_context, s.ms) for s in generation.steps[1:]]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def median_step_times(model, prompt: str, max_new_tokens: int, cache: bool, repeats: int = 3) -> tuple[list[int], list[float]]:
+    """(context length, median ms over `repeats` generations) per step after the first: one busy moment of the
+    machine then moves one point, not the whole curve."""
+    runs = [step_times(model.generate(prompt, max_new_tokens=max_new_tokens, cache=cache)) for _ in range(repeats)]
+    x = runs[0][0]
+    return x, [float(torch.tensor([r[1][i] for r in runs]).median()) for i in range(len(x))]
