@@ -27,23 +27,23 @@ def page():
     at = run_app({"model": "tiny-llama", "kv_prompt": PROMPT, "kv_new": "6"}, page=PAGE)
     at.slider(key="kv_step").set_value(3)
     at.selectbox(key="kv_layer").set_value(1)
-    at.selectbox(key="kv_head").set_value(5)
+    at.selectbox(key="kv_head").set_value(3)
     return at.run()
 
 
 def test_step_view_draws_the_cache_and_row_attnviz_computes(page, tiny):
     assert_healthy(page)
     cached = tiny.generate(PROMPT, max_new_tokens=6, cache=True)
-    v = step_view(tiny, cached, 3, 1, 5)
+    v = step_view(tiny, cached, 3, 1, 3)
     keys, rows, _ = drawn_heatmap(page, "kv_k")
     assert keys.shape == (cached.n_prompt + 3, tiny.d_head) and rows == cached.labels[: cached.n_prompt + 3]
     np.testing.assert_allclose(keys, v.keys.numpy(), rtol=1e-5, atol=1e-6)
     values, _, _ = drawn_heatmap(page, "kv_v")
     np.testing.assert_allclose(values, v.values.numpy(), rtol=1e-5, atol=1e-6)
     row, _, cols = drawn_heatmap(page, "kv_row")
-    np.testing.assert_allclose(row, cached.steps[3].attention[1, 5][None].numpy(), atol=DRAWN)
+    np.testing.assert_allclose(row, cached.steps[3].attention[1, 3][None].numpy(), atol=DRAWN)
     assert cols == rows
-    assert v.kv_head == 5 // (tiny.n_heads // tiny.n_kv_heads)
+    assert v.kv_head == 3 // (tiny.n_heads // tiny.n_kv_heads)
     assert v.recomputed_difference < 1e-5
     assert " ".join(cached.labels[cached.n_prompt:]) in page_text(page)
 

@@ -80,3 +80,15 @@ def test_shipped_attentions_equal_transformers_eager(shipped):
         out = hf(torch.tensor([res.token_ids]), output_attentions=True)
     theirs = torch.stack([a[0] for a in out.attentions])  # (L, H, n, n)
     assert (theirs - res.attentions).abs().max().item() <= 1e-5
+
+
+def test_shipped_generation_with_and_without_cache_equals_transformers_greedy(shipped):
+    from attnviz.engine.truth import check_generation_against_transformers
+
+    prompt = "the cat sat on the mat and the dog ran to the door . the cat sat on"
+    cached = shipped.generate(prompt, max_new_tokens=12, cache=True)
+    full = shipped.generate(prompt, max_new_tokens=12, cache=False)
+    assert cached.token_ids == full.token_ids
+    assert max((a.attention - b.attention).abs().max().item() for a, b in zip(cached.steps, full.steps)) <= 1e-5
+    check = check_generation_against_transformers(shipped, cached)
+    assert check.matches and len(check.theirs) == 12, (check.ours, check.theirs)
