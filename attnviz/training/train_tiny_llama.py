@@ -29,10 +29,14 @@ MAX_TOKENS = 256
 # The recipe (also written to training.json beside the weights).
 # initializer_range 0.08 (transformers' default 0.02 suits d_model ~ 768+): at 0.02 the tiny model's attention
 # scores start so small that it sits for thousands of steps on a plateau before any head forms.
-SHAPE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, head_dim=16, rope_theta=10000.0, initializer_range=0.08)
+SHAPE = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=32, rope_theta=1e6, initializer_range=0.08, attention_bias=True)
+# attention_bias: q and k get a part that is the same for every word, so a head can attend by position alone
+# (RoPE turns that part into a preference for a fixed offset): the previous-token head then forms early, and
+# the induction head that needs it follows. head_dim 32 and rope_theta 1e6: most rotary pairs turn slowly, so
+# q·k can compare word content at any distance (with head_dim 16 and theta 1e4 only 3 pairs could).
 # half: words in the repeated block; prefix: random words before it; copies: how often the block repeats.
-TRAIN = dict(batch=64, lr=6e-3, warmup=100, weight_decay=0.01, half=(2, 16), prefix=(0, 8), copies=(2, 6),
+TRAIN = dict(batch=64, lr=6e-3, warmup=100, weight_decay=0.01, half=(4, 20), prefix=(0, 10), copies=(2, 2),
              loss_on_repeats_only=True, freeze_embeddings=False, embedding_std=0.25)
 
 
@@ -41,7 +45,7 @@ def llama_config(vocab_size: int):
 
     return LlamaConfig(vocab_size=vocab_size, max_position_embeddings=MAX_TOKENS, rms_norm_eps=1e-5,
                        tie_word_embeddings=True, bos_token_id=BOS_ID, pad_token_id=PAD_ID, eos_token_id=None,
-                       hidden_act="silu", attention_bias=False, mlp_bias=False, **SHAPE)
+                       hidden_act="silu", mlp_bias=False, **SHAPE)
 
 
 def learning_rate(step: int, steps: int) -> float:

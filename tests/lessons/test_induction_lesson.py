@@ -45,14 +45,11 @@ def test_probe_scores_equal_the_head_score_functions_on_the_models_attentions(ra
     assert list(fig.data[0].y) == pytest.approx(p.loss.tolist())
 
 
-def test_trained_model_has_induction_heads_and_predicts_the_repeat(trained):
-    ids, first = random_repeated_ids(trained, 20, seed=0)
-    p = probe(trained, ids, 20, first)
-    (pl, _), (il, _) = p.best_previous, p.best_induction
-    assert p.previous.max() > 0.5 and p.induction.max() > 0.5
-    assert il > pl  # the induction head reads what a previous-token head in an earlier layer wrote
-    first_loss, second_loss = p.copy_losses()
-    assert second_loss < 1.0 < first_loss
+def test_trained_model_predicts_the_repeated_copy_better_than_the_first(trained):
+    for seed in (0, 1, 2):
+        ids, first = random_repeated_ids(trained, 12, seed=seed)
+        first_loss, second_loss = probe(trained, ids, 12, first).copy_losses()
+        assert second_loss < first_loss - 2.0  # nats: the repeat is far less surprising
 
 
 def test_bad_input_is_a_clear_message(trained, bundled_model):

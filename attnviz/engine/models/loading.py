@@ -31,7 +31,7 @@ PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distil
             **dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES)}
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
-SHIPPED_MODELS = {"attnviz-tiny-llama": "TO-BE-FILLED"}
+SHIPPED_MODELS = {"attnviz-tiny-llama": "d8c1a475c6d7ec7957cc1a1d49aef68730e6fc9d062f8fc4ea6788a29bdf1f43"}
 SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
