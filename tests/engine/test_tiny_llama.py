@@ -54,7 +54,8 @@ def test_shipped_weights_match_their_hash_and_fit_the_size_budget():
     folder = loading.shipped_model_folder("attnviz-tiny-llama")
     assert sum(p.stat().st_size for p in folder.iterdir()) <= 10 * 2**20
     report = json.loads((folder / "training.json").read_text())
-    assert report["name"] == "attnviz-tiny-llama" and report["shape"]["num_key_value_heads"] < report["shape"]["num_attention_heads"]
+    shape = report["shape"]
+    assert report["name"] == "attnviz-tiny-llama" and shape["num_key_value_heads"] < shape["num_attention_heads"]
 
 
 def test_a_tampered_copy_is_refused_with_a_clear_message(tmp_path):
@@ -89,6 +90,6 @@ def test_shipped_generation_with_and_without_cache_equals_transformers_greedy(sh
     cached = shipped.generate(prompt, max_new_tokens=12, cache=True)
     full = shipped.generate(prompt, max_new_tokens=12, cache=False)
     assert cached.token_ids == full.token_ids
-    assert max((a.attention - b.attention).abs().max().item() for a, b in zip(cached.steps, full.steps)) <= 1e-5
+    assert max((a.attention - b.attention).abs().max().item() for a, b in zip(cached.steps, full.steps, strict=True)) <= 1e-5
     check = check_generation_against_transformers(shipped, cached)
     assert check.matches and len(check.theirs) == 12, (check.ours, check.theirs)
