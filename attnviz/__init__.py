@@ -9,6 +9,7 @@
 This package never imports streamlit: pages call into it, tests reach it with plain pytest.
 """
 
+from attnviz import efficient
 from attnviz.engine.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
 from attnviz.engine.models import DEFAULT_MODEL, Model, RunResult, load_model
 from attnviz.errors import AttnvizError
@@ -18,6 +19,7 @@ __all__ = [
     "AttnvizError",
     "Model",
     "RunResult",
+    "efficient",
     "load_model",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_trace",

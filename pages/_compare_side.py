@@ -114,7 +114,8 @@ def side_b_controls(side_a: SideConfig, device: str):
     """Draw B's widgets in a bordered box -> (side B, B's model, the spec it loaded as)."""
     box = st.container(border=True)
     box.markdown("**Side B** (starts as a copy of A; change anything here)")
-    text_col, model_col, mask_col, scale_col = box.columns([3, 2, 2, 2])
+    text_col, model_col = box.columns([3, 2])  # two rows of two: four columns are too narrow at 1024 px
+    mask_col, scale_col = box.columns(2)
     text = text_col.text_area("B: text", key=key("text"), height=120, max_chars=20000, **ui.BOUND)
     choice = model_col.selectbox("B: model", list(ui.MODEL_CHOICES), key=key("model"), help=_help(ui.MODEL_CHOICES),
                                  **ui.BOUND)
@@ -123,7 +124,8 @@ def side_b_controls(side_a: SideConfig, device: str):
         spec = model_col.text_input("Hub name or local folder", key=key("model_path"), **ui.BOUND).strip()
     mask_spec = _mask_controls(mask_col)
     scaled = scale_col.toggle("B: scale by 1/√d_k", key=key("scaled"), **ui.BOUND)
-    factor = scale_col.number_input("…or this factor (0 = off)", 0.0, 100.0, step=0.05, key=key("factor"),
+    factor = scale_col.number_input("…or your own factor", 0.0, 100.0, step=0.05, key=key("factor"),
+                                    help="Multiplies the scores instead of 1/√d_k; 0 = use the switch above.",
                                     **ui.BOUND)
     scale = scale_from_values({"scaled": scaled, "factor": factor})
     with model_col:

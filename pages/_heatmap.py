@@ -1,44 +1,151 @@
 """The one way pages draw a matrix of attention (or any matrix of numbers) as a heatmap.
 
-Every page calls `heatmap` / `heatmap_grid`; how it is drawn lives here, so the whole app changes
-drawing in one place. Today this draws with plotly (attnviz.draw.plotting); the canvas component
-of issue 7 replaces the body, not the calls. Tests read what was drawn through
-tests/apptest_helpers.drawn_heatmap, which follows the same switch.
+Every page calls `heatmap` / `heatmap_grid`; they mount the canvas component of
+attnviz/components/heatmap (inline JS, no build step) with the bytes payload of attnviz.draw.heatmap.
+Tests read what was drawn through tests/apptest_helpers.drawn_heatmap, which decodes that payload.
 
 kind:
     "weights"  softmax weights: one shared 0..1 colour scale, hover names query, key and weight
     "signed"   any signed matrix (scores, |Δ| differences, outputs): diverging scale centred at 0, −inf grey
+
+selectable=True: a click on a cell selects it (ring drawn in the browser) and the call returns
+{"panel", "row", "col"} (or None); on_select (no arguments) runs first, before the rerun, and can read
+st.session_state[key]["selection"]. `selection` is the cell the page wants ringed (a restored link).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 KINDS = ("weights", "signed")
+NAME = "attnviz_heatmap"
+ASSETS = Path(__file__).resolve().parent.parent / "attnviz" / "components" / "heatmap"
+
+
+_mount = None
+
+
+def _component():
+    """The mounting callable, registered again whenever this Streamlit runtime lacks it (AppTest makes a new
+    runtime per test, while this module stays imported)."""
+    global _mount
+    from streamlit.runtime import Runtime
+
+    if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
+        _mount = st.components.v2.component(NAME, js=(ASSETS / "heatmap.js").read_text(encoding="utf-8"),
+                                            css=(ASSETS / "heatmap.css").read_text(encoding="utf-8"))
+    return _mount
+
+
+def clean_selection(value, panels: int, rows: int, cols: int) -> dict | None:
+    """A selection as {"panel", "row", "col"} ints inside the grid, or None (garbage, or outside the grid)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        sel = {k: int(value[k]) for k in ("panel", "row", "col")}
+    except (KeyError, TypeError, ValueError):
+        return None
+    if 0 <= sel["panel"] < panels and 0 <= sel["row"] < rows and 0 <= sel["col"] < cols:
+        return sel
+    return None
+
+
+def _noop() -> None:
+    pass
+
+
+def draw_payload(payload_for, *, key: str, panels: int, rows: int, cols: int, selectable: bool,
+                 selection: dict | None, on_select=None) -> dict | None:
+    """Mount the component with payload_for(selection to ring) and return the selection (when selectable).
+
+    The payload carries a selection only when the page asserts one the browser did not click itself
+    (a restored link, a clamp): a click, which the browser rings on its own, then leaves the payload
+    byte-identical, and Streamlit's message cache serves it without resending the cells.
+    Returned: a click newer than anything seen before wins; otherwise the page's `selection`, else the last click.
+    """
+    if not selectable:
+        _component()(key=key, data=payload_for(selection), width="stretch", height="content")
+        return None
+    clicked = clean_selection((st.session_state.get(key) or {}).get("selection"), panels, rows, cols)
+    asserted_key, seen_key = f"_avhm_asserted_{key}", f"_avhm_seen_{key}"
+    if selection is not None and selection != clicked:
+        st.session_state[asserted_key] = selection
+    _component()(key=key, data=payload_for(st.session_state.get(asserted_key)), width="stretch", height="content",
+                 on_selection_change=on_select or _noop)
+    new_click = clicked is not None and clicked != st.session_state.get(seen_key)
+    st.session_state[seen_key] = clicked
+    if new_click or selection is None:
+        return clicked
+    return clean_selection(selection, panels, rows, cols)
 
 
 def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, *, key: str, title: str = "",
             kind: str = "weights", x_title: str = "key (attended to)", show_values: bool | None = None,
-            limit: float | None = None) -> None:
+            limit: float | None = None, selectable: bool = False, per_head_scale: bool = False,
+            selection: dict | None = None, on_select=None) -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit."""
-    from attnviz.draw.plotting import head_figure
-    from attnviz.lessons.step_by_step.figures import signed_heatmap
+    from attnviz.draw.heatmap import as_panels, heatmap_payload
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
-    if kind == "weights":
-        fig = head_figure(matrix, row_labels, title, show_values=show_values, col_labels=col_labels)
-    else:
-        fig = signed_heatmap(matrix, row_labels, col_labels, title, show_values=bool(show_values), x_title=x_title,
-                             limit=limit)
-    st.plotly_chart(fig, width="stretch", key=key)
+    z = as_panels(matrix)
+    _, rows, cols = z.shape
+    if kind == "signed" and col_labels is None:
+        x_title = x_title if x_title != "key (attended to)" else "feature"
+    return draw_payload(
+        lambda sel: heatmap_payload(z, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
+                                    y_title="query (attending)" if kind == "weights" else "row",
+                                    show_values=show_values, selectable=selectable, selection=sel,
+                                    per_head_scale=per_head_scale, name=key),
+        key=key, panels=1, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 
 def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, key: str,
-                 titles: list[str], kind: str = "weights", columns: int = 3) -> None:
-    """Several matrices of one shape side by side (e.g. every head of a layer), each with its title."""
-    cols = st.columns(min(columns, len(titles)))
-    for i, (matrix, title) in enumerate(zip(matrices, titles, strict=True)):
-        with cols[i % len(cols)]:
-            heatmap(matrix, row_labels, col_labels, key=f"{key}_{i}", title=title, kind=kind)
+                 titles: list[str], kind: str = "weights", columns: int = 3, selectable: bool = False,
+                 per_head_scale: bool = False, selection: dict | None = None, thumbnails: bool | None = None,
+                 on_select=None) -> dict | None:
+    """Several matrices of one shape side by side (e.g. every head of a layer), each with its title, on one
+    canvas. thumbnails (default: more than 24 panels, e.g. a model view's 6 × 12): no token labels, hover only."""
+    from attnviz.draw.heatmap import as_panels, heatmap_payload
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    z = as_panels(list(matrices))
+    panels, rows, cols = z.shape
+    thumbs = panels > 24 if thumbnails is None else thumbnails
+    return draw_payload(
+        lambda sel: heatmap_payload(z, row_labels, col_labels, titles=list(titles), kind=kind, columns=columns,
+                                    per_head_scale=per_head_scale, selectable=selectable, selection=sel,
+                                    thumbnails=thumbs, show_values=False, name=key),
+        key=key, panels=panels, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
+
+
+@st.cache_data(show_spinner=False, max_entries=24)
+def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, heads: tuple,
+                       per_head_scale: bool, selection: dict | None, key: str, _weights, _labels: list[str],
+                       columns: int = 3) -> bytes:
+    """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
+    picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
+    The run is named by its settings (spec … scale); _weights (n_heads, n, n) and _labels are that run's
+    layer, passed along unhashed (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
+    from attnviz.analysis.stats import head_entropy, head_max_weight
+    from attnviz.draw.heatmap import heatmap_payload
+
+    entropy, peak = head_entropy(_weights), head_max_weight(_weights)
+    titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
+    return heatmap_payload(_weights[list(heads)], _labels, titles=titles, columns=columns, per_head_scale=per_head_scale,
+                           selectable=True, selection=selection, name=key)
+
+
+def layer_grid(res, spec: str, settings, mask_spec: str, layer: int, heads: list[int], *, key: str,
+               per_head_scale: bool = False, selection: dict | None = None, on_select=None, columns: int = 3) -> dict | None:
+    """heatmap_grid for the heads of one layer of the page's run `res` (made from the sidebar's settings with
+    this mask spec), with the payload cached (see above)."""
+    n = len(res.labels)
+    return draw_payload(
+        lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, res.scale, layer, tuple(heads),
+                                       per_head_scale, sel, key, res.attentions[layer], list(res.labels), columns),
+        key=key, panels=len(heads), rows=n, cols=n, selectable=True, selection=selection, on_select=on_select)

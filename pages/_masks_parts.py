@@ -12,7 +12,6 @@ import numpy as np
 import streamlit as st
 
 from attnviz.draw.describe import describe_mask
-from attnviz.draw.plotting import head_figure
 from attnviz.errors import AttnvizError
 from attnviz.lessons.masks.editor import (
     MAX_EDITOR_TOKENS,
@@ -25,16 +24,17 @@ from attnviz.lessons.masks.editor import (
 )
 from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
+    additive_matrix,
     attended_pairs,
     attended_pairs_curves,
     attended_pairs_figure,
     cost_lesson,
     gallery_specs,
-    mask_and_weights_figure,
     pad_column_weight,
     real_rows_difference,
 )
 from pages import _ui as ui
+from pages._heatmap import heatmap
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
 COST_NS = np.arange(8, 513)  # n = 8..512
@@ -66,6 +66,17 @@ class Runner:
         return attentions[self.layer, self.head]  # (n, n)
 
 
+def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> None:
+    """M (0 / −∞, as the softmax adds it) beside the weights it produces: keys key_mask and key_weights."""
+    n = len(labels)
+    left, right = st.columns(2, gap="small")
+    with left:
+        heatmap(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
+                title="M (0 may look, −∞ forbidden)", limit=1.0)
+    with right:
+        heatmap(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False)
+
+
 def _pairs_line(pairs: int, n: int) -> str:
     return f"**{pairs:,}** of n² = {n}² = {n * n:,} pairs scored ({100 * pairs / (n * n):.0f}%)"
 
@@ -88,23 +99,26 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     st.caption(f"Left of each card: the mask M (global + local uses token 0 as the global token; random is seeded "
                f"with 0; custom is the mask drawn in (c) below). Right: layer {run.layer}, head {run.head} of "
                f"{run.model.name} with that mask applied in every layer.")
-    cols = st.columns(2, gap="medium")
-    for i, (kind, spec) in enumerate(specs.items()):
-        with cols[i % 2].container(border=True), ui.guard(f"The {kind} card"):
+    for kind, spec in specs.items():  # one card per row: M and its weights each get half the page, readable
+        with st.container(border=True), ui.guard(f"The {kind} card"):
             res = run.run(spec)
             m = len(res.tokens)
             shown = f"custom, {n}×{n}" if kind == "custom" else spec
-            st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}`")
+            st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}")
             st.caption(describe_mask(spec, causal_model=run.model.cfg.causal))
-            st.plotly_chart(mask_and_weights_figure(res.mask, run.pattern(res.attentions), res.labels),
-                            width="stretch", key=f"masks_gallery_{kind}")
-            st.markdown(_pairs_line(attended_pairs(res.mask, m), m))
+            mask_and_weights(f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels,
+                             f"L{run.layer} H{run.head}")
 
     st.subheader("The O(n²) lesson: pairs scored as the text grows")
     curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
     st.plotly_chart(attended_pairs_figure(COST_NS, curves, current_n=n, log_axes=log_axes), width="stretch",
                     key="masks_cost")
     st.markdown(cost_lesson(512, window))
+    st.markdown("These are the pairs a mask *allows*. This app, like any dense masked implementation, still computes "
+                "all n² scores and then sets the forbidden ones to −∞, so a mask by itself saves nothing: only a kernel "
+                "that skips the forbidden blocks does.")
+    st.page_link("pages/efficient_attention.py", label="Efficient attention: sparse kernels that really skip the work, "
+                 "measured", icon=":material/speed:")
     st.caption("Random is drawn at its expected value p·n² + (1 − p)·n (its diagonal is always kept); padding keeps "
                "the slider's number of [PAD] tokens at every n.")
 
@@ -132,8 +146,7 @@ def padding_demo(run: Runner) -> None:
         alone = run.pattern(ui.cached_run(run.spec, run.settings.device, text, "none", run.settings.scale).attentions)
         with col:
             title = f"sentence {i + 1} in the batch: layer {run.layer}, head {run.head}"
-            st.plotly_chart(head_figure(pattern, enc.labels, title, show_values=False), width="stretch",
-                            key=f"masks_pad_heatmap_{i}")
+            heatmap(pattern, enc.labels, key=f"masks_pad_heatmap_{i}", title=title, show_values=False)
             if enc.n_pad:
                 st.markdown(f"{enc.n_pad} [PAD] token(s) added. Largest weight any query puts on a [PAD] key: "
                             f"**{pad_column_weight(pattern, enc.n_pad):g}** (exactly zero). The real tokens' "
@@ -197,14 +210,13 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
                        "0/0, which has no value. attnviz's policy (the same as PyTorch's SDPA) is to give such a "
                        "query zero weights and a zero output, so it shows as an empty row: it simply gathers "
                        "nothing in this layer.", icon=":material/block:")
-        buttons = st.columns(2)
-        buttons[0].button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
-        buttons[1].button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),
+        st.button("Reset the grid", key="masks_editor_reset", on_click=_reset_editor)
+        st.button("Use in the sidebar", key="masks_editor_use", on_click=_use_in_sidebar, args=(spec,),
                           help="Sets the sidebar's mask to custom with these rows, for every page.")
         st.caption("As a mask spec (paste it into the sidebar's custom mask, or share the link):")
         st.code(spec, language=None, wrap_lines=True)
     with result_col:
         st.markdown(f"**Your mask**, applied in every layer: layer {run.layer}, head {run.head}")
-        st.plotly_chart(mask_and_weights_figure(res.mask, run.pattern(res.attentions), res.labels),
-                        width="stretch", key="masks_custom_result")
+        mask_and_weights("masks_custom_result", res.mask, run.pattern(res.attentions), res.labels,
+                         f"L{run.layer} H{run.head}")
     return spec

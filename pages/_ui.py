@@ -23,6 +23,7 @@ MODEL_CHOICES = {
     "toy": "a tiny seeded model (2 layers × 2 heads, d_model 8) whose numbers fit in cells",
     "tiny-llama": "attnviz-tiny-llama: a 2-layer causal Llama (RoPE, grouped-query attention) that attnviz trained "
                   "on repeated words, offline",
+    "toy-nopos": "the same toy with its position embeddings removed: attention then sees a set of words",
     "other": "a Hugging Face hub name (needs the network) or a local model folder",
 }
 MASK_LABELS = {
@@ -30,9 +31,9 @@ MASK_LABELS = {
     "causal": "causal (no peeking ahead)",
     "padding": "padding ([PAD] tokens appended)",
     "window": "sliding window (local)",
-    "strided": "strided / dilated (sparse)",
+    "strided": "strided / dilated (every s-th key, no local window)",
     "global": "global + local (Longformer)",
-    "random": "random sparse (seeded, BigBird-like)",
+    "random": "random (Bernoulli per pair, seeded)",
     "custom": "custom 0/1 matrix",
 }
 
@@ -59,10 +60,28 @@ def examples() -> list[dict]:
 # ---- caching ----------------------------------------------------------------------------------
 
 
+def torch_threads_from_env() -> None:
+    """ATTNVIZ_TORCH_THREADS=k sets torch's CPU threads per call (default: torch's own, one per core).
+
+    Measured on the shared 2-core machine: one 14-token run 1.24 s with 2 threads vs 0.06 s with 1 (under
+    heavy outside load), yet benchmarks/bench_class.py showed no difference (30 sessions: p95 12.4 s with 1
+    thread, 13.2 s and 13.4 s with the default), so the default is left alone."""
+    import os
+
+    threads = os.environ.get("ATTNVIZ_TORCH_THREADS", "").strip()
+    if threads.isdigit() and int(threads) > 0:
+        import torch
+
+        torch.set_num_threads(int(threads))
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def cached_model(spec: str, device: str):
     import attnviz
 
+    torch_threads_from_env()
+    if spec == "toy-nopos":  # the sidebar's name for the toy without positions (the permutation demo)
+        return attnviz.load_model("toy", device=device, positions=False)
     return attnviz.load_model(spec or None, device=device)
 
 
@@ -174,9 +193,26 @@ def mask_controls() -> str:
 def scale_controls() -> bool | float:
     sb = st.sidebar
     scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **BOUND)
-    factor = sb.number_input("…or multiply the scores by this factor instead (0 = off)", 0.0, 100.0, 0.0, 0.05,
-                             key="factor", **BOUND)
+    factor = sb.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, 0.05, key="factor",
+                             help="The scores are multiplied by this number instead. Leave it at 0 to use the "
+                                  "switch above (0 means: no factor of your own, not ×0).", **BOUND)
     return float(factor) if factor > 0 else bool(scaled)
+
+
+def seed_from_url(key: str, parse) -> dict:
+    """Keyword arguments for a bound widget whose URL spelling Streamlit may not recognise.
+
+    On a first visit, when the link's value for `key` parses (parse(raw) -> a value, or None) the widget's
+    state is seeded with it, and no `value=` must be passed (Streamlit warns when both are given).
+    Returns {} then, else {"value": None} meaning: pass your own default.
+    """
+    raw = st.query_params.get(key)
+    if key not in st.session_state and raw is not None:
+        value = parse(raw)
+        if value is not None:
+            st.session_state[key] = value
+            return {}
+    return {"value": None}
 
 
 def leave_legacy_page_discovery() -> None:
@@ -201,7 +237,11 @@ def page_settings() -> Settings:
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
     """
+    from pages._present import fit_wide_math, presentation_toggle
+
     leave_legacy_page_discovery()
+    presentation_toggle()
+    fit_wide_math()
     st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()
@@ -230,10 +270,11 @@ def custom_mask_default(spec: str, n: int) -> str:
     return "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
 
 
-def layer_and_heads(n_layers: int, n_heads: int) -> tuple[int, list[int]]:
-    sb = st.sidebar
-    layer = sb.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
-    heads = sb.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
+def layer_and_heads(n_layers: int, n_heads: int, where=None) -> tuple[int, list[int]]:
+    """Layer and Heads pickers, in the sidebar or (where = two containers) beside what they drive."""
+    layer_at, heads_at = where if where is not None else (st.sidebar, st.sidebar)
+    layer = layer_at.selectbox("Layer", list(range(n_layers)), index=0, key="layer", **BOUND)
+    heads = heads_at.multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="heads", **BOUND)
     return int(layer or 0), sorted(heads) or list(range(n_heads))
 
 

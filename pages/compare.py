@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages import _compare_side as side_b
 from pages import _ui as ui
+from pages._heatmap import heatmap
 
 settings = ui.page_settings()
 st.title("Compare two settings")
@@ -29,18 +30,17 @@ with ui.guard("The comparison"):
 
     from attnviz.analysis.compare import compare_patterns
     from attnviz.analysis.stats import head_entropy, head_max_weight
-    from attnviz.draw.plotting import head_figure
-    from attnviz.lessons.compare.figures import difference_figure, row_kl_figure
+    from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
     from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 
     model_a, spec_a = ui.load_model_or_fallback(settings)
     layer_a, heads = ui.layer_and_heads(model_a.n_layers, model_a.n_heads)
-    top = st.columns([4, 1, 1], vertical_alignment="bottom")
-    preset = top[0].segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
+    preset = st.segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
                                       on_change=side_b.on_preset, help="\n".join(f"**{k}**: {v}" for k, v in
                                                                              PRESETS.items()), **ui.BOUND)
-    head_a = top[1].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
-    top[2].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
+    top = st.columns([1, 1, 2], vertical_alignment="bottom")  # roomy enough for the labels at 1024 px
+    head_a = top[0].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
+    top[1].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
     side_a = SideConfig(spec_a, settings.text, settings.mask_spec, settings.scale, layer_a, head_a)
     side_b.remember_side_a(side_a, preset)
     st.markdown(f"**Side A** (the sidebar): {model_a.name} · layer {layer_a}, head {head_a}")
@@ -56,8 +56,9 @@ with ui.guard("The comparison"):
     for col, res, side, name, model in ((left, res_a, side_a, "A", model_a), (right, res_b, b, "B", model_b)):
         if res is not None:
             title = f"{name}: {model.name}, layer {side.layer}, head {side.head}"
-            col.plotly_chart(head_figure(res.attentions[side.layer, side.head], res.labels, title, show_values=False),
-                             width="stretch", key=f"cmp_heatmap_{name.lower()}")
+            with col:
+                heatmap(res.attentions[side.layer, side.head], res.labels, key=f"cmp_heatmap_{name.lower()}",
+                        title=title, kind="weights", show_values=False)
     if res_a is None or res_b is None:
         st.stop()
 
@@ -80,15 +81,15 @@ with ui.guard("The comparison"):
         sentence.info(describe_change(side_a, b, comparison.entropy_change, comparison.max_weight_change,
                                       summary["mean_kl"]), icon=":material/chat:")
 
-    metrics = st.columns(5)
+    metrics = st.columns(3) + st.columns(3)  # two rows of three: five metrics in one row are cut at 1024 px
     metrics[0].metric("Mean row entropy, A", f"{summary['entropy_a']:.3f} nats")
     metrics[1].metric("Mean row entropy, B", f"{summary['entropy_b']:.3f} nats", delta_color="off",
                       delta=f"{summary['entropy_b'] - summary['entropy_a']:+.3f} vs A")
-    metrics[2].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
-    metrics[3].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
+    metrics[3].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
+    metrics[4].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
                       delta=f"{summary['max_weight_b'] - summary['max_weight_a']:+.3f} vs A")
     if summary["mean_kl"] is not None:
-        metrics[4].metric("Mean KL(A‖B) per row", f"{summary['mean_kl']:.3f} nats")
+        metrics[2].metric("Mean KL(A‖B) per row", f"{kl_text(summary['mean_kl'])} nats")
     st.caption("Entropy: 0 nats = all weight on one key, ln n = spread evenly. Max weight: the mean of each row's "
                "largest weight. KL(A‖B): how surprised you would be by A's row if you expected B's "
                "(0 = identical rows). Fully masked rows are left out of all three.")
@@ -98,9 +99,9 @@ with ui.guard("The comparison"):
     diff_col, kl_col = st.columns([3, 2], gap="large")
     with diff_col:
         st.subheader("Difference A − B")
-        st.plotly_chart(difference_figure(comparison.difference, res_a.labels,
-                                          "A − B: red = A attends more, blue = B attends more"),
-                        width="stretch", key="cmp_diff")
+        heatmap(comparison.difference, res_a.labels, res_a.labels, key="cmp_diff", kind="signed",
+                title="A − B: red = A attends more, blue = B attends more", x_title="key",
+                limit=symmetric_range(comparison.difference), show_values=len(res_a.labels) <= DIFF_VALUES_UP_TO)
     with kl_col:
         st.subheader("Per-row KL divergence")
         st.latex(r"\mathrm{KL}(A_i \,\|\, B_i) = \sum_j A_{ij} \log \frac{A_{ij}}{B_{ij}}")
@@ -108,8 +109,8 @@ with ui.guard("The comparison"):
                         width="stretch", key="cmp_kl")
         st.caption("One bar per query token: how differently that token spreads its attention in A and in B. "
                    "The dashed line is the mean over rows. Grey bars are rows a mask empties on one side.")
-        if summary["max_kl"] > 10:
-            st.info("Some rows use keys that B forbids: in theory their KL(A‖B) is infinite (B says those keys "
-                    "are impossible, A uses them). attnviz counts a forbidden key as weight 10⁻¹², which caps a "
-                    "row at about 27.6 nats, so those tall bars mean 'B rules out what A relies on'.",
+        if summary["infinite_rows"]:
+            st.info(f"{int(summary['infinite_rows'])} row(s) have KL(A‖B) = ∞ (red bars marked ∞): for those "
+                    "queries B gives zero weight to a key that A attends to (B's mask forbids it, or its weight "
+                    "is exactly 0), and log(A/0) is infinite. So the mean is ∞ too: B rules out what A relies on.",
                     icon=":material/all_inclusive:")

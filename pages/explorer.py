@@ -1,93 +1,146 @@
-"""The explorer (home page): every head of one layer as heatmaps, beside the math that made them."""
+"""The explorer (home page): every head of one layer as heatmaps; click a cell to see why it has its weight."""
 
 import math
+from functools import partial
 
 import streamlit as st
 
+from pages import _heatmap as hm
 from pages import _ui as ui
+from pages import _why
 
 st.title("Attention explorer")
 st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
-           "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers.")
-loading = ui.show_loading_chart("Loading the model and computing every head's attention…")
+           "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; "
+           "click one to see the arithmetic behind it.")
 settings = ui.page_settings()
 
-with ui.guard("The explorer"):
-    from attnviz.analysis.stats import head_entropy, head_max_weight, live_rows
+
+def set_selection(sel) -> None:
+    """The selected cell, in session state and in the URL (Step by step's own keys: a link opens it there)."""
+    st.session_state["why_sel"] = sel
+    labels = st.session_state.get("why_labels")
+    if sel is not None and labels:
+        st.query_params.update(sel.as_params(labels))
+
+
+def take_click(key: str, heads: list[int]) -> None:
+    """on_select of a heatmap: its clicked {panel, row, col} becomes the selection."""
+    from attnviz.lessons.explorer.selection import selection_from_click
+
+    click = hm.clean_selection((st.session_state.get(key) or {}).get("selection"), len(heads), 10**9, 10**9)
+    sel = selection_from_click(click, heads)
+    if sel is not None:
+        set_selection(sel)
+
+
+def current_selection(n: int, n_heads: int):
+    """The link's selection if it carries one, else this session's; clamped to this text with a message."""
+    from attnviz.lessons.explorer.selection import clamp_selection, selection_from_params
+
+    sel = selection_from_params(st.query_params) or st.session_state.get("why_sel")
+    fitted, message = clamp_selection(sel, n, n_heads)
+    if message:
+        st.warning(message, icon=":material/undo:")
+    labels = st.session_state.get("why_labels") or []
+    if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
+        set_selection(fitted)  # also refreshes the token names in the URL after the text changed
+    return fitted
+
+
+@st.fragment
+def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
+    """The grid, its controls, 'why this weight' and the enlarged head: a click or a layer change reruns
+    only this (in a browser), never the model or the rest of the page."""
+    from attnviz.analysis.stats import live_rows
     from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
-    from attnviz.draw.export import attentions_npz, head_csv
+    from attnviz.draw.export import head_csv
     from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
-    from attnviz.draw.plotting import head_figure, head_grid_figure
+    from attnviz.draw.text import markdown_literal
+    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-    facts = st.empty()
-    badge = st.empty()
-
-    res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
     n = len(res.tokens)
-    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
-                   f"{model.n_heads}·{model.d_head} = {model.d_model} · **{n} tokens** · device `{model.device.type}`")
-    dead = [f"{i}:{res.labels[i]}" for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
-    if dead:
-        st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}: those rows get zero weights and a "
-                   f"zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon=":material/block:")
-
-    left, right = st.columns([2, 1], gap="medium")
-    weights = res.attentions[layer]  # (n_heads, n, n)
-    entropy, peak = head_entropy(weights), head_max_weight(weights)
-    titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
+    st.session_state["why_labels"] = list(res.labels)
+    sel = current_selection(n, model.n_heads)
+    left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.subheader(f"Layer {layer}: {len(heads)} head(s)")
-        st.caption(f"Rows: the query token that looks; columns: the key token it looks at. Above each head: H = mean "
-                   f"row entropy in nats (0 = all weight on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), "
-                   "max = mean of each row's largest weight: high max and low H mean a sharp, confident head.")
-        fig, block = head_grid_figure(weights, res.labels, heads, subtitles=titles)
-        st.plotly_chart(fig, width="stretch", key="grid")
-        loading.empty()
-        if block > 1:
-            st.info(f"Overview: with {n} tokens each cell above averages a {block}×{block} block of tokens, so the grid "
-                    "stays fast. The enlarged head below shows every token.", icon=":material/zoom_in:")
-    with right:
-        st.subheader("The math")
-        st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
-        st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal)}")
-        if res.mask is not None:
-            st.latex(mask_matrix(res.mask, n))
+        controls = st.columns([1, 2], vertical_alignment="bottom")
+        layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads, where=controls)
+        per_head = st.toggle("Per-head colours", key="per_head", **ui.BOUND,
+                                      help="Each head's colours run from 0 to its own largest weight: for long texts, "
+                                           "where every weight is small and a shared 0..1 scale turns heads dark.")
+        dead = [f"{i} ({markdown_literal(res.labels[i])})"
+                for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
+        if dead:
+            st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}. Those rows get zero weights "
+                       f"and a zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon=":material/block:")
+        st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head: H = mean row entropy in nats (0 = all weight "
+                   f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
+                   "high max and low H mean a sharp, confident head.")
+        ring = grid_ring(sel, heads)
+        picked = hm.layer_grid(res, spec, settings, mask_spec, layer, heads, key="grid", per_head_scale=per_head,
+                               selection=ring, on_select=partial(take_click, "grid", heads))
+        if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
+            sel = selection_from_click(picked, heads)
+            set_selection(sel)
+    with right, st.container(key="why"):
+        st.subheader("Why this weight?")
+        if sel is None:
+            st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
+                    "of its row appear here.", icon=":material/touch_app:")
         else:
-            st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
-        st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
-        effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
-        if effect:
-            st.info(effect, icon=":material/repeat:")
-        st.latex(multi_head_equation(model.n_heads, model.d_model))
-        st.caption("Every number on this page is computed by attnviz's own from-scratch attention; the badge above "
-                   "compares it with transformers' implementation at the trained settings.")
+            _why.why_this_weight(model, spec, settings, mask_spec, settings.scale, layer, sel)
+            st.page_link("pages/step_by_step.py", label="Follow this pair step by step", icon=":material/footprint:",
+                         query_params={k: v for k, v in st.query_params.to_dict().items()})
+        with st.expander("The equations behind every heatmap", expanded=sel is None):
+            st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
+            st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal)}")
+            if res.mask is not None:
+                st.latex(mask_matrix(res.mask, n))
+            else:
+                st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
+            st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
+            effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
+            if effect:
+                st.info(effect, icon=":material/repeat:")
+            st.latex(multi_head_equation(model.n_heads, model.d_model))
 
     st.subheader("One head in full detail")
     focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
-    st.plotly_chart(head_figure(weights[focus], res.labels, f"layer {layer}, head {focus}: weights after softmax"),
-                    width="stretch", key="focus_head")
+    ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
+    hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
+               title=f"layer {layer}, head {focus}: weights after softmax", on_select=partial(take_click, "focus_head", [focus]))
+    # made only when clicked: the CSV of a 512-token head is 3 MB of text
+    st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
+                       file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
 
-    downloads = st.columns(2)
-    # Both files are made only when clicked: compressing 6×12×512² weights on every rerun cost seconds.
-    downloads[0].download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
-                                 file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
-    downloads[1].download_button(
+
+with ui.guard("The explorer"):
+    from attnviz.draw.export import attentions_npz
+
+    model, spec = ui.load_model_or_fallback(settings)
+    facts = st.empty()
+    badge = st.empty()
+    res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
+    facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · d_model = "
+                   f"{model.n_heads}·{model.d_head} = {model.d_model} · **{len(res.tokens)} tokens** · "
+                   f"device `{model.device.type}`")
+    heads_and_why(model, spec, res, mask_spec)
+    st.download_button(
         "Download all layers and heads (NPZ)",
         lambda: attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
         file_name="attnviz_attentions.npz", mime="application/octet-stream")
 
-    with st.spinner("Checking against transformers…"):
-        try:
+    try:  # depends on the text only (cached on it): a toggle never redoes it
+        with st.spinner("Checking against transformers…"):
             truth = ui.cached_truth(spec, settings.device, settings.text)
-            if truth.max_abs_diff is None:
-                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
-            elif truth.matches:
-                badge.success(f"✓ matches transformers: the Hugging Face library computes the same weights for this "
-                              f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
-                              "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
-            else:
-                badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
-        except Exception as err:
-            badge.warning(f"Truth check unavailable: {err}")
+        if truth.max_abs_diff is None:
+            badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
+        elif truth.matches:
+            badge.success(f"✓ matches transformers: the Hugging Face library computes the same weights for this "
+                          f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
+                          "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
+        else:
+            badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
+    except Exception as err:
+        badge.warning(f"Truth check unavailable: {err}")

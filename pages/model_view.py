@@ -3,11 +3,19 @@
 import streamlit as st
 
 from pages import _ui as ui
+from pages._heatmap import heatmap
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _grid(spec: str, device: str, text: str, mask_spec: str, scale, highlight: tuple[int, int]):
-    """The thumbnail mosaic (building 72 traces costs a few hundred ms: worth caching per selection)."""
+    """The thumbnail mosaic as ONE plotly figure (72 traces on one pair of axes).
+
+    The one exception to "every matrix through pages/_heatmap": heatmap_grid's plotly body draws each
+    panel as its own chart with tick labels, which at 12 columns leaves ~50 px panels with no room for
+    the pattern. Once heatmap_grid has a compact thumbnail mode (the canvas component), this becomes
+        pooled, labels, block = thumbnails(res.attentions, res.labels)  # attnviz.lessons.model_view
+        heatmap_grid(pooled, labels, key="mv_grid", titles=thumbnail_titles(L, H, (layer, head)), columns=H)
+    """
     from attnviz.lessons.model_view import model_view_figure
 
     res = ui.cached_run(spec, device, text, mask_spec, scale)
@@ -29,8 +37,7 @@ st.caption("One small heatmap per head: rows = layers (L0 is closest to the inpu
            "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale.")
 
 with ui.guard("The model view"):
-    from attnviz.draw.plotting import head_figure
-    from attnviz.lessons.model_view import STATISTICS, statistics_figure
+    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure
 
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
@@ -45,8 +52,7 @@ with ui.guard("The model view"):
     layer = pick[0].selectbox("Layer", list(range(model.n_layers)), key="mv_layer", **ui.BOUND)
     head = pick[1].selectbox("Head", list(range(model.n_heads)), key="mv_head", **ui.BOUND)
     pick[2].caption("The enlarged head is framed in the grid above. Hover a cell for the query, key and weight.")
-    st.plotly_chart(head_figure(res.attentions[layer, head], res.labels,
-                                f"layer {layer}, head {head}: weights after softmax"), width="stretch", key="mv_focus")
+    heatmap(res.attentions[layer, head], res.labels, key="mv_focus", title=f"layer {layer}, head {head}: weights after softmax")
 
     with grid_slot:
         fig, block = _grid(*run_key, highlight=(layer, head))
@@ -65,7 +71,7 @@ with ui.guard("The model view"):
                              **ui.BOUND)
     st.plotly_chart(statistics_figure(stats, statistic), width="stretch", key="mv_stats")
     st.dataframe(stats, hide_index=True, width="stretch", height=min(400, 35 * len(stats) + 38),
-                 column_config={name: st.column_config.NumberColumn(label, format="%.3f")
+                  column_config={name: st.column_config.NumberColumn(STATISTICS_SHORT[name], help=label, format="%.3f")
                                 for name, label in STATISTICS.items()})
 
     st.subheader("Attention rollout: what reaches each position from the input")
@@ -81,4 +87,4 @@ with ui.guard("The model view"):
         upto = st.select_slider(f"Rollout after layer (layer {last} = the whole model)", list(range(model.n_layers)),
                                 value=last, key="mv_rollout_layer", **ui.BOUND)
     title = f"rollout after layer {upto}" + (" (the whole model)" if upto == last else "")
-    st.plotly_chart(head_figure(rollout[upto], res.labels, title), width="stretch", key="mv_rollout")
+    heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)

@@ -67,9 +67,10 @@ with ui.guard("The scaling lab"):
     st.markdown(f"Multiply every layer's scores by a factor times the trained 1/√d_k (d_k = {model.d_head} in "
                 f"{model.name}). Above 1 the softmax sharpens, below 1 it flattens; because each layer feeds the next, "
                 "later layers drift further than the first. This part uses its own factor, not the sidebar's scaling.")
-    factor = st.select_slider("Scale factor (× 1/√d_k)", sf.FACTOR_STEPS, value=1.0, key="scale_factor",
-                              format_func=lambda f: f"{f:g}", help="1 = as trained; the link carries it as scale_factor.",
-                              **ui.BOUND)
+    seeded = ui.seed_from_url("scale_factor", sf.factor_from_url)  # scale_factor=4.0 in a link works too
+    factor = st.select_slider("Scale factor (× 1/√d_k)", sf.FACTOR_STEPS, **({"value": 1.0} if seeded else {}),
+                              key="scale_factor", format_func=lambda f: f"{f:g}",
+                              help="1 = as trained; the link carries it as scale_factor.", **ui.BOUND)
     st.latex(sf.factor_latex(factor, model.d_head))
     scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
     res, mask_spec = ui.page_run(model, spec, settings, "The real-model part appears", scale=scale)

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages import _ui as ui
+from pages._heatmap import heatmap
 
 settings = ui.page_settings()
 st.title("Step by step: one head, from input to output")
@@ -20,7 +21,8 @@ def clamp_choice(key: str, n: int, what: str) -> None:
 
 
 with ui.guard("The step-by-step page"):
-    from attnviz.lessons.step_by_step.figures import step_figure
+    from attnviz.draw.describe import model_input_embedding
+    from attnviz.lessons.step_by_step.figures import step_matrix
     from attnviz.lessons.step_by_step.latex import (
         TOP_TERMS,
         dot_product_latex,
@@ -50,7 +52,13 @@ with ui.guard("The step-by-step page"):
     # ---- 1) the matrices, step by step --------------------------------------------------------
     st.header("From X to the output")
     cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
-                       model.cfg.pre_ln)
+                       model.cfg.pre_ln, embedding=model_input_embedding(model))
+
+    def draw(key: str) -> None:
+        m = step_matrix(steps, key, numbers)
+        heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{key}", title=m.title, kind=m.kind,
+                x_title=m.x_title, show_values=m.show_values, limit=m.limit)
+
     for number, card in enumerate(cards, start=1):
         st.subheader(f"{number}. {card.title}", divider="gray")
         if card.key == "qkv":
@@ -58,13 +66,15 @@ with ui.guard("The step-by-step page"):
             st.latex(card.latex)
             st.latex(card.shape)
             for col, name in zip(st.columns(3), "QKV", strict=True):
-                col.plotly_chart(step_figure(steps, name, numbers), width="stretch", key=f"sbs_fig_{name}")
+                with col:
+                    draw(name)
             continue
         left, right = st.columns([2, 3], vertical_alignment="center")
         left.markdown(card.text)
         left.latex(card.latex)
         left.latex(card.shape)
-        right.plotly_chart(step_figure(steps, card.key, numbers), width="stretch", key=f"sbs_fig_{card.key}")
+        with right:
+            draw(card.key)
         if card.key == "masked" and steps.masked:
             left.caption("Grey cells marked −∞ are masked: the softmax turns them into weight exactly 0.")
 

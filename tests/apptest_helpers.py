@@ -24,8 +24,15 @@ def run_app(query: dict | None = None, page: str | None = None, timeout: float =
 
 
 def chart_specs(at: AppTest) -> dict[str, dict]:
-    """key -> the plotly figure JSON of each st.plotly_chart on the page."""
-    return {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+    """key -> the plotly figure JSON of each st.plotly_chart on the page; heatmaps drawn by the canvas
+    component (pages/_heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
+    checks keep working (read their numbers with drawn_heatmap / drawn_grid)."""
+    from attnviz.draw.heatmap import decode_payload
+
+    specs = {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
+    for key, payload in heatmap_payloads(at).items():
+        specs.setdefault(key, {"heatmap": decode_payload(payload)[0]})
+    return specs
 
 
 def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
@@ -54,11 +61,39 @@ def assert_healthy(at: AppTest) -> None:
     assert "nan" not in page_text(at).lower().replace("nanoseconds", "").split(), page_text(at)
 
 
+def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
+    """key -> the payload bytes of each heatmap component (pages/_heatmap) on the page."""
+    from attnviz.draw.heatmap import decode_payload
+
+    out = {}
+    for element in at.get("bidi_component"):
+        raw = element.proto.bytes
+        if raw[:4] == b"AVHM":
+            out[decode_payload(raw)[0]["name"]] = raw
+    return out
+
+
+def drawn_grid(at: AppTest, key: str) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
+    """What pages/_heatmap.heatmap_grid drew under this key: panel title -> (values as drawn, rows, columns)."""
+    from attnviz.draw.heatmap import decode_payload
+
+    meta, values = decode_payload(heatmap_payloads(at)[key])
+    return {title: (values[p], meta["row_labels"], meta["col_labels"]) for p, title in enumerate(meta["titles"])}
+
+
 def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[str]]:
     """What pages/_heatmap.heatmap drew under this key: (values as drawn, row labels, column labels).
 
-    Weights come back in [0, 1] (to the 0.001 drawn); signed matrices as drawn, −inf cells as -inf.
+    Weights come back in [0, 1] (to 1/65534 for uint16, 1/254 for uint8); signed matrices as drawn
+    (to half a step of their range), −inf cells as -inf. A plotly figure under this key (a page not yet
+    switched to the component) is read as before.
     """
+    payloads = heatmap_payloads(at)
+    if key in payloads:
+        from attnviz.draw.heatmap import decode_payload
+
+        meta, values = decode_payload(payloads[key])
+        return values[0], meta["row_labels"], meta["col_labels"]
     spec = chart_specs(at)[key]
     trace = spec["data"][0]
     z = decode_plotly_array(trace["z"]).astype(np.float64)

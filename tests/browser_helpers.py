@@ -20,7 +20,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
-# JS: a checksum of what every heatmap on the page holds, and the tick labels that are drawn
+# JS: a checksum of what every heatmap on the page holds (plotly figures and attnviz's canvas component,
+# which files what it drew under window.attnvizHeatmaps[key]), and the token labels that are drawn
 DRAWN_SUM = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   let total = 0, cells = 0;
@@ -28,10 +29,13 @@ DRAWN_SUM = """() => {
     if (t.type !== 'heatmap' || !t.z) continue;
     for (const row of t.z) for (const v of row) { total += (v * ((cells % 7) + 1)); cells += 1; }
   }
-  return cells ? total + ':' + cells : null;
+  const drawn = Object.keys(window.attnvizHeatmaps || {}).sort().map(k => window.attnvizHeatmaps[k].drawn).filter(Boolean);
+  if (!cells && !drawn.length) return null;
+  return total + ':' + cells + (drawn.length ? '|' + drawn.join('|') : '');
 }"""
-TICK_TEXTS = ("() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]"
-              ".map(e => e.textContent)")
+TICK_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]
+  .map(e => e.textContent)
+  .concat(...Object.values(window.attnvizHeatmaps || {}).map(h => h.labels ? h.labels() : []))"""
 
 
 def free_port() -> int:
@@ -40,19 +44,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class ServerURL(str):
+    """The base URL of a running server; .pid is its process id (benchmarks read its CPU time)."""
+
+    pid: int = 0
+
+
 @contextmanager
-def streamlit_server(timeout: float = 90):
-    """`streamlit run app.py` on a free port; yields its base URL; stops it afterwards."""
+def streamlit_server(timeout: float = 90, script: str = "app.py"):
+    """`streamlit run <script>` (default app.py) on a free port; yields its base URL; stops it afterwards."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     try:
         deadline = time.time() + timeout
         while True:

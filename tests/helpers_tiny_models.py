@@ -122,12 +122,26 @@ def distilbert_config(vocab_size: int) -> transformers.DistilBertConfig:
     )
 
 
+def bart_config(vocab_size: int) -> transformers.BartConfig:
+    # Encoder and decoder differ in depth and heads, so a mix-up of the two halves cannot pass unseen;
+    # scale_embedding on, so the sqrt(d_model) factor is exercised.
+    return transformers.BartConfig(
+        vocab_size=vocab_size, d_model=SIZE["hidden"], encoder_layers=2, decoder_layers=3, encoder_attention_heads=4,
+        decoder_attention_heads=2, encoder_ffn_dim=SIZE["ffn"], decoder_ffn_dim=SIZE["ffn"] + 16,
+        max_position_embeddings=SIZE["positions"], scale_embedding=True, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=2,
+    )
+
+
 TINY = {  # family -> (tokenizer builder, config builder)
     "bert": (wordpiece_tokenizer, bert_config),
     "gpt2": (gpt2_tokenizer, gpt2_config),
     "roberta": (roberta_tokenizer, roberta_config),
     "distilbert": (wordpiece_tokenizer, distilbert_config),
 }
+
+
+SEQ2SEQ = {"bart": (roberta_tokenizer, bart_config)}  # encoder–decoders: same tokenizer specials as BART's
 
 
 def widen_weights(model: torch.nn.Module, seed: int) -> None:
@@ -140,7 +154,7 @@ def widen_weights(model: torch.nn.Module, seed: int) -> None:
 
 def save_tiny_model(family: str, folder: Path, seed: int = SEED) -> Path:
     """Build a seeded tiny `family` model plus tokenizer and save both into `folder` (safetensors)."""
-    make_tokenizer, make_config = TINY[family]
+    make_tokenizer, make_config = {**TINY, **SEQ2SEQ}[family]
     tokenizer = make_tokenizer()
     config = make_config(len(tokenizer))
     torch.manual_seed(seed)

@@ -24,7 +24,8 @@ class PatternComparison:
     """What changed between pattern a and pattern b, both (n, n)."""
 
     difference: torch.Tensor  # a - b, cell by cell (n, n): > 0 where a attends more
-    row_kl: torch.Tensor  # KL(a_i || b_i) per query row, nats (n,); 0 for rows fully masked in a or b
+    row_kl: torch.Tensor  # KL(a_i || b_i) per query row, nats (n,); +inf where b gives zero weight to a key a
+    #                       uses; 0 for rows fully masked in a or b
     compared_rows: torch.Tensor  # bool (n,): rows that attend somewhere in both a and b
     entropy_a: float  # mean row entropy over live rows, nats
     entropy_b: float
@@ -54,8 +55,9 @@ class PatternComparison:
             "max_weight_change": self.max_weight_change,
             "max_abs_difference": float(self.difference.abs().max()) if self.difference.numel() else 0.0,
             "mean_abs_difference": float(self.difference.abs().mean()) if self.difference.numel() else 0.0,
-            "mean_kl": float(kl.mean()) if kl.numel() else 0.0,
+            "mean_kl": float(kl.mean()) if kl.numel() else 0.0,  # +inf as soon as one compared row is infinite
             "max_kl": float(kl.max()) if kl.numel() else 0.0,
+            "infinite_rows": float(torch.isinf(kl).sum()),  # how many compared rows are infinite
         }
 
 

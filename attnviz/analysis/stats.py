@@ -42,7 +42,7 @@ def head_max_weight(weights: torch.Tensor) -> torch.Tensor:
 
 SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "<s>", "</s>", "<|endoftext|>"})
 
-KL_EPSILON = 1e-12  # the floor for q in KL(p || q); see `row_kl_divergence`
+KL_EPSILON = 1e-12  # an optional floor for q in KL(p || q) (a capped KL); see `row_kl_divergence`
 
 
 def _row_distances(weights: torch.Tensor) -> torch.Tensor:
@@ -99,25 +99,34 @@ def previous_token_share(weights: torch.Tensor) -> torch.Tensor:
     return mean_over_live_rows(sub_diagonal, weights[..., 1:, :])
 
 
-def row_kl_divergence(p: torch.Tensor, q: torch.Tensor, eps: float = KL_EPSILON) -> torch.Tensor:
+def row_kl_divergence(p: torch.Tensor, q: torch.Tensor, eps: float | None = None) -> torch.Tensor:
     """KL(p || q) = Σ_j p_j log(p_j / q_j) in nats, per query row: (..., n_q, n_k) x2 -> (..., n_q).
 
-    Epsilon policy, so that no row is ever inf or NaN:
+    The truth, never NaN:
       - terms with p_j = 0 count as 0 (the limit of p log p);
-      - q_j is floored at eps before the log, so a key that p uses and q forbids adds a large but
-        finite p_j log(p_j / eps); a row's KL is then at most log(1/eps) ≈ 27.6 nats for eps = 1e-12;
+      - a key that p uses (p_j > 0) and q gives zero weight (q_j = 0, e.g. a key q's mask forbids)
+        makes the row's KL +inf: q calls certain what p does. No floor turns that into a fake finite number;
       - a row that is all zeros in p or in q (a fully masked query) is not a distribution: its KL is 0.
         Tell those rows apart with `live_rows`.
+    eps: None = exact; a float floors q at eps before the log (a capped KL, at most log(1/eps) per row).
     Computed in float64 (tiny weights lose their logs in float32), returned in p's dtype.
     """
     if p.shape != q.shape:
         raise AttnvizError(f"KL needs two patterns of the same shape, got {tuple(p.shape)} and {tuple(q.shape)}.")
     p64, q64 = p.double(), q.double()
-    log_ratio = (p64 / q64.clamp(min=eps)).log()  # log(p_j / q_j), -inf where p_j = 0  (..., n_q, n_k)
-    log_ratio = torch.where(p64 > 0, log_ratio, torch.zeros_like(log_ratio))  # 0 · log 0 counts as 0
-    kl = (p64 * log_ratio).sum(-1).clamp(min=0.0)  # rounding can dip a hair below 0; KL never does
+    if eps is not None:
+        q64 = q64.clamp(min=eps)
+    with torch.no_grad():
+        log_ratio = (p64 / q64).log()  # log(p_j / q_j): +inf where q_j = 0 < p_j, -inf or NaN where p_j = 0
+    terms = torch.where(p64 > 0, p64 * log_ratio, torch.zeros_like(p64))  # 0 · log 0 counts as 0  (..., n_q, n_k)
+    kl = terms.sum(-1).clamp(min=0.0)  # rounding can dip a hair below 0; KL never does; +inf stays +inf
     both_live = live_rows(p) & live_rows(q)
     return torch.where(both_live, kl, torch.zeros_like(kl)).to(p.dtype)
+
+
+def infinite_rows(row_kl: torch.Tensor) -> torch.Tensor:
+    """bool (..., n_q): rows whose KL is infinite (q gives zero weight to a key p uses)."""
+    return torch.isinf(row_kl)
 
 
 def head_statistics(attentions: torch.Tensor, tokens: list[str]) -> list[dict]:

@@ -9,17 +9,28 @@ MASK_SENTENCES = {
     "causal": "causal: each token sees itself and the tokens before it, never the ones after (as when generating text)",
     "padding": "padding: the last {arg} token(s) are [PAD] fillers, so no token may look at them",
     "window": "sliding window of {arg}: each token sees only tokens at most {arg} positions away",
-    "strided": "strided by {arg}: each token sees tokens whose distance from it is a multiple of {arg}",
+    "strided": "strided by {arg}: each token sees only tokens whose distance from it is a multiple of {arg} (no local "
+               "window: the Sparse Transformer's strided pattern adds one, this mask shows the stride alone)",
     "global": "global + local: a window of {arg} around each token, plus global tokens that see and are seen by all",
-    "random": "random sparse: each token pair is kept by a seeded coin flip; every token still sees itself",
+    "random": "random (Bernoulli per pair): each token pair is kept by its own seeded coin flip, so about p·n² pairs "
+              "remain; every token still sees itself (BigBird instead keeps a few random keys per query)",
     "custom": "custom: the pattern you wrote, row by row (1 = may look, 0 = may not)",
 }
 
 
+CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in causal mask applies, and each token "
+                        "sees itself and the tokens before it, never the ones after")
+
+
 def describe_mask(spec, causal_model: bool = False) -> str:
-    """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'."""
+    """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'.
+
+    causal_model: the model is a decoder (GPT-2), whose causal mask is always applied on top of the spec.
+    """
     if spec is None or not isinstance(spec, str):
         spec = "none" if spec is None else "custom"
+    if causal_model and spec.strip().lower() in ("", "none", "full", "bidirectional", "causal"):
+        return CAUSAL_MODEL_NO_MASK[0].upper() + CAUSAL_MODEL_NO_MASK[1:] + "."
     parts = []
     for part in spec.split("&"):
         name, _, arg = part.strip().partition(":")
@@ -28,7 +39,8 @@ def describe_mask(spec, causal_model: bool = False) -> str:
         parts.append(template.format(arg=arg.split(":")[0] if arg else "?"))
     sentence = "; and ".join(parts)
     if causal_model and "causal" not in spec:
-        sentence += ". This model is a decoder, so its built-in causal mask applies as well"
+        sentence += (". This model is a decoder, so its built-in causal mask applies as well: a token never sees "
+                     "the ones after it")
     return sentence[0].upper() + sentence[1:] + "."
 
 
@@ -54,3 +66,22 @@ def describe_effect(spec, scale: float, d_k: int, trained: bool = True) -> str |
     return ("These settings act inside every layer's attention, so each layer's input changes too: "
             f"later layers differ from {'the trained model' if trained else 'the standard run'} by more than this "
             "layer's mask or scale alone.")
+
+
+def describe_input_embedding(family: str, has_position: bool = True, has_segment: bool = False,
+                             layer_norm: bool = False) -> str:
+    """What X is in layer 0 for this model, in words: e.g. BERT's LayerNorm(token + position + segment)."""
+    if family == "toy":
+        return ("token embeddings + sinusoidal position encodings" if has_position
+                else "token embeddings alone (this toy has no positions)")
+    parts = ["token"] + (["position"] if has_position else []) + (["segment"] if has_segment else [])
+    summed = " + ".join(parts) + " embeddings"
+    if not has_position:
+        summed += " (positions enter later, inside attention)"
+    return f"LayerNorm({summed})" if layer_norm else summed
+
+
+def model_input_embedding(model) -> str:
+    """describe_input_embedding for a loaded attnviz Model, read from its embedder."""
+    emb = model.embedder
+    return describe_input_embedding(model.family, emb.position is not None, emb.token_type is not None, emb.ln is not None)

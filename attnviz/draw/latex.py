@@ -6,7 +6,7 @@ import math
 
 import torch
 
-MAX_MATRIX = 6  # larger masks are drawn as their top-left corner with ellipses
+MAX_MATRIX = 5  # larger masks: their first rows/columns, ⋯, and the last two (where [PAD] keys are)
 
 
 def fmt(x: float, digits: int = 3) -> str:
@@ -31,39 +31,65 @@ def scale_text(scale: float, d_k: int) -> str:
 
 
 def attention_equation(scale: float, d_k: int, masked: bool) -> str:
-    """Attention(Q, K, V) = softmax(scaled scores + M) V, with this model's d_k and factor on line two."""
+    """Attention(Q, K, V) = softmax(S) V with S = scaled scores (+ M), one short line each.
+
+    Every line stays narrow (about 20 characters of math) so the block fits a third of a 1024-px
+    screen: KaTeX never wraps a formula itself, so the lines are broken here.
+    """
     m = " + M" if masked else ""
     if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
-        numbers = rf"d_k = {d_k},\quad \tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(scale, 4)}"
+        numbers = [rf"d_k = {d_k},\ \tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(scale, 4)}"]
     elif scale == 1.0:
-        numbers = rf"d_k = {d_k},\quad \text{{no scaling (factor 1)}}"
+        numbers = [rf"d_k = {d_k}", r"\text{no scaling (factor 1)}"]
     else:
         standard = fmt(1 / math.sqrt(d_k), 4)
-        numbers = rf"d_k = {d_k},\quad \text{{factor }} {fmt(scale, 4)}\ \text{{instead of }} {standard}"
-    softmax = rf"\mathrm{{softmax}}\!\left({scale_text(scale, d_k)}{m}\right)V"
-    return rf"\small\begin{{gathered}}\mathrm{{Attention}}(Q,K,V) \\ = {softmax} \\ \small {numbers}\end{{gathered}}"
+        numbers = [rf"d_k = {d_k},\ \text{{factor }} {fmt(scale, 4)}", rf"\text{{instead of }} {standard}"]
+    lines = [r"\mathrm{Attention}(Q,K,V)", r"= \mathrm{softmax}(S)\,V", rf"S = {scale_text(scale, d_k)}{m}",
+             *(rf"\small {line}" for line in numbers)]
+    return r"\small\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"
+
+
+def shown_positions(n: int, limit: int = MAX_MATRIX) -> list[int | None]:
+    """Which rows/columns of an n×n matrix to draw: all when n <= limit, else the first ones, None for
+    the gap (⋯), and the last two, where [PAD] tokens (always appended at the end) and causal's corner are."""
+    if n <= limit:
+        return list(range(n))
+    tail = 2
+    head = limit - tail
+    return [*range(head), None, *range(n - tail, n)]
 
 
 def mask_matrix(mask: torch.Tensor | None, n: int, limit: int = MAX_MATRIX) -> str:
-    """M as a matrix: 0 where a query may attend, -∞ where it may not; corner only when large."""
+    """M as a matrix labelled with query rows i and key columns j: 0 where a query may attend, -∞ where
+    it may not. Large masks show their first and last rows and columns, so appended [PAD] key columns
+    and the far corner of a causal mask are always on screen."""
     allowed = torch.ones(n, n, dtype=torch.bool) if mask is None else mask.reshape(n, n).bool()
-    shown = min(n, limit)
-    rows = []
-    for i in range(shown):
-        cells = ["0" if allowed[i, j] else r"-\infty" for j in range(shown)]
-        if shown < n:
-            cells.append(r"\cdots")
-        rows.append(" & ".join(cells))
-    if shown < n:
-        rows.append(" & ".join([r"\vdots"] * shown + [r"\ddots"]))
-    return r"\footnotesize M = \begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+    pos = shown_positions(n, limit)
+    cell = lambda i, j: "0" if allowed[i, j] else r"-\infty"
+    header = " & ".join([r"{\scriptstyle i \backslash j}"] + [r"\cdots" if j is None else rf"\scriptstyle {j}" for j in pos])
+    rows = [header]
+    for i in pos:
+        if i is None:
+            rows.append(" & ".join([r"\vdots"] + [r"\ddots" if j is None else r"\vdots" for j in pos]))
+            continue
+        cells = [r"\cdots" if j is None else cell(i, j) for j in pos]
+        rows.append(" & ".join([rf"\scriptstyle {i}"] + cells))
+    spec = "r|" + "c" * len(pos)
+    body = r" \\ ".join(rows[:1]) + r" \\ \hline " + r" \\ ".join(rows[1:])
+    return rf"\footnotesize M = \left[\begin{{array}}{{{spec}}}" + body + r"\end{array}\right]"
 
 
 def multi_head_equation(n_heads: int, d_model: int) -> str:
+    """MultiHead(X) = Concat(heads) W_O + b_O = Σ_h head_h W_O^h + b_O, and d_model = n_heads · d_head,
+    one short line each so it fits a narrow column."""
     d_head = d_model // n_heads
-    return (
-        rf"\footnotesize\begin{{aligned}}\mathrm{{MultiHead}}(X) &= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,"
-        rf"\mathrm{{head}}_{{{n_heads - 1}}})\,W_O \\"
-        rf" &= \textstyle\sum_{{h=0}}^{{{n_heads - 1}}} \mathrm{{head}}_h\, W_O^{{h}} \\"
-        rf" d_{{model}} &= n_{{heads}} \cdot d_{{head}} = {n_heads}\cdot{d_head} = {d_model}\end{{aligned}}"
-    )
+    last = n_heads - 1
+    lines = [
+        r"\mathrm{MultiHead}(X)",
+        rf"= \mathrm{{Concat}}(\mathrm{{head}}_0,\dots,\mathrm{{head}}_{{{last}}})",
+        r"\quad \cdot W_O + b_O",
+        rf"= \textstyle\sum_{{h=0}}^{{{last}}} \mathrm{{head}}_h\, W_O^{{h}} + b_O",
+        r"d_{model} = n_{heads} \cdot d_{head}",
+        rf"= {n_heads}\cdot{d_head} = {d_model}",
+    ]
+    return r"\footnotesize\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"

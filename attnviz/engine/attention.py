@@ -68,8 +68,14 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Ten
     """softmax over keys of the scores with forbidden keys removed; fully masked rows give zeros."""
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    masked = scores.masked_fill(~mask, float("-inf"))
+    return softmax_of_masked(scores.masked_fill(~mask, float("-inf")), mask)
+
+
+def softmax_of_masked(masked: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """softmax of scores already holding -inf where `mask` forbids; fully masked rows give zeros."""
     weights = torch.softmax(masked, dim=-1)
+    if bool(mask.any(dim=-1).all()):  # every query keeps a key (causal masks always do): no row can be 0/0
+        return weights
     # A row that is all -inf softmaxes to NaN (0/0): the policy above makes it zeros instead.
     return weights.nan_to_num(0.0)
 
@@ -89,8 +95,15 @@ def scaled_dot_product_attention_trace(
     mask = check_mask(mask, q.shape[-2], k.shape[-2])
     s = resolve_scale(scale, q.shape[-1])
     scores = q @ k.transpose(-2, -1)  # 1) Q Kᵀ                      (..., n_q, n_k)
-    # 2) scale and 3) mask: folded into one expression, kept apart in the trace's properties
-    weights = masked_softmax(scores * s, mask)  # 4) softmax over keys  (..., n_q, n_k)
+    scaled = scores * s  # 2) scale (the trace derives it again when read, rather than keeping it)
+    if mask is None:
+        weights = torch.softmax(scaled, dim=-1)  # 4) softmax over keys  (..., n_q, n_k)
+    else:
+        if torch.broadcast_shapes(scaled.shape, mask.shape) == scaled.shape:
+            scaled.masked_fill_(~mask, float("-inf"))  # 3) mask, in place: `scaled` is a fresh tensor of ours
+        else:  # a mask with more leading dims than the scores: a new, broadcast tensor
+            scaled = scaled.masked_fill(~mask, float("-inf"))
+        weights = softmax_of_masked(scaled, mask)  # 4) softmax over keys  (..., n_q, n_k)
     output = weights @ v  # 5) weighted sum of values                 (..., n_q, d_v)
     return AttentionTrace(scores=scores, scale=s, mask=mask, weights=weights, output=output)
 

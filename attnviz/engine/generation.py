@@ -33,6 +33,7 @@ class GenerationStep:
     label: str  # readable ('cat')
     position: int  # where the new token lands in Generation.token_ids
     attention: torch.Tensor  # (n_layers, n_heads, n_context): the last context token's row, n_context = position
+    query: torch.Tensor  # (n_layers, n_heads, d_head): that token's query vector in each layer (after RoPE where used)
     top_ids: list[int]  # the TOP_K likeliest next tokens, most likely first (top_ids[0] == token_id)
     top_probs: list[float]  # their softmax probabilities
     ms: float  # wall time of this step (the prefill counts in step 0 with the cache)
@@ -70,10 +71,12 @@ class Generation:
 
 def check_generation_request(model, prompt: str, max_new_tokens) -> list[int]:
     """The prompt's ids, or a clear AttnvizError for a model that cannot generate or a request that cannot be met."""
-    if not model.cfg.causal or model.lm_head is None:
-        kind = "an encoder: it reads the whole text at once and" if not model.cfg.causal else "saved without its LM head and"
-        raise AttnvizError(f"{model.name} is {kind} cannot write text token by token. Pick a causal model "
-                           f"(GPT-2, Llama, Qwen2, Mistral).")
+    if not model.cfg.causal:
+        raise AttnvizError(f"{model.name} cannot generate here: generation runs decoder-only causal models (GPT-2, Llama, "
+                           f"Qwen2, Mistral). An encoder such as BERT reads the whole text at once; it was never trained "
+                           f"to predict the next token.")
+    if model.lm_head is None:
+        raise AttnvizError(f"{model.name} was saved without its language-model head, so it cannot pick next tokens.")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise AttnvizError(f"max_new_tokens must be a whole number from 1 to {MAX_NEW_TOKENS}, got {max_new_tokens!r}.")
     enc = model.encode(prompt)
@@ -100,15 +103,17 @@ def generate(model, prompt: str, max_new_tokens: int = 20, cache: bool = True) -
             else:  # only the newest token; the cache holds the rest
                 fed = torch.tensor([ids[-1:]], device=model.device)  # (1, 1)
             first = 0 if caches is None else caches[0].length
-            hidden, weights, _ = model.forward(fed, model.builtin_mask(fed.shape[1], first), True, False, caches)
+            mask = model.builtin_mask(fed.shape[1], first).to(model.device)  # (new tokens, all tokens so far)
+            hidden, weights, traces = model.forward(fed, mask, True, True, caches)  # traces: references, no extra work
             logits = model.logits(hidden[0, -1])  # (V,): scores for the next token, from the last position
             probs = torch.softmax(logits.float(), dim=-1)
             top = probs.topk(min(TOP_K, probs.shape[0]))
             next_id = int(logits.argmax())
             row = torch.stack([w[0, :, -1, :] for w in weights]).float().cpu()  # (L, nh, n_context)
+            query = torch.stack([t.q[0, :, -1, :] for t in traces]).float().cpu()  # (L, nh, hs)
             ms = (time.perf_counter() - start) * 1000
             token, label = model.tokenizer.token_of(next_id)
-            steps.append(GenerationStep(next_id, token, label, len(ids), row, top.indices.tolist(),
+            steps.append(GenerationStep(next_id, token, label, len(ids), row, query, top.indices.tolist(),
                                         top.values.float().cpu().tolist(), ms))
             ids = ids + [next_id]
     tokens_labels = [model.tokenizer.token_of(t) for t in ids]

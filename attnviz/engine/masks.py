@@ -11,9 +11,12 @@ Masks are also named by short string specs, used by the API and in the app's URL
     "causal"           each query sees itself and earlier tokens
     "padding:K"        the last K tokens are [PAD]: no query may attend to them
     "window:W"         each query sees keys at most W positions away (sliding window / local)
-    "strided:S"        each query sees keys a multiple of S positions away (dilated / strided sparse)
+    "strided:S"        each query sees keys a multiple of S positions away (dilated). No local window:
+                       the Sparse Transformer's strided pattern is a local window OR every s-th key; this is the
+                       stride alone
     "global:W:i,j"     a window of W plus global tokens i, j that see and are seen by all (Longformer)
-    "random:P:SEED"    each pair kept with probability P, seeded; the diagonal is always kept (BigBird-like)
+    "random:P:SEED"    each pair kept with probability P (Bernoulli per pair, ~p·n² pairs, not BigBird's r keys
+                       per query), seeded; the diagonal is always kept
     "custom:101/011"   rows of 0/1 written out, '/' between rows
 Specs combine with '&' (logical AND): "causal&window:2".
 """

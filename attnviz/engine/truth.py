@@ -7,7 +7,7 @@ the same folder with eager attention (the default sdpa returns no weights) in fl
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import torch
@@ -20,6 +20,7 @@ class TruthCheck:
     max_abs_diff: float | None  # None when there is no reference
     tolerance: float
     reason: str = ""  # why there is no reference
+    parts: dict[str, float] = field(default_factory=dict)  # encoder–decoder: max |Δ| per kind of attention
 
     @property
     def matches(self) -> bool:
@@ -43,11 +44,42 @@ def reference_attentions(model: Model, token_ids: list[int]) -> torch.Tensor:
     return torch.stack([a[0] for a in out.attentions]).float()
 
 
-def check_against_transformers(model: Model, text: str, tolerance: float = 1e-5) -> TruthCheck:
-    """Max |ours - transformers| over every layer, head and cell, at the default mask and scale."""
+def reference_seq2seq_attentions(model: Model, source_ids: list[int], decoder_ids: list[int]) -> dict[str, torch.Tensor]:
+    """transformers' encoder, decoder (self) and cross attentions for these ids, given decoder_input_ids
+    explicitly (so transformers does not shift anything itself): each (n_layers, n_heads, rows, cols)."""
+    ref = reference_model(model.source)
+    with torch.inference_mode():
+        out = ref(input_ids=torch.tensor([source_ids]), decoder_input_ids=torch.tensor([decoder_ids]),
+                  output_attentions=True)
+    stack = lambda atts: torch.stack([a[0] for a in atts]).float()
+    return {"encoder": stack(out.encoder_attentions), "decoder": stack(out.decoder_attentions),
+            "cross": stack(out.cross_attentions)}
+
+
+def check_seq2seq_against_transformers(model: Model, source: str, target: str, tolerance: float = 1e-5) -> TruthCheck:
+    """Max |ours - transformers| over the encoder's, the decoder's and the cross-attentions (default mask and scale)."""
+    res = model.run(source, target=target)
+    theirs = reference_seq2seq_attentions(model, res.source_token_ids, res.token_ids)
+    ours = {"encoder": res.encoder_attentions, "decoder": res.attentions, "cross": res.cross_attentions}
+    parts = {k: float((ours[k] - theirs[k]).abs().max()) for k in ours}
+    return TruthCheck(max(parts.values()), tolerance, parts=parts)
+
+
+def check_against_transformers(model: Model, text: str, tolerance: float = 1e-5, target: str | None = None) -> TruthCheck:
+    """Max |ours - transformers| over every layer, head and cell, at the default mask and scale.
+
+    With a target (an encoder–decoder only), every kind of attention is compared: see TruthCheck.parts.
+    """
     if model.source is None:
         return TruthCheck(None, tolerance, "the toy model's weights are seeded here; transformers has no copy of it")
+    if target is not None:
+        return check_seq2seq_against_transformers(model, text, target, tolerance)
     res = model.run(text)
+    if getattr(model, "is_encoder_decoder", False):  # the encoder alone: transformers' encoder alone
+        with torch.inference_mode():
+            out = reference_model(model.source).get_encoder()(torch.tensor([res.token_ids]), output_attentions=True)
+        theirs = torch.stack([a[0] for a in out.attentions]).float()
+        return TruthCheck(float((res.attentions - theirs).abs().max()), tolerance)
     theirs = reference_attentions(model, res.token_ids)
     return TruthCheck(float((res.attentions - theirs).abs().max()), tolerance)
 

@@ -32,6 +32,10 @@ STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the h
     "to_self": "share to the token itself",
     "to_previous": "share to the previous token",
 }
+STATISTICS_SHORT = {  # table headers narrow enough not to be cut at 1024 px; the long names go in the help
+    "entropy": "entropy", "max_weight": "max weight", "mean_distance": "distance", "to_cls_sep_first": "to sinks",
+    "to_self": "to self", "to_previous": "to previous",
+}
 
 
 def pooled_block_size(n: int, max_cells: int = THUMBNAIL_CELLS) -> int:
@@ -62,6 +66,33 @@ def pool_patterns(attentions, block: int) -> np.ndarray:
     sums = padded.reshape(*lead, m, block, m, block).sum(axis=(-3, -1))  # Σ_{i∈I} Σ_{j∈J} a_ij  (..., m, m)
     rows_per_block = np.minimum(block, n - np.arange(m) * block).astype(np.float32)  # |I|, the last may be short (m,)
     return sums / rows_per_block[:, None]  # (..., m, m)
+
+
+def pooled_labels(labels: list[str], block: int) -> list[str]:
+    """A label per pooled cell: the block's first token, with '…' when the cell stands for several."""
+    if block <= 1:
+        return list(labels)
+    return [f"{labels[i]}…" for i in range(0, len(labels), block)]
+
+
+def thumbnails(attentions, labels: list[str], max_cells: int = THUMBNAIL_CELLS) -> tuple[np.ndarray, list[str], int]:
+    """Every head of every layer for a grid of thumbnails: (L, H, n, n) -> ((L·H, m, m) pooled patterns in
+    layer-major order, their m labels, block b). Pooled rows still sum to 1 (see pool_patterns)."""
+    a = np.asarray(attentions, dtype=np.float32)
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise AttnvizError(f"The model view needs attentions of shape (layers, heads, n, n), got {a.shape}.")
+    if len(labels) != a.shape[-1]:
+        raise AttnvizError(f"There are {len(labels)} token labels but the patterns are {a.shape[-1]}×{a.shape[-1]}.")
+    block = pooled_block_size(a.shape[-1], max_cells)
+    pooled = pool_patterns(a, block)  # (L, H, m, m)
+    m = pooled.shape[-1]
+    return pooled.reshape(-1, m, m), pooled_labels(labels, block), block  # (L·H, m, m)
+
+
+def thumbnail_titles(n_layers: int, n_heads: int, highlight: tuple[int, int] | None = None) -> list[str]:
+    """'L0 H0', 'L0 H1', ... in layer-major order; the enlarged head marked '▶ L2 H5 ◀'."""
+    return [f"▶ L{layer} H{head} ◀" if (layer, head) == highlight else f"L{layer} H{head}"
+            for layer in range(n_layers) for head in range(n_heads)]
 
 
 def _thumbnail(z: np.ndarray, layer: int, head: int, x0: float, y0: float) -> dict:
@@ -157,10 +188,11 @@ def statistics_figure(rows: list[dict], statistic: str) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=grid, x=[f"H{h}" for h in range(n_heads)], y=[f"L{layer}" for layer in range(n_layers)],
         colorscale="Cividis", texttemplate="%{z:.2f}", textfont={"size": 10},
-        colorbar={"title": {"text": STATISTICS[statistic], "side": "right"}, "thickness": 12},
+        colorbar={"thickness": 12},  # the title sits above the map, not along the bar
         hovertemplate=f"layer %{{y}}, head %{{x}}<br>{STATISTICS[statistic]}: %{{z:.3f}}<extra></extra>",
     ))
     fig.update_xaxes(type="category", side="top", title_text="head")
     fig.update_yaxes(type="category", autorange="reversed", title_text="layer")
-    fig.update_layout(height=min(700, 42 * n_layers + 110), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(title=STATISTICS[statistic], height=min(700, 42 * n_layers + 130),
+                      margin={"l": 10, "r": 10, "t": 80, "b": 10})
     return fig

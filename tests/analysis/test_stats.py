@@ -12,6 +12,8 @@ from attnviz.analysis.stats import (
     head_entropy,
     head_max_weight,
     head_statistics,
+    infinite_rows,
+    live_rows,
     mean_attention_distance,
     previous_token_share,
     row_kl_divergence,
@@ -145,13 +147,15 @@ def test_kl_is_not_symmetric():
     assert row_kl_divergence(p, q).item() != pytest.approx(row_kl_divergence(q, p).item())
 
 
-def test_kl_where_q_forbids_a_key_p_uses_is_large_but_finite():
-    p = torch.tensor([[0.5, 0.5]])
-    q = torch.tensor([[1.0, 0.0]])  # e.g. q under a causal mask
-    kl = row_kl_divergence(p, q).item()
-    assert math.isfinite(kl)
-    assert kl == pytest.approx(0.5 * math.log(0.5) + 0.5 * math.log(0.5 / KL_EPSILON), rel=1e-5)
-    assert kl <= math.log(1.0 / KL_EPSILON)
+def test_kl_where_q_forbids_a_key_p_uses_is_infinite_not_a_fake_number():
+    p = torch.tensor([[0.5, 0.5], [1.0, 0.0]])
+    q = torch.tensor([[1.0, 0.0], [1.0, 0.0]])  # e.g. q under a causal mask
+    kl = row_kl_divergence(p, q)
+    assert kl[0].item() == math.inf  # q gives key 1 zero weight, p gives it 0.5
+    assert kl[1].item() == 0.0  # p does not use the key q forbids: finite (here identical rows)
+    assert infinite_rows(kl).tolist() == [True, False]
+    capped = row_kl_divergence(p, q, eps=KL_EPSILON)[0].item()  # the optional floor: a capped number
+    assert capped == pytest.approx(0.5 * math.log(0.5) + 0.5 * math.log(0.5 / KL_EPSILON), rel=1e-5)
 
 
 def test_kl_of_fully_masked_rows_is_zero_not_nan():
@@ -161,9 +165,7 @@ def test_kl_of_fully_masked_rows_is_zero_not_nan():
     assert kl.shape == (N,)
     assert not kl.isnan().any()
     assert kl[2].item() == 0.0 and kl[3].item() == 0.0
-    # row 0: uniform against one-hot on key 0, the other keys floored at eps
-    expected = (1 / N) * math.log(1 / N) + (N - 1) / N * math.log((1 / N) / KL_EPSILON)
-    assert kl[0].item() == pytest.approx(expected, rel=1e-5)
+    assert kl[0].item() == math.inf  # uniform against one-hot on key 0: q gives the other keys zero weight
 
 
 def test_kl_rejects_different_shapes():
@@ -308,11 +310,14 @@ def test_statistics_stay_in_range_and_finite(weights):
 
 @settings(max_examples=50, deadline=None)
 @given(pattern_pairs())
-def test_kl_is_finite_and_nonnegative(pair):
+def test_kl_is_never_nan_nonnegative_and_infinite_only_where_q_forbids_what_p_uses(pair):
     p, q = pair
     kl = row_kl_divergence(p, q)
     assert kl.shape == p.shape[:-1]
-    assert torch.isfinite(kl).all()
+    assert not kl.isnan().any()
     assert (kl >= 0).all()
-    assert (kl <= math.log(1.0 / KL_EPSILON) + 1e-3).all()
+    uses_forbidden = ((p > 0) & (q == 0)).any(-1) & live_rows(p) & live_rows(q)
+    assert torch.equal(torch.isinf(kl), uses_forbidden)
+    capped = row_kl_divergence(p, q, eps=KL_EPSILON)
+    assert torch.isfinite(capped).all() and (capped <= math.log(1.0 / KL_EPSILON) + 1e-3).all()
     assert row_kl_divergence(p, p).abs().max().item() < 1e-5

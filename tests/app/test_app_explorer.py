@@ -6,24 +6,23 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
-
-from attnviz.draw.plotting import plain_text
+from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, page_text, run_app
 
 TEXT = "The cat sat on the mat because it was tired."
 
 
 def grid(at):
-    return heatmaps(chart_specs(at)["grid"])
+    """head name -> (weights as drawn, row labels, column labels) from the canvas component's payload."""
+    return {title.split(" · ")[0]: panel for title, panel in drawn_grid(at, "grid").items()}
 
 
 def assert_drawn_equals(drawn: dict, attentions, layer: int, heads: list[int], labels: list[str]):
-    """The drawn heads are these, labelled with these tokens, and hold these weights (to the 0.001 drawn)."""
+    """The drawn heads are these, labelled with these tokens, and hold these weights (uint16: to 1e-5)."""
     assert list(drawn) == [f"head {h}" for h in heads]
     for h in heads:
-        z, x, y = drawn[f"head {h}"]
-        assert x == y == [plain_text(t) for t in labels]
-        np.testing.assert_allclose(z, attentions[layer, h].numpy(), atol=0.0005 + 1e-7)
+        z, rows, cols = drawn[f"head {h}"]
+        assert rows == cols == list(labels)  # as typed: the browser sets them as text, never markup
+        np.testing.assert_allclose(z, attentions[layer, h].numpy(), atol=1e-5)
 
 
 def test_default_page_draws_every_head_of_layer_0_as_attnviz_computes(minilm):
@@ -116,8 +115,13 @@ def test_csv_download_holds_the_chosen_heads_weights(toy):
 def test_enlarged_head_shows_every_token_with_values_in_cells(toy):
     at = run_app({"model": "toy", "text": "red green blue"})
     at.selectbox(key="focus").set_value(1).run()
-    spec = chart_specs(at)["focus_head"]
-    (name, (z, x, _)), = heatmaps(spec).items()
+    z, rows, cols = drawn_heatmap(at, "focus_head")
     res = toy.run("red green blue")
-    np.testing.assert_allclose(z, res.attentions[0, 1].numpy(), atol=0.0005 + 1e-7)
-    assert spec["data"][0]["texttemplate"]  # numbers printed in the cells at this size
+    np.testing.assert_allclose(z, res.attentions[0, 1].numpy(), atol=1e-5)
+    assert rows == cols == res.labels
+    from apptest_helpers import heatmap_payloads
+
+    from attnviz.draw.heatmap import decode_payload
+
+    meta, _ = decode_payload(heatmap_payloads(at)["focus_head"])
+    assert meta["show_values"] and meta["selectable"]  # numbers printed in the cells at this size

@@ -6,7 +6,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, heatmaps, page_text, run_app
+import torch
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
 import attnviz
 from attnviz.analysis.compare import compare_patterns
@@ -24,12 +25,19 @@ def toy():
 
 def drawn(at, which: str) -> np.ndarray:
     """The weights drawn for side 'a' or 'b' (0..1, to the 0.001 the heatmap carries)."""
-    (z, _, _), = heatmaps(chart_specs(at)[f"cmp_heatmap_{which}"]).values()
-    return z
+    return drawn_heatmap(at, f"cmp_heatmap_{which}")[0]
+
+
+def has_heatmap(at, key: str) -> bool:
+    try:
+        drawn_heatmap(at, key)
+    except (KeyError, IndexError):
+        return False
+    return True
 
 
 def difference(at) -> np.ndarray:
-    return decode_plotly_array(chart_specs(at)["cmp_diff"]["data"][0]["z"]).astype(np.float64)
+    return drawn_heatmap(at, "cmp_diff")[0]
 
 
 def test_page_loads_with_the_bundled_model_and_b_equal_to_a():
@@ -67,13 +75,16 @@ def test_difference_heatmap_and_kl_bars_equal_attnviz(toy):
     a = toy.run(TEXT).attentions[1, 1]
     b = toy.run(TEXT, mask="window:2").attentions[1, 1]
     np.testing.assert_allclose(difference(at), (a - b).numpy(), atol=1e-6)
-    spec = chart_specs(at)["cmp_diff"]["data"][0]
-    assert spec["zmid"] == 0 and spec["zmin"] == -spec["zmax"] and spec["colorbar"]["title"]["text"] == "A − B"
+    _, rows, cols = drawn_heatmap(at, "cmp_diff")
+    assert len(rows) == len(cols) == a.shape[0]
     kl = decode_plotly_array(chart_specs(at)["cmp_kl"]["data"][0]["y"])
     comparison = compare_patterns(a, b)
-    np.testing.assert_allclose(kl, comparison.row_kl.numpy(), rtol=1e-5)
+    finite = torch.isfinite(comparison.row_kl)
+    assert not finite.all()  # the window forbids keys that full attention uses: those rows are ∞, not 27.6
+    np.testing.assert_allclose(kl[finite.numpy()], comparison.row_kl[finite].numpy(), rtol=1e-5)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Mean KL(A‖B) per row"] == f"{comparison.summary()['mean_kl']:.3f} nats"
+    assert metrics["Mean KL(A‖B) per row"] == "∞ nats"
+    assert "KL(A‖B) = ∞" in page_text(at) and "27.6" not in page_text(at)
     assert metrics["Mean row entropy, B"] == f"{comparison.entropy_b:.3f} nats"
 
 
@@ -90,7 +101,7 @@ def test_empty_side_b_text_says_so_and_still_shows_a():
     at.text_area(key="cmp_b_text").input("").run()
     assert_healthy(at)
     assert any("Side B has nothing to show" in w.value and "text is empty" in w.value for w in at.warning)
-    assert set(chart_specs(at)) == {"cmp_heatmap_a"}
+    assert has_heatmap(at, "cmp_heatmap_a") and not has_heatmap(at, "cmp_heatmap_b")
 
 
 def test_different_tokens_warn_and_skip_the_cell_by_cell_difference(toy):
@@ -98,7 +109,7 @@ def test_different_tokens_warn_and_skip_the_cell_by_cell_difference(toy):
     at.text_area(key="cmp_b_text").input("a dog ran far away").run()
     assert_healthy(at)
     assert any("different tokens" in w.value and "meaningless" in w.value for w in at.warning)
-    assert set(chart_specs(at)) == {"cmp_heatmap_a", "cmp_heatmap_b"}
+    assert has_heatmap(at, "cmp_heatmap_a") and has_heatmap(at, "cmp_heatmap_b") and not has_heatmap(at, "cmp_diff")
     metrics = {m.label: m.value for m in at.metric}
     assert "Mean KL(A‖B) per row" not in metrics and "Mean row entropy, B" in metrics
     assert "the text" in page_text(at)

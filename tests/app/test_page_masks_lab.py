@@ -6,7 +6,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
 import attnviz
 from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array
@@ -32,34 +32,43 @@ def toy_page():
     return at
 
 
-def panels(spec: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(M as drawn: 1 allowed / 0 forbidden, weights as drawn in [0, 1]) of a mask-and-weights figure."""
-    m, w = [t for t in spec["data"] if t["type"] == "heatmap"]
-    return decode_plotly_array(m["z"]).astype(int), decode_plotly_array(w["z"]).astype(np.float64) / WEIGHT_STEPS
+def panels(at, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(M as drawn, read back as 1 allowed (0) / 0 forbidden (−∞); the weights drawn in [0, 1]) of a card."""
+    m, rows, cols = drawn_heatmap(at, f"{key}_mask")
+    assert set(np.unique(m)) <= {0.0, -np.inf} and len(rows) == len(cols) == m.shape[0]
+    return (m == 0).astype(int), drawn_heatmap(at, f"{key}_weights")[0]
+
+
+def has_heatmap(at, key: str) -> bool:
+    try:
+        drawn_heatmap(at, key)
+    except (KeyError, IndexError):
+        return False
+    return True
 
 
 def test_page_loads_with_the_bundled_model():
     at = run_app(page=PAGE)
     assert_healthy(at)
-    assert {f"masks_gallery_{kind}" for kind in MASK_KINDS} <= set(chart_specs(at))
+    assert all(has_heatmap(at, f"masks_gallery_{kind}_weights") for kind in MASK_KINDS)
 
 
 def test_gallery_shows_every_mask_with_its_real_weights(toy, toy_page):
-    specs, text = chart_specs(toy_page), page_text(toy_page)
+    text = page_text(toy_page)
     for kind, spec in gallery_specs(custom=mask_to_spec(causal_mask(8))).items():
         assert f"**{MASK_TITLES[kind]}**" in text
         res = toy.run(TEXT, mask=spec)
-        m, w = panels(specs[f"masks_gallery_{kind}"])
+        m, w = panels(toy_page, f"masks_gallery_{kind}")
         np.testing.assert_allclose(w, res.attentions[0, 0].numpy(), atol=ATOL, err_msg=kind)
         expected = np.ones_like(m) if res.mask is None else res.mask.numpy()
         np.testing.assert_array_equal(m, expected, err_msg=kind)
 
 
 def test_attended_pairs_equal_the_mask_sums(toy_page):
-    specs, text = chart_specs(toy_page), page_text(toy_page)
+    text = page_text(toy_page)
     n = 8  # [CLS] the cat sat on the mat [SEP]
     for kind, spec in gallery_specs(custom=mask_to_spec(causal_mask(n))).items():
-        m, _ = panels(specs[f"masks_gallery_{kind}"])
+        m, _ = panels(toy_page, f"masks_gallery_{kind}")
         size = n + (2 if kind == "padding" else 0)
         mask = parse_mask(spec, size)
         pairs = size * size if mask is None else int(mask.sum())
@@ -71,7 +80,7 @@ def test_gallery_sliders_change_the_masks(toy):
     at = run_app(TOY, page=PAGE)
     at.slider(key="masks_window").set_value(1).run()
     assert_healthy(at)
-    m, w = panels(chart_specs(at)["masks_gallery_window"])
+    m, w = panels(at, "masks_gallery_window")
     np.testing.assert_array_equal(m, parse_mask("window:1", 8).numpy())
     np.testing.assert_allclose(w, toy.run(TEXT, mask="window:1").attentions[0, 0].numpy(), atol=ATOL)
     assert "**22** of n² = 8² = 64 pairs scored" in page_text(at)
@@ -84,21 +93,28 @@ def test_cost_chart_shows_quadratic_full_attention(toy_page):
     assert "O(n²)" in page_text(toy_page)
 
 
+def test_log_log_cost_chart_stops_near_the_data():
+    at = run_app({**TOY, "masks_axes": "log-log"}, page=PAGE)
+    assert_healthy(at)
+    x_range = chart_specs(at)["masks_cost"]["layout"]["xaxis"]["range"]
+    assert 10 ** x_range[0] >= 7 and 10 ** x_range[1] <= 600  # the data run from n = 8 to 512, not to 10¹⁰
+
+
 def test_padding_demo_pad_columns_are_exactly_zero(toy, toy_page):
     encs, weights = toy.run_batch(["The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank."])
     short = encs[0]
     assert short.n_pad > 0 and weights[0, :, :, :, -short.n_pad:].abs().max() == 0  # attnviz: exactly 0
-    z = decode_plotly_array(chart_specs(toy_page)["masks_pad_heatmap_0"]["data"][0]["z"])
+    z = drawn_heatmap(toy_page, "masks_pad_heatmap_0")[0]
     assert z.shape[1] == len(short.ids) and np.all(z[:, -short.n_pad:] == 0)
-    assert np.all(z[:, : -short.n_pad].sum(1) > 900)  # the real keys keep (to the 0.001) all the weight
+    assert np.all(z[:, : -short.n_pad].sum(1) > 0.9)  # the real keys keep (to the 0.001) all the weight
     assert "exactly zero" in page_text(toy_page)
 
 
 def test_padding_demo_follows_its_two_sentences(toy):
     at = run_app({**TOY, "masks_pad_a": "one two three four five six seven", "masks_pad_b": "eight"}, page=PAGE)
     assert_healthy(at)
-    z0 = decode_plotly_array(chart_specs(at)["masks_pad_heatmap_0"]["data"][0]["z"])
-    z1 = decode_plotly_array(chart_specs(at)["masks_pad_heatmap_1"]["data"][0]["z"])
+    z0 = drawn_heatmap(at, "masks_pad_heatmap_0")[0]
+    z1 = drawn_heatmap(at, "masks_pad_heatmap_1")[0]
     assert z0.shape == z1.shape == (9, 9) and np.all(z1[:, 3:] == 0) and np.all(z0 > 0)
     at.text_input(key="masks_pad_b").input("").run()
     assert_healthy(at)
@@ -115,17 +131,17 @@ def edit_custom_mask(at, edits: dict):
 def test_editing_the_custom_mask_changes_the_weights(toy):
     at = run_app(TOY, page=PAGE)
     names = position_names(toy.run(TEXT).labels)
-    before = panels(chart_specs(at)["masks_custom_result"])[1]
+    before = panels(at, "masks_custom_result")[1]
     edit_custom_mask(at, {0: {names[5]: True}, 3: {names[7]: True}})  # let [CLS] see 'the', 'sat' see [SEP]
     assert_healthy(at)
     mask = causal_mask(8)
     mask[0, 5] = mask[3, 7] = True
-    m, w = panels(chart_specs(at)["masks_custom_result"])
+    m, w = panels(at, "masks_custom_result")
     np.testing.assert_array_equal(m, mask.numpy())
     np.testing.assert_allclose(w, toy.run(TEXT, mask=mask).attentions[0, 0].numpy(), atol=ATOL)
     assert not np.allclose(w, before)
     assert mask_to_spec(mask) in [c.value for c in at.code]
-    gallery_m, _ = panels(chart_specs(at)["masks_gallery_custom"])  # the gallery's custom card follows
+    gallery_m, _ = panels(at, "masks_gallery_custom")  # the gallery's custom card follows
     np.testing.assert_array_equal(gallery_m, mask.numpy())
 
 
@@ -134,7 +150,7 @@ def test_a_row_that_forbids_everything_shows_the_policy(toy):
     names = position_names(toy.run(TEXT).labels)
     edit_custom_mask(at, {4: {name: False for name in names}})
     assert_healthy(at)
-    _, w = panels(chart_specs(at)["masks_custom_result"])
+    _, w = panels(at, "masks_custom_result")
     assert np.all(w[4] == 0) and np.all(np.delete(w, 4, axis=0).sum(1) > 0.99)
     policy = [x.value for x in at.warning if "forbid every key" in x.value]
     assert policy and "zero weights and a zero output" in policy[0] and "4·on (‖output‖ = 0.000)" in policy[0]
@@ -147,7 +163,7 @@ def test_a_custom_mask_of_the_wrong_size_is_explained(toy):
     assert_healthy(at)
     errors = [e.value for e in at.error]
     assert any("does not fit" in e and "2×2" in e and "8 tokens" in e for e in errors), errors
-    m, _ = panels(chart_specs(at)["masks_custom_result"])  # the editor starts from causal instead
+    m, _ = panels(at, "masks_custom_result")  # the editor starts from causal instead
     np.testing.assert_array_equal(m, causal_mask(8).numpy())
 
 
@@ -155,7 +171,7 @@ def test_a_text_too_long_for_the_editor_says_so():
     at = run_app({"model": "toy", "text": " ".join(f"w{i}" for i in range(30))}, page=PAGE)
     assert_healthy(at)
     assert any("at most 24 tokens" in i.value and "32" in i.value for i in at.info)
-    assert not at.data_editor and "masks_gallery_custom" in chart_specs(at)
+    assert not at.data_editor and has_heatmap(at, "masks_gallery_custom_weights")
 
 
 def test_use_in_the_sidebar_sets_the_shared_custom_mask(toy):

@@ -4,16 +4,14 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import json
 import re
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy
+from apptest_helpers import assert_healthy, drawn_heatmap
 from streamlit.testing.v1 import AppTest
 
 import attnviz
-from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.step_by_step.steps import head_steps
 
 PAGE = "pages/step_by_step.py"
@@ -34,11 +32,9 @@ def latex_with(at: AppTest, marker: str) -> str:
     return found[0]
 
 
-def chart(at: AppTest, key: str) -> dict:
-    """The figure JSON the browser gets for the chart with this key."""
-    found = [c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
-    assert len(found) == 1, f"chart {key} not found"
-    return json.loads(found[0].proto.spec)
+def drawn(at: AppTest, key: str) -> np.ndarray:
+    """The matrix pages/_heatmap drew under this key, as drawn (-inf where masked)."""
+    return drawn_heatmap(at, key)[0]
 
 
 def open_page(model: str = "toy", text: str = TEXT, **state) -> AppTest:
@@ -69,7 +65,8 @@ def test_loads_with_defaults_and_shows_the_bundled_models_numbers():
     at.switch_page(PAGE).run()
     assert_healthy(at)
     assert not at.error
-    assert len(at.get("plotly_chart")) == 11  # X, Q, K, V, S, S', S'', A, head, Concat, output
+    for key in ("x", "Q", "K", "V", "scores", "scaled", "masked", "weights", "head", "concat", "out"):
+        assert drawn(at, f"sbs_fig_{key}").size  # every step's matrix is drawn through the one heatmap call
     model = attnviz.load_model()
     res = model.run(at.text_area(key="text").value, keep=True)
     steps = head_steps(model, res, 0, 0)
@@ -78,8 +75,8 @@ def test_loads_with_defaults_and_shows_the_bundled_models_numbers():
     assert r"26\text{ more terms}" in dot  # d_head 32: the six largest terms, the rest summed
     assert any("only the 6 largest products" in c.value for c in at.caption)
     assert r"(n \times d_{head}) = (" in latex_with(at, r"d_{head}) = (")
-    q = decode_plotly_array(chart(at, "sbs_fig_Q")["data"][0]["z"])
-    np.testing.assert_allclose(q, steps.q.numpy(), atol=1e-6)
+    np.testing.assert_allclose(drawn(at, "sbs_fig_Q"), steps.q.numpy(), atol=1e-6)
+    assert any("LayerNorm(token + position + segment embeddings)" in m.value for m in at.markdown)  # BERT's X
 
 
 def test_query_and_key_choice_change_the_numbers_to_attnviz_ones(toy):
@@ -119,8 +116,8 @@ def test_causal_mask_with_the_key_after_the_query_gives_minus_infinity_and_weigh
     at = open_page(mask="causal", sbs_query=2, sbs_key=5)
     assert latex_with(at, "M_{2,5} =").startswith(r"M_{2,5} = -\infty")
     assert last_number(latex_with(at, r"A_{2,5} = \frac")) == 0.0
-    masked = chart(at, "sbs_fig_masked")["data"]
-    assert masked[1]["text"][2][5] == "−∞" and masked[1]["text"][5][2] == ""
+    masked = drawn(at, "sbs_fig_masked")
+    assert masked[2, 5] == -np.inf and np.isfinite(masked[5, 2])
     assert not any("nan" in el.value.lower() for el in at.latex)
     at.selectbox(key="sbs_key").set_value(1).run()  # a key before the query: allowed again
     assert latex_with(at, "M_{2,1} =").startswith(r"M_{2,1} = 0")
@@ -143,7 +140,7 @@ def test_the_head_choice_switches_every_matrix_to_that_head(toy):
     at.selectbox(key="sbs_head").set_value(1).run()
     assert not at.exception
     for key, attr in (("sbs_fig_Q", "q"), ("sbs_fig_head", "head_out")):
-        z = decode_plotly_array(chart(at, key)["data"][0]["z"])
+        z = drawn(at, key)
         np.testing.assert_allclose(z, getattr(toy_steps(toy, head=1), attr).numpy(), atol=1e-6)
         assert not np.allclose(z, getattr(toy_steps(toy, head=0), attr).numpy(), atol=1e-3)
     assert latex_with(at, r"W_Q^{(1)}")

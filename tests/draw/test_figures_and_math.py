@@ -3,15 +3,16 @@
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
 
 import attnviz
-from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+from attnviz.draw.describe import describe_effect, describe_input_embedding, describe_mask, describe_scale
 from attnviz.draw.export import attentions_npz, head_csv
-from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation
+from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
 from attnviz.draw.plotting import (
     block_average,
     decode_plotly_array,
@@ -22,7 +23,7 @@ from attnviz.draw.plotting import (
     visible_text,
     weights_as_thousandths,
 )
-from attnviz.engine.masks import causal_mask
+from attnviz.engine.masks import causal_mask, key_padding_mask
 from attnviz.engine.truth import check_against_transformers
 
 
@@ -108,6 +109,26 @@ def test_mask_matrix_draws_minus_infinity_where_forbidden_and_a_corner_when_larg
     assert small.count(r"-\infty") == 3 and r"\cdots" not in small
     big = mask_matrix(causal_mask(20), 20)
     assert r"\cdots" in big and r"\ddots" in big
+    assert r"\scriptstyle 19" in big  # the last row and column are labelled and drawn
+
+
+def test_mask_matrix_shows_the_pad_columns_of_a_padding_mask():
+    """A padding mask forbids only the last columns: a top-left corner would read as 'nothing masked'."""
+    n = 12
+    tex = mask_matrix(key_padding_mask(n, 3), n)
+    assert shown_positions(n) == [0, 1, 2, None, 10, 11]
+    rows = tex.split(r"\hline")[1].split(r"\\")
+    first = [c.strip() for c in rows[0].split("&")]
+    assert first[1:] == ["0", "0", "0", r"\cdots", r"-\infty", r"-\infty"]  # keys 10, 11 are [PAD]
+    assert tex.count(r"-\infty") == 2 * 5  # 5 drawn rows × the 2 drawn [PAD] columns
+
+
+def test_equations_break_into_short_lines_that_fit_a_narrow_column():
+    for tex in (attention_equation(1 / math.sqrt(32), 32, masked=True), attention_equation(4.0, 32, masked=True),
+                multi_head_equation(12, 384)):
+        for line in tex.split(r"\\"):
+            visible = re.sub(r"\\[a-zA-Z]+|[{}_^ ]", "", line)  # the characters KaTeX draws, roughly
+            assert len(visible) <= 30, line
 
 
 def test_fmt_writes_infinity_and_scientific_numbers():
@@ -117,12 +138,27 @@ def test_fmt_writes_infinity_and_scientific_numbers():
 
 def test_multi_head_equation_states_d_model_as_heads_times_d_head():
     assert r"12\cdot32 = 384" in multi_head_equation(12, 384)
+    assert multi_head_equation(12, 384).count("b_O") == 2  # the output projection's bias, in both forms
 
 
 def test_sentences_read_the_settings_aloud():
     assert "before it" in describe_mask("causal")
     assert "2 positions away" in describe_mask("window:2")
     assert "decoder" in describe_mask("none", causal_model=True)
+
+
+def test_a_causal_model_with_no_mask_is_never_said_to_look_both_ways():
+    text = describe_mask("none", causal_model=True)
+    assert "before and after" not in text and "never the ones after" in text
+    assert "before and after" in describe_mask("none", causal_model=False)
+    assert "never sees the ones after" in describe_mask("window:2", causal_model=True)
+    assert "Bernoulli" in describe_mask("random:0.3:0") and "no local window" in describe_mask("strided:3")
+
+
+def test_input_embedding_is_named_per_family():
+    assert describe_input_embedding("bert", True, True, True) == "LayerNorm(token + position + segment embeddings)"
+    assert describe_input_embedding("gpt2", True, False, False) == "token + position embeddings"
+    assert "sinusoidal" in describe_input_embedding("toy", True)
     assert "√32" in describe_scale(1 / math.sqrt(32), 32)
     assert "off" in describe_scale(1.0, 32)
     assert describe_effect("none", 1 / math.sqrt(32), 32) is None

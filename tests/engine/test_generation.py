@@ -42,6 +42,7 @@ def test_shapes_follow_the_contract(models, generations, name):
     assert g.token_ids[:n_prompt] == model.run(PROMPT).token_ids
     for i, step in enumerate(g.steps):
         assert step.attention.shape == (model.n_layers, model.n_heads, n_prompt + i)
+        assert step.query.shape == (model.n_layers, model.n_heads, model.d_head)
         assert step.token_id == g.token_ids[n_prompt + i] and step.token == g.tokens[n_prompt + i]
         assert step.top_ids[0] == step.token_id and step.top_probs[0] >= step.top_probs[-1]
         assert torch.allclose(step.attention.sum(-1), torch.ones(model.n_layers, model.n_heads), atol=1e-5)
@@ -87,6 +88,8 @@ def test_cache_holds_rotated_keys_per_kv_head_and_its_size_matches_the_formula(m
     ids = torch.tensor([g.token_ids[:n]])
     with torch.inference_mode():
         _, _, traces = model.forward(ids, model.builtin_mask(n), True, keep=True)
+    for i, step in enumerate(g.steps):  # each step's query is the row its last context token had in a full run
+        torch.testing.assert_close(step.query, torch.stack([t.q[0, :, g.n_prompt + i - 1] for t in traces]), atol=1e-5, rtol=0)
     for layer, cache in enumerate(g.kv):
         assert cache.keys.shape == cache.values.shape == (1, model.n_kv_heads, n, model.d_head)
         torch.testing.assert_close(cache.keys, traces[layer].k_cached, atol=1e-5, rtol=0)  # after RoPE, not repeated
@@ -137,3 +140,12 @@ def test_prompt_past_the_models_length(models):
 def test_empty_prompt_is_refused(models):
     with pytest.raises(AttnvizError, match="empty"):
         models["gpt2"].generate("  ", max_new_tokens=2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_generation_on_cuda_equals_the_cpu(tiny_decoder_folder, generations):
+    model = attnviz.load_model(str(tiny_decoder_folder("mistral")), device="cuda")
+    g = model.generate(PROMPT, max_new_tokens=N_NEW)
+    cpu = generations["mistral"][0]
+    assert g.token_ids == cpu.token_ids
+    assert max((a.attention - b.attention).abs().max() for a, b in zip(g.steps, cpu.steps, strict=True)) <= ATOL_ROW

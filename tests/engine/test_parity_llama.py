@@ -169,3 +169,11 @@ def test_uneven_gqa_groups_are_a_clear_error(tiny_decoder_folder, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({**config, "num_key_value_heads": 3}))
     with pytest.raises(AttnvizError, match="shared evenly"):
         attnviz.load_model(str(tmp_path))
+
+
+def test_step_by_step_says_clearly_it_does_not_cover_rope_heads(decoders):
+    from attnviz.lessons.step_by_step.steps import head_steps
+
+    model, _ = decoders["llama"]
+    with pytest.raises(AttnvizError, match="RoPE"):
+        head_steps(model, model.run(TEXTS[1], keep=True), 0, 0)

@@ -6,7 +6,7 @@ import torch
 
 from attnviz.analysis.compare import compare_patterns
 from attnviz.draw.plotting import decode_plotly_array
-from attnviz.lessons.compare.figures import difference_figure, row_kl_figure, symmetric_range
+from attnviz.lessons.compare.figures import difference_figure, kl_text, row_kl_figure, symmetric_range
 
 LABELS = ["[CLS]", "a", "a", "[SEP]"]
 
@@ -58,3 +58,17 @@ def test_kl_bars_and_mean_over_compared_rows():
     assert line.y0 == pytest.approx(mean, rel=1e-5)
     assert f"{mean:.3f}" in fig.layout.annotations[0].text
     assert fig.data[0].marker.color[3] == "#bbbbbb" and fig.data[0].marker.color[0] != "#bbbbbb"
+
+
+def test_infinite_kl_rows_are_drawn_as_infinite_never_as_a_capped_number():
+    a = torch.full((4, 4), 0.25)  # A spreads evenly
+    b = torch.tril(torch.ones(4, 4))
+    b = b / b.sum(-1, keepdim=True)  # B causal: zero weight on later keys, which A uses
+    c = compare_patterns(a, b)
+    assert torch.isinf(c.row_kl[:3]).all() and c.row_kl[3].item() == pytest.approx(0.0, abs=1e-6)
+    fig = row_kl_figure(c.row_kl, LABELS, c.compared_rows)
+    bars = fig.data[0]
+    assert list(bars.text) == ["∞", "∞", "∞", ""]
+    assert list(bars.customdata[:3]) == ["∞"] * 3
+    assert "mean ∞ nats" in fig.layout.annotations[0].text
+    assert kl_text(float("inf")) == "∞" and kl_text(0.12345) == "0.123"

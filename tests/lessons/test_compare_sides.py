@@ -70,3 +70,9 @@ def test_sentence_names_the_change_and_its_effect():
     assert "same configuration" in describe_change(A, A, 0.0, 0.0)
     two = describe_change(A, SideConfig("toy", "other", "none", True, 1, 2), 0.0, 0.0)
     assert "the model (bundled → toy) and the text" in two and "unchanged" in two
+
+
+def test_sentence_says_an_infinite_kl_is_infinite():
+    b = apply_preset("bidirectional vs causal", A)
+    text = describe_change(A, b, entropy_change=0.5, max_weight_change=-0.2, mean_kl=float("inf"))
+    assert "infinite" in text and "zero weight" in text and "inf nats" not in text

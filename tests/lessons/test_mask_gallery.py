@@ -9,6 +9,7 @@ import torch
 from attnviz.draw.plotting import decode_plotly_array
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 from attnviz.lessons.masks.gallery import (
+    MASK_TITLES,
     attended_pairs,
     attended_pairs_curves,
     attended_pairs_figure,
@@ -115,3 +116,9 @@ def test_padding_helpers():
     assert pad_column_weight(w, 0) == 0.0
     alone = torch.tensor([[0.5, 0.5], [0.2, 0.7]])
     assert real_rows_difference(w, alone) == pytest.approx(0.1)
+
+
+def test_cost_lesson_says_a_dense_mask_saves_no_compute():
+    text = cost_lesson(512, 2)
+    assert "computes every one of the n² scores anyway" in text and "Efficient attention page" in text
+    assert "p·n²" in text and MASK_TITLES["random"] == "random (Bernoulli per pair)"

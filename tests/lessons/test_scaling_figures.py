@@ -96,3 +96,12 @@ def test_entropy_per_layer_figure():
     np.testing.assert_allclose(y_of(lines["trained (×1)"]), [1.5, 1.2])
     with pytest.raises(AttnvizError, match="different lengths"):
         sf.entropy_per_layer_figure([1.0], [1.0, 2.0], 2.0, n_tokens=4)
+
+
+def test_a_link_factor_is_read_however_it_is_spelled():
+    from attnviz.lessons.scaling.figures import FACTOR_STEPS, factor_from_url
+
+    assert factor_from_url("4.0") == 4.0 and factor_from_url("4") == 4.0 and factor_from_url(" 4.00 ") == 4.0
+    assert factor_from_url("0.50") == 0.5 and factor_from_url(["1", "2.830"]) == 2.83
+    assert factor_from_url("3") is None and factor_from_url("abc") is None and factor_from_url(None) is None
+    assert all(factor_from_url(f"{f:.4f}") == f for f in FACTOR_STEPS)

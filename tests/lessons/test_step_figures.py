@@ -112,3 +112,16 @@ def test_input_colours_are_clipped_at_the_99th_percentile_but_hover_keeps_true_v
 def test_the_input_step_says_its_colours_are_clipped(toy_steps):
     title = sent(step_figure(toy_steps, "x"))["layout"]["title"]["text"]
     assert "99th percentile" in title
+
+
+@pytest.mark.parametrize("key,attr", [("x", "x"), ("Q", "q"), ("K", "k"), ("V", "v"), ("scores", "scores"),
+                                      ("scaled", "scaled"), ("masked", "masked_scores"), ("weights", "weights"),
+                                      ("head", "head_out"), ("concat", "concat"), ("out", "attn_out")])
+def test_step_matrix_hands_the_page_that_steps_numbers(toy_steps, key, attr):
+    from attnviz.lessons.step_by_step.figures import step_matrix
+
+    m = step_matrix(toy_steps, key, show_values=True)
+    np.testing.assert_array_equal(m.matrix, getattr(toy_steps, attr).numpy())  # -inf stays -inf (S″)
+    assert m.kind == ("weights" if key == "weights" else "signed") and m.row_labels == toy_steps.labels
+    if key in ("scores", "scaled", "masked"):  # one colour range for S, S′ and S″
+        assert m.limit == step_matrix(toy_steps, "scores").limit == step_matrix(toy_steps, "masked").limit

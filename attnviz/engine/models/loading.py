@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from attnviz.engine.device import pick_device
+from attnviz.engine.models.bart import bart_model
 from attnviz.engine.models.encoders import bert_like, distilbert
 from attnviz.engine.models.gpt2 import gpt2
 from attnviz.engine.models.llama import CHECKPOINT_PREFIXES, ROPE_FAMILIES, rope_decoder
@@ -26,9 +27,11 @@ from attnviz.errors import AttnvizError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BUNDLED_NAMES = {"", "default", "minilm", DEFAULT_MODEL.lower(), "sentence-transformers/" + DEFAULT_MODEL.lower()}
-SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2", **ROPE_FAMILIES}
-PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",),
-            **dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES)}
+SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2"}
+PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",)}
+SUPPORTED["bart"], PREFIXES["bart"] = "BART", ("model.",)  # encoder–decoder: engine/models/bart.py
+SUPPORTED.update(ROPE_FAMILIES)  # Llama, Qwen2, Mistral: engine/models/llama.py
+PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
 SHIPPED_MODELS = {"attnviz-tiny-llama": "d8c1a475c6d7ec7957cc1a1d49aef68730e6fc9d062f8fc4ea6788a29bdf1f43"}
@@ -125,6 +128,8 @@ def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
     config = read_config(folder)
     family = model_family(config)
     weights = read_safetensors(folder, PREFIXES[family])
+    if family == "bart":
+        return bart_model(config, weights, folder, name, device=device)
     if family in ROPE_FAMILIES:
         return rope_decoder(folder, config, weights, name, family, device)
     lm_head = None

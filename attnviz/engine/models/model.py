@@ -125,13 +125,17 @@ class Model:
             raise AttnvizError("The text has only invisible characters (such as zero-width spaces): type some visible words.")
         return self.tokenizer.encode(text, n_pad=n_pad)
 
-    def run(self, text: str, mask=None, scale=True, keep: bool = False) -> RunResult:
+    def run(self, text: str, mask=None, scale=True, keep: bool = False, target: str | None = None) -> RunResult:
         """Run the text through every layer with this mask and scale applied inside each attention.
 
         mask: None/"none", a spec such as "causal" or "window:3" (see attnviz.engine.masks), or a bool (n, n) tensor.
         scale: True = 1/sqrt(d_head), False = 1 (no scaling), or a float factor.
         keep: also return every layer's intermediates (Q, K, V, scores, weights, head outputs, residuals).
+        target: only for an encoder–decoder (see seq2seq.py); here it is an error.
         """
+        if target is not None:
+            raise AttnvizError(f"{self.name} has no decoder and so no cross-attention: a target text needs an "
+                               "encoder–decoder model such as BART.")
         enc = self.encode(text, n_pad=padding_count(mask))
         n = len(enc.ids)
         user_mask = parse_mask(mask, n)

@@ -186,7 +186,13 @@ def describe_change(a: SideConfig, b: SideConfig, entropy_change: float, max_wei
         peak = "higher" if d_peak > 0 else "lower"
         effect = (f"so B's rows spread their weight {spread} (entropy {d_entropy:+.2f} nats) "
                   f"and peak {peak} (max weight {d_peak:+.2f})")
-    kl = f", {mean_kl:.3f} nats of KL per row on average" if mean_kl is not None else ""
+    if mean_kl is None:
+        kl = ""
+    elif math.isinf(mean_kl):
+        kl = (", and the mean KL(A‖B) per row is infinite: for some query B gives zero weight to a key that A "
+              "attends to")
+    else:
+        kl = f", {mean_kl:.3f} nats of KL per row on average"
     return f"B differs from A only in {what}, {effect}{kl}."
 
 

@@ -7,6 +7,8 @@ pairs, and a sliding window only about n·(2w + 1).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 import torch
@@ -31,7 +33,7 @@ MASK_TITLES = {
     "window": "sliding window",
     "strided": "strided / dilated",
     "global": "global + local",
-    "random": "random sparse",
+    "random": "random (Bernoulli per pair)",
     "custom": "custom",
 }
 
@@ -124,7 +126,12 @@ def attended_pairs_figure(ns, curves: dict[str, np.ndarray], current_n: int | No
         fig.add_vline(x=current_n, line_dash="dot", line_color="grey",
                       annotation_text=f"your text: n = {current_n}", annotation_position="top left")
     axis_type = "log" if log_axes else "linear"
-    fig.update_xaxes(title_text="n (tokens)", type=axis_type)
+    lo, hi = float(np.min(ns)), float(np.max(ns))
+    if current_n is not None:
+        lo, hi = min(lo, current_n), max(hi, current_n)
+    # the x axis stops at the data (plotly's log autorange ran on to 10¹⁰ because of the vline)
+    x_range = [math.log10(lo) - 0.02, math.log10(hi) + 0.02] if log_axes else [lo, hi]
+    fig.update_xaxes(title_text="n (tokens)", type=axis_type, range=x_range)
     fig.update_yaxes(title_text="(query, key) pairs scored", type=axis_type)
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"title": "mask"})
     return fig
@@ -143,11 +150,21 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
         f"grows only in step with n: {local:,.0f} pairs at n = {n}, {100 * local / full:.1f}% of full. A fixed "
         "stride s only divides n² by s (still slope 2 below); long-text models such as Longformer and BigBird "
         "stay linear by pairing a sliding window with a few global tokens (plus, in BigBird, a few random keys). "
-        "On log-log axes n² is a line of slope 2 and n one of slope 1."
+        "On log-log axes n² is a line of slope 2 and n one of slope 1. The random mask here keeps each pair by its own "
+        "coin flip, so it still costs about p·n² (BigBird instead keeps a fixed r random keys per query). "
+        "Mind what a mask saves: these counts are the pairs a *sparse* kernel would score. A dense implementation "
+        "such as this one (and most libraries' default attention) computes every one of the n² scores anyway and "
+        "only then sets the forbidden ones to −∞, so a mask changes the weights, not the work. The Efficient "
+        "attention page (coming) shows kernels that really skip the masked blocks."
     )
 
 
 # ---- the gallery card: M beside the weights it produces -----------------------------------------
+
+
+def additive_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
+    """(n, n) float32 M as the softmax sees it: 0 where the key is allowed, -inf where it is forbidden."""
+    return np.where(allowed_matrix(mask, n) == 1, 0.0, -np.inf).astype(np.float32)
 
 
 def allowed_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:

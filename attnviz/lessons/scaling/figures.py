@@ -210,3 +210,16 @@ def entropy_per_layer_figure(at_factor, trained, factor: float, n_tokens: int) -
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, title="Mean attention entropy per layer",
                       legend={"orientation": "h", "y": -0.25})
     return fig
+
+
+def factor_from_url(raw, options=FACTOR_STEPS) -> float | None:
+    """The factor option a link names, however it is spelled ("4", "4.0", "4.00", "0.50"); None when the
+    text is not one of the options. Streamlit matches a bound select_slider's URL value against the
+    formatted option ("4") only, so a shared link with scale_factor=4.0 would otherwise be ignored."""
+    if isinstance(raw, list):
+        raw = raw[-1] if raw else None
+    try:
+        value = float(str(raw).strip())
+    except (TypeError, ValueError):
+        return None
+    return next((o for o in options if math.isclose(o, value, rel_tol=1e-9, abs_tol=1e-9)), None)

@@ -7,6 +7,8 @@ drawn by a second, grey trace that reads "−∞".
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -119,3 +121,51 @@ def step_figure(steps: HeadSteps, key: str, show_values: bool = False) -> go.Fig
                               show_values, limit=clip)
     fig = signed_heatmap(matrix, labels, None, title, show_values)
     return frame_head_columns(fig, steps.head, hs, steps.n_heads) if key == "concat" else fig
+
+
+@dataclass(frozen=True)
+class StepMatrix:
+    """What the page hands to pages/_heatmap.heatmap for one step: the matrix and how to label and colour it."""
+
+    matrix: np.ndarray  # (rows, cols); -inf where masked (S″ only)
+    row_labels: list[str]
+    col_labels: list[str] | None  # None = numbered feature columns
+    title: str
+    kind: str  # "weights" (A, 0..1) or "signed" (everything else, centred at 0)
+    limit: float | None  # signed colour range ±limit (None = the matrix's own)
+    show_values: bool
+    x_title: str = "feature"
+
+
+def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMatrix:
+    """The matrix of one step card (keys as in step_cards, plus "Q", "K", "V"), as the page draws it.
+
+    S, S′ and S″ share one colour range so that the scaling visibly shrinks (or grows) the scores; X is
+    clipped at the 99th percentile (a few outlier features of real models would wash everything out).
+    """
+    labels, n = steps.labels, len(steps.labels)
+    n_square = show_values and n <= SQUARE_VALUES_UP_TO
+    C, hs = steps.x.shape[1], steps.d_head
+    as_array = lambda t: np.asarray(t, dtype=np.float32)
+    if key == "weights":
+        return StepMatrix(as_array(steps.weights), labels, labels, f"A = softmax(S″), head {steps.head}", "weights",
+                          None, n_square, "key")
+    if key in ("scores", "scaled", "masked"):
+        matrix, title = {"scores": (steps.scores, "S = Q Kᵀ"), "scaled": (steps.scaled, "S′ = S · s"),
+                         "masked": (steps.masked_scores, "S″ = S′ + M")}[key]
+        shared = max(symmetric_limit(as_array(steps.scores)), symmetric_limit(as_array(steps.scaled)))
+        return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}), colours ±{shared:.3g} shared by "
+                          "S, S′, S″", "signed", shared, n_square, "key")
+    matrix, title = {
+        "x": (steps.x, f"X ({n} × {C})"), "Q": (steps.q, f"Q ({n} × {hs})"), "K": (steps.k, f"K ({n} × {hs})"),
+        "V": (steps.v, f"V ({n} × {hs})"), "head": (steps.head_out, f"head {steps.head} = A V ({n} × {hs})"),
+        "concat": (steps.concat, f"Concat ({n} × {C}), head {steps.head}'s columns {steps.head * hs}–"
+                                 f"{(steps.head + 1) * hs - 1}"),
+        "out": (steps.attn_out, f"Concat · W_O + b_O ({n} × {C})"),
+    }[key]
+    z = as_array(matrix)
+    if key == "x":
+        clip = percentile_limit(z)
+        return StepMatrix(z, labels, None, f"{title}, colours clipped at ±{clip:.3g} (99th percentile)", "signed",
+                          clip, show_values)
+    return StepMatrix(z, labels, None, title, "signed", None, show_values)

@@ -60,8 +60,10 @@ def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
 
 
 def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale: float, masked: bool,
-               pre_ln: bool) -> list[StepCard]:
-    """The nine steps from X to the layer's output, in order, for head `head`."""
+               pre_ln: bool, embedding: str = "the token and position embeddings") -> list[StepCard]:
+    """The nine steps from X to the layer's output, in order, for head `head`.
+
+    embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding)."""
     h = rf"^{{({head})}}"
     x_eq = r"X = \mathrm{LN}(x_{\text{residual}})" if pre_ln else r"X = x_{\text{residual}}"
     scale_title, scale_text, scale_eq = scale_step(scale, d_head)
@@ -69,7 +71,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
                r"\text{masked} \end{cases} \end{gathered}" if masked else r"S'' = S' + M, \quad M = 0 \ \text{(no mask)}")
     return [
         StepCard("x", "The input X", "One row per token: the vector this layer's attention reads (in layer 0 the "
-                 "token + position embeddings, later the previous layer's output)"
+                 f"{embedding}, later the previous layer's output)"
                  + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
                  x_eq, shape(n, d_model, col_name=r"d_{model}")),
         StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
@@ -112,22 +114,24 @@ def vector_latex(name: str, vec: torch.Tensor, limit: int = VECTOR_LIMIT) -> str
     return rf"{name} = \left({', '.join(shown)}{more}\right)"
 
 
-def dot_product_latex(i: int, j: int, q_i: torch.Tensor, k_j: torch.Tensor, dot: float, top: int | None = None) -> str:
+def dot_product_latex(i: int, j: int, q_i: torch.Tensor, k_j: torch.Tensor, dot: float, top: int | None = None,
+                      per_line: int = 3) -> str:
     """q_i·k_j = Σ_m q_im k_jm = a·b + c·d + … = total; every term, or only the `top` largest by |product|."""
     d = q_i.numel()
     products = q_i * k_j  # (d,)
     every = top is None or top >= d
     terms = list(range(d)) if every else top_terms(products, top)
     written = [rf"\underbrace{{{signed(float(q_i[m]))}\cdot{signed(float(k_j[m]))}}}_{{m={m}}}" for m in terms]
-    lines = [" + ".join(written[s : s + 3]) for s in range(0, len(written), 3)]  # three terms a line
+    lines = [" + ".join(written[s : s + per_line]) for s in range(0, len(written), per_line)]  # per_line terms a line
     values = [signed(float(products[m])) for m in terms]  # the same terms, multiplied out
     if not every:
         rest = float(products.sum() - products[terms].sum())
         lines.append(rf"\underbrace{{\cdots}}_{{{d - len(terms)}\text{{ more terms}}\, =\, {fmt(rest)}}}")
         values.append(signed(rest))
     body = r" \\ &\quad + ".join(lines)
+    sums = r" \\ &\quad + ".join(" + ".join(values[s : s + 2 * per_line]) for s in range(0, len(values), 2 * per_line))
     return (rf"\begin{{aligned}} q_{{{i}}} \cdot k_{{{j}}} &= \sum_{{m=0}}^{{{d - 1}}} q_{{{i},m}}\, k_{{{j},m}} \\"
-            rf" &= {body} \\ &= {' + '.join(values)} \\ &= {fmt(dot, 4)} \end{{aligned}}")
+            rf" &= {body} \\ &= {sums} \\ &= {fmt(dot, 4)} \end{{aligned}}")
 
 
 def scaled_latex(i: int, j: int, dot: float, scale: float, d_k: int) -> str:

@@ -72,6 +72,9 @@ def head_steps(model, res, layer: int, head: int) -> HeadSteps:
     """Every step of `head` in `layer`, from a RunResult made with keep=True."""
     if res.traces is None:
         raise AttnvizError("This run kept no intermediates: run the model with keep=True.")
+    if hasattr(res.traces[0], "q_before_rope"):  # Llama family: Q and K are rotated between X W_Q and Q Kᵀ
+        raise AttnvizError(f"This page follows BERT- and GPT-2-style heads, where Q = X W_Q. {model.name} rotates Q and K "
+                           f"by position (RoPE) before Q Kᵀ, a step this page does not show: pick another model here.")
     if not 0 <= layer < len(res.traces):
         raise AttnvizError(f"Layer {layer} does not exist: the model has layers 0 to {len(res.traces) - 1}.")
     if not 0 <= head < model.n_heads:

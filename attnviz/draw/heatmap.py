@@ -1,0 +1,168 @@
+"""The bytes a heatmap component draws: one payload = header + JSON block + the cells as integers.
+
+Every matrix attnviz shows travels to the browser as this payload (pages/_heatmap.py mounts the canvas
+component in attnviz/components/heatmap/, whose JS decodes it). Integers, not figure JSON: 12 heads of
+32 tokens are 24 kB of uint16, and the browser paints them on a canvas in well under a millisecond.
+
+Layout (little-endian):
+    b"AVHM"  u8 version  u8 bytes-per-cell (1, 2 or 4)  u16 reserved  u32 JSON length  JSON (UTF-8, padded to 4)
+    then panels × rows × cols cells, row-major: uint8, uint16 or float32.
+
+Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
+    weights  w in [0, 1]      -> round(w · (TOP − 1)); TOP is never used          |error| ≤ 0.5 / (TOP − 1)
+    signed   v in [lo, hi]    -> round((v − lo) / (hi − lo) · (TOP − 1)); −inf -> TOP   |error| ≤ step / 2
+    float32  (signed, the default: scores, features and differences are small matrices whose exact values
+             the hover and the tests read) the value itself, −inf as −inf.
+lo, hi are each panel's finite min and max (in the JSON), so the hover shows true values; the colour
+range is separate ("ranges"): 0..1 for weights (or each panel's own max, per_head_scale), ±limit centred at 0
+for signed matrices.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+
+from attnviz.errors import AttnvizError
+
+MAGIC = b"AVHM"
+VERSION = 1
+HEADER = struct.Struct("<4sBBHI")  # magic, version, bytes per cell, reserved, JSON length
+KINDS = ("weights", "signed")
+UINT8_ABOVE = 2_000_000  # more cells than this travel as uint8 (half the bytes, 2 decimals in hover)
+
+
+def top_code(bytes_per_cell: int) -> int:
+    return 255 if bytes_per_cell == 1 else 65535
+
+
+def as_panels(matrices) -> np.ndarray:
+    """One matrix (rows, cols) or several of one shape (panels, rows, cols) -> float64 (panels, rows, cols)."""
+    arrays = [np.asarray(m.detach().cpu() if hasattr(m, "detach") else m, dtype=np.float64) for m in
+              (matrices if isinstance(matrices, (list, tuple)) else [matrices])]
+    stack = np.stack(arrays) if len(arrays) > 1 else arrays[0]
+    if stack.ndim == 2:
+        stack = stack[None]  # (1, rows, cols)
+    if stack.ndim != 3 or 0 in stack.shape:
+        raise AttnvizError(f"A heatmap needs a non-empty (rows, cols) matrix; got shape {tuple(stack.shape)}.")
+    return stack
+
+
+def symmetric_limit(z: np.ndarray) -> float:
+    """max |finite z| (1 when there is nothing finite or everything is 0): 0 sits mid-scale."""
+    finite = np.abs(z[np.isfinite(z)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
+def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndarray, list[list[float]]]:
+    """(panels, rows, cols) floats -> integer codes and each panel's [lo, hi] (see the module text)."""
+    z = np.where(np.isnan(z), 0.0, z)  # NaN never reaches the screen
+    if bytes_per_cell == 4:
+        finite = z[np.isfinite(z)]
+        hi = float(finite.max()) if finite.size else 0.0
+        bounds = [[float(p[np.isfinite(p)].min()) if np.isfinite(p).any() else 0.0,
+                   float(p[np.isfinite(p)].max()) if np.isfinite(p).any() else 0.0] for p in z]
+        return np.where(np.isposinf(z), hi, z).astype(np.float32), bounds
+    top = top_code(bytes_per_cell)
+    dtype = np.uint8 if bytes_per_cell == 1 else np.uint16
+    if kind == "weights":
+        codes = np.rint(np.clip(np.nan_to_num(z, posinf=1.0, neginf=0.0), 0.0, 1.0) * (top - 1))
+        return codes.astype(dtype), [[0.0, 1.0]] * z.shape[0]
+    bounds, out = [], np.empty(z.shape, dtype=dtype)
+    for p, panel in enumerate(z):
+        finite = panel[np.isfinite(panel)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+        span = hi - lo if hi > lo else 1.0
+        clipped = np.clip(np.nan_to_num(panel, posinf=hi, neginf=lo), lo, hi)  # +inf drawn as the largest value
+        out[p] = np.where(np.isneginf(panel), top, np.rint((clipped - lo) / span * (top - 1)))
+        bounds.append([lo, hi])
+    return out, bounds
+
+
+def colour_ranges(z: np.ndarray, kind: str, per_head_scale: bool, limit: float | None) -> list[list[float]]:
+    """What each panel's colours span: weights 0..1 (or 0..its own max), signed ±limit centred at 0."""
+    if kind == "weights":
+        if not per_head_scale:
+            return [[0.0, 1.0]] * z.shape[0]
+        return [[0.0, max(float(np.nan_to_num(p, neginf=0.0).max()), 1e-3)] for p in z]
+    if per_head_scale:
+        return [[-symmetric_limit(p), symmetric_limit(p)] for p in z]
+    lim = float(limit) if limit else symmetric_limit(z)
+    return [[-lim, lim]] * z.shape[0]
+
+
+def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, titles: list[str],
+                    kind: str = "weights", columns: int = 1, per_head_scale: bool = False, limit: float | None = None,
+                    x_title: str = "key (attended to)", y_title: str = "query (attending)",
+                    show_values: bool | None = None, selectable: bool = False, selection: dict | None = None,
+                    bytes_per_cell: int | None = None, thumbnails: bool = False, name: str = "") -> bytes:
+    """The payload for one heatmap (one matrix) or a grid of panels of one shape.
+
+    col_labels None: the row labels again (self-attention) for weights, numbered columns for signed.
+    selection: a cell the server asks the browser to ring ({"panel", "row", "col"}), or None.
+    thumbnails: many small panels (a model view): no token labels, hover only.
+    name: the page's key for it (the browser files its drawn data under this name, for tests).
+    """
+    if kind not in KINDS:
+        raise AttnvizError(f"kind must be one of {KINDS}, not {kind!r}.")
+    z = as_panels(matrices)
+    panels, rows, cols = z.shape
+    if len(titles) != panels:
+        raise AttnvizError(f"{panels} panel(s) but {len(titles)} title(s).")
+    if col_labels is None:
+        col_labels = list(row_labels) if kind == "weights" and cols == len(row_labels) else [str(c) for c in range(cols)]
+    if len(row_labels) != rows or len(col_labels) != cols:
+        raise AttnvizError(f"Labels do not fit the matrix: {len(row_labels)} × {len(col_labels)} labels for "
+                           f"{rows} × {cols} cells.")
+    if bytes_per_cell is None:
+        bytes_per_cell = 4 if kind == "signed" else 1 if z.size > UINT8_ABOVE else 2
+    if bytes_per_cell == 4 and kind == "weights":
+        raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
+    codes, bounds = encode_cells(z, kind, bytes_per_cell)
+    meta = {
+        "kind": kind, "panels": panels, "rows": rows, "cols": cols, "columns": max(1, min(columns, panels)),
+        "titles": [str(t) for t in titles], "row_labels": [str(s) for s in row_labels],
+        "col_labels": [str(s) for s in col_labels], "bounds": bounds,
+        "ranges": colour_ranges(z, kind, per_head_scale, limit), "per_head_scale": bool(per_head_scale),
+        "x_title": x_title, "y_title": y_title, "selectable": bool(selectable), "selection": selection,
+        "show_values": (max(rows, cols) <= 16 and panels == 1) if show_values is None else bool(show_values),
+        "thumbnails": bool(thumbnails), "bytes_per_cell": bytes_per_cell,
+        "name": name,
+    }
+    block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary
+    cell_type = "<f4" if bytes_per_cell == 4 else f"<u{bytes_per_cell}"
+    return HEADER.pack(MAGIC, VERSION, bytes_per_cell, 0, len(block)) + block + codes.astype(cell_type).tobytes()
+
+
+def decode_payload(payload: bytes) -> tuple[dict, np.ndarray]:
+    """payload -> (its JSON block, the values as drawn (panels, rows, cols) float64, −inf where masked)."""
+    magic, version, bpc, _, length = HEADER.unpack_from(payload)
+    if magic != MAGIC or version != VERSION or bpc not in (1, 2, 4):
+        raise AttnvizError("Not an attnviz heatmap payload.")
+    meta = json.loads(payload[HEADER.size:HEADER.size + length])
+    shape = (meta["panels"], meta["rows"], meta["cols"])
+    cell_type = "<f4" if bpc == 4 else f"<u{bpc}"
+    codes = np.frombuffer(payload, dtype=cell_type, offset=HEADER.size + length).reshape(shape).astype(np.float64)
+    if bpc == 4:
+        return meta, codes
+    top = top_code(bpc)
+    if meta["kind"] == "weights":
+        return meta, codes / (top - 1)
+    lo, hi = (np.array([b[k] for b in meta["bounds"]])[:, None, None] for k in (0, 1))
+    values = lo + codes / (top - 1) * np.where(hi > lo, hi - lo, 1.0)
+    return meta, np.where(codes == top, -np.inf, values)
+
+
+def precision(meta_or_payload) -> float:
+    """The largest |decoded − original| a payload allows (per panel for signed: the widest panel's)."""
+    meta = decode_payload(meta_or_payload)[0] if isinstance(meta_or_payload, (bytes, bytearray)) else meta_or_payload
+    bpc = meta.get("bytes_per_cell", 2)
+    if bpc == 4:
+        return 0.0  # float32: the float32 value itself
+    step = 1.0 / (top_code(bpc) - 1)
+    if meta["kind"] == "weights":
+        return step / 2
+    return max(max(hi - lo, 1.0 if hi == lo else 0.0) for lo, hi in meta["bounds"]) * step / 2

@@ -1,0 +1,178 @@
+"""Sparse attention that computes only the allowed pairs: a sliding window, Longformer's global + local,
+and block-sparse layouts (BigBird-like). Each equals dense attention with the matching mask, but the
+scores it computes, and the memory it holds, grow like n·w instead of n².
+
+A dense implementation with a −∞ mask still computes all n² scores and then throws most away. Here
+the queries are cut into blocks of B rows; a block only ever meets the keys it may see:
+
+    sliding window   block t (positions tB .. tB+B−1) meets keys tB−w .. tB+B−1+w: a chunk of B + 2w,
+                     gathered for every block at once with `unfold` (a strided view, no copy)
+    global + local   the same band, plus the g global keys as extra columns; the g global queries
+                     attend densely (g rows of n)
+    block-sparse     a (n/B × n/B) layout of allowed blocks; each query block gathers only its key blocks
+
+Memory: scores (n/B) · B · (B + 2w) = n (B + 2w) for the window, n · (c·B) for c key blocks per row.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from attnviz.engine.attention import masked_softmax, resolve_scale
+from attnviz.engine.efficient._checks import check_knob, check_self_attention
+from attnviz.errors import AttnvizError
+
+
+def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int,
+                             scale: bool | float | None = None, block_size: int | None = None,
+                             causal: bool = False) -> torch.Tensor:
+    """softmax(Q Kᵀ · s + M) V with M allowing |i − j| ≤ window (and j ≤ i if causal), band by band.
+
+    Equal to dense attention with attnviz.engine.masks.window_mask(n, window). q, k (..., n, d_k), v (..., n, d_v).
+    block_size B defaults to max(window // 2, 16): each block of B queries scores B + 2·window keys.
+    """
+    n = check_self_attention(q, k, v, "Sliding-window attention")
+    w = check_knob("The window", window, 0, None)
+    w = min(w, n - 1)  # a window wider than the text is the whole text
+    scores, allowed, v_chunks, n_pad = _band_scores(q, k, v, w, block_size, resolve_scale(scale, q.shape[-1]), causal)
+    # M as an additive bias (0 allowed, −inf forbidden), added in place: every real query sees at least itself,
+    # so no row is all −inf and the softmax needs no NaN clean-up
+    bias = torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
+    scores += bias  # (..., nb, B, B + 2w)
+    out = torch.softmax(scores, dim=-1) @ v_chunks  # (..., nb, B, d_v)
+    return out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
+
+
+def global_local_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int, global_tokens,
+                           scale: bool | float | None = None, block_size: int | None = None) -> torch.Tensor:
+    """Longformer: a sliding window of `window` plus global tokens that see all keys and are seen by all queries.
+
+    Equal to dense attention with attnviz.engine.masks.global_local_mask(n, window, global_tokens).
+    """
+    n = check_self_attention(q, k, v, "Global + local attention")
+    w = min(check_knob("The window", window, 0, None), n - 1)
+    glob = sorted({int(g) for g in global_tokens})
+    for g in glob:
+        if not 0 <= g < n:
+            raise AttnvizError(f"Global token {g} is outside the sequence (0 to {n - 1}).")
+    s = resolve_scale(scale, q.shape[-1])
+    band, allowed, v_chunks, n_pad = _band_scores(q, k, v, w, block_size, s, causal=False)
+    nb, B = band.shape[-3], band.shape[-2]
+    if glob:
+        idx = torch.tensor(glob, device=q.device)
+        k_g, v_g = k[..., idx, :], v[..., idx, :]  # (..., g, d_k), (..., g, d_v)
+        q_pad = F.pad(q, (0, 0, 0, n_pad - n))  # (..., n_pad, d_k)
+        g_scores = (q_pad * s) @ k_g.transpose(-2, -1)  # every query against the g global keys (..., n_pad, g)
+        g_scores = g_scores.unflatten(-2, (nb, B))  # (..., nb, B, g)
+        # a global key inside the query's window is already a band column: count it once
+        rows = torch.arange(n_pad, device=q.device).unsqueeze(1)  # (n_pad, 1)
+        g_allowed = ((rows - idx.unsqueeze(0)).abs() > w).unflatten(0, (nb, B))  # (nb, B, g)
+        band = torch.cat([band, g_scores.expand(*band.shape[:-1], len(glob))], dim=-1)  # (..., nb, B, B + 2w + g)
+        allowed = torch.cat([allowed.expand(nb, B, allowed.shape[-1]), g_allowed], dim=-1)
+    weights = masked_softmax(band, allowed)
+    out = weights[..., : v_chunks.shape[-2]] @ v_chunks  # local part (..., nb, B, d_v)
+    if glob:
+        out = out + weights[..., v_chunks.shape[-2]:] @ v_g.unsqueeze(-3)  # + the global keys' part
+    out = out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
+    if glob:
+        # the g global queries attend to every key: g dense rows of n, not n × n
+        g_weights = torch.softmax((q[..., idx, :] * s) @ k.transpose(-2, -1), dim=-1)  # (..., g, n)
+        out = out.clone()
+        out[..., idx, :] = g_weights @ v
+    return out
+
+
+def _band_scores(q, k, v, w: int, block_size: int | None, s: float, causal: bool):
+    """Scores of each query block against its chunk of B + 2w keys, the band mask, and the value chunks.
+
+    -> scores (..., nb, B, B + 2w), allowed (nb, B, B + 2w), v_chunks (..., nb, B + 2w, d_v), n_pad = nb·B.
+    """
+    n = q.shape[-2]
+    B = check_knob("The block size", block_size, 1, None) if block_size is not None else max(w // 2, 16)
+    B = min(B, n)
+    nb = -(-n // B)  # number of query blocks, the last one padded
+    n_pad = nb * B
+    span = B + 2 * w  # keys one block meets: w before its first query, w after its last
+    q_blocks = F.pad(q * s, (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_k)
+    # keys padded by w on the left (and to n_pad + w on the right) so chunk t starts at key tB − w
+    k_pad = F.pad(k, (0, 0, w, n_pad - n + w))  # (..., n_pad + 2w, d_k)
+    v_pad = F.pad(v, (0, 0, w, n_pad - n + w))  # (..., n_pad + 2w, d_v)
+    k_chunks = k_pad.unfold(-2, span, B)  # (..., nb, d_k, B + 2w): unfold puts the window last, as Kᵀ wants
+    v_chunks = v_pad.unfold(-2, span, B).transpose(-2, -1)  # (..., nb, B + 2w, d_v)
+    scores = q_blocks @ k_chunks  # (..., nb, B, B + 2w)
+    r = torch.arange(B, device=q.device).view(B, 1)  # query offset inside its block  (B, 1)
+    c = torch.arange(span, device=q.device).view(1, span)  # key offset inside the chunk (1, B + 2w)
+    rel = c - w - r  # key position − query position                                     (B, B + 2w)
+    band = (rel.abs() <= w) & (rel <= 0) if causal else rel.abs() <= w
+    key_pos = torch.arange(nb, device=q.device).view(nb, 1) * B - w + c  # (nb, B + 2w)
+    inside = (key_pos >= 0) & (key_pos < n)  # the padding keys are never attended by a real query
+    padded_query = (torch.arange(n_pad, device=q.device) >= n).view(nb, B, 1)  # (nb, B, 1): rows cut off at the end
+    # a padding query (its row is dropped) may see padding keys, so that no row is left with nothing at all
+    allowed = band.unsqueeze(0) & (inside.unsqueeze(1) | padded_query)  # (nb, B, B + 2w)
+    return scores, allowed, v_chunks, n_pad
+
+
+# ---- block-sparse ------------------------------------------------------------------------------
+
+
+def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: torch.Tensor, block_size: int,
+                           scale: bool | float | None = None) -> torch.Tensor:
+    """Attention where query block a may attend to key block b iff layout[a, b]; only those blocks are computed.
+
+    layout: bool (nb, nb) with nb = ⌈n / block_size⌉. Equal to dense attention with layout_mask(layout, block_size, n).
+    A query block whose layout row is empty gets zero outputs (the engine's policy for fully masked rows).
+    """
+    n = check_self_attention(q, k, v, "Block-sparse attention")
+    B = min(check_knob("The block size", block_size, 1, None), n)
+    nb = -(-n // B)
+    layout = _check_layout(layout, nb)
+    n_pad = nb * B
+    c = max(int(layout.sum(-1).max()), 1)  # the most key blocks any query block meets
+    # per query block, the indices of its allowed key blocks, padded to c with block 0 (masked out below)
+    order = torch.sort(layout.int(), dim=-1, descending=True, stable=True)  # allowed blocks first
+    idx = order.indices[:, :c].to(q.device)  # (nb, c)
+    slot_ok = order.values[:, :c].bool().to(q.device)  # (nb, c): False = a padding slot
+    q_blocks = F.pad(q * resolve_scale(scale, q.shape[-1]), (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_k)
+    k_blocks = F.pad(k, (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_k)
+    v_blocks = F.pad(v, (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_v)
+    k_gathered = k_blocks[..., idx, :, :].flatten(-3, -2)  # (..., nb, c·B, d_k): only the allowed blocks
+    v_gathered = v_blocks[..., idx, :, :].flatten(-3, -2)  # (..., nb, c·B, d_v)
+    scores = q_blocks @ k_gathered.transpose(-2, -1)  # (..., nb, B, c·B)
+    key_pos = (idx.unsqueeze(-1) * B + torch.arange(B, device=q.device)).flatten(-2)  # (nb, c·B)
+    allowed = (slot_ok.repeat_interleave(B, dim=-1) & (key_pos < n)).unsqueeze(1)  # (nb, 1, c·B)
+    out = masked_softmax(scores, allowed) @ v_gathered  # (..., nb, B, d_v)
+    return out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
+
+
+def _check_layout(layout, nb: int) -> torch.Tensor:
+    if not isinstance(layout, torch.Tensor) or layout.dtype != torch.bool:
+        raise AttnvizError("A block layout must be a boolean tensor (True = this block pair is computed).")
+    if tuple(layout.shape) != (nb, nb):
+        raise AttnvizError(f"The block layout must be {nb}×{nb} (⌈n / block size⌉ blocks), got {tuple(layout.shape)}.")
+    return layout.cpu()
+
+
+def bigbird_layout(n_blocks: int, local: int = 1, n_global: int = 1, n_random: int = 1, seed: int = 0) -> torch.Tensor:
+    """A BigBird-like block layout (n_blocks, n_blocks): a band of ±local blocks, the first n_global blocks
+    global (their rows and columns all allowed), and n_random random key blocks per query block, seeded."""
+    nb = check_knob("The number of blocks", n_blocks, 1, None)
+    local = check_knob("The local band (blocks)", local, 0, None)
+    n_global = check_knob("The global blocks", n_global, 0, nb)
+    n_random = check_knob("The random blocks", n_random, 0, None)
+    a = torch.arange(nb)
+    layout = (a.view(-1, 1) - a.view(1, -1)).abs() <= local  # (nb, nb) band
+    layout[:n_global, :] = True
+    layout[:, :n_global] = True
+    generator = torch.Generator().manual_seed(int(seed))
+    for row in range(nb):
+        picks = torch.randperm(nb, generator=generator)[: min(n_random, nb)]
+        layout[row, picks] = True
+    return layout
+
+
+def layout_mask(layout: torch.Tensor, block_size: int, n: int) -> torch.Tensor:
+    """The (n, n) token mask a block layout stands for: each block entry repeated B × B, cut to n."""
+    B = check_knob("The block size", block_size, 1, None)
+    full = layout.repeat_interleave(B, dim=0).repeat_interleave(B, dim=1)  # (nb·B, nb·B)
+    return full[:n, :n]

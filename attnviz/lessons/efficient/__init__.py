@@ -1,0 +1,1 @@
+"""Efficient attention page: each method's pattern and error beside exact attention, and its measured cost."""

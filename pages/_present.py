@@ -1,0 +1,68 @@
+"""Presentation mode for a projector: `?present=1` in the link, or the sidebar toggle.
+
+It collapses the sidebar on load (app.py reads the link) and sets larger type; heatmaps can ask
+`presenting()` to draw larger. Only CSS, bound to the URL, so a lecturer's link opens ready to show.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+KEY = "present"
+ON = ("1", "true", "yes", "on")
+CSS = """<style>
+html { font-size: 19px; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
+[data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
+h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { font-size: 1.5rem !important; }
+.katex-display > .katex { font-size: 1.12em; }
+</style>"""
+
+
+# KaTeX never wraps a display formula: where one is still wider than its column (a narrow column at
+# 1024 px), shrink that formula to the column's width instead of letting its end be cut off.
+FIT_MATH = """<script>
+(() => {
+  const doc = window.parent ? window.parent.document : document;
+  const fit = () => doc.querySelectorAll('.katex-display').forEach(d => {
+    const k = d.firstElementChild;
+    if (!k) return;
+    k.style.fontSize = '';
+    const w = d.clientWidth, s = d.scrollWidth;
+    if (w > 0 && s > w + 1) k.style.fontSize = (1.21 * (w - 2) / s).toFixed(3) + 'em';
+  });
+  if (!doc.defaultView.__attnvizFitMath) {
+    doc.defaultView.__attnvizFitMath = true;
+    new MutationObserver(() => requestAnimationFrame(fit)).observe(doc.body, {childList: true, subtree: true});
+    doc.defaultView.addEventListener('resize', fit);
+  }
+  fit();
+})();
+</script>"""
+
+
+def fit_wide_math() -> None:
+    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH)."""
+    st.html(FIT_MATH, unsafe_allow_javascript=True)
+
+
+def asked_in_link() -> bool:
+    """True when the page was opened with ?present=1 (or true/yes/on)."""
+    return str(st.query_params.get(KEY, "")).strip().lower() in ON
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get(KEY, False))
+
+
+def presentation_toggle() -> bool:
+    """The sidebar toggle (bound to ?present=); injects the larger type when on."""
+    if KEY not in st.session_state and asked_in_link():
+        st.session_state[KEY] = True  # ?present=1: a toggle's own URL form is 'true', so read the link ourselves
+    on = st.sidebar.toggle("Presentation mode", key=KEY, help="Larger type for a projector; the link gets "
+                           "?present=true, and opening it starts with the sidebar collapsed.",
+                           bind="query-params", persist_state="session")
+    if on:
+        st.html(CSS)
+    return on

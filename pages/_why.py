@@ -1,0 +1,68 @@
+"""'Why this weight': the arithmetic of one cell of the explorer, beside the grid.
+
+The numbers come from attnviz.lessons.step_by_step (head_steps, pair_detail: the model's own trace) and
+their LaTeX from its latex module, so the explorer and Step by step always show the same arithmetic.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import _heatmap as hm
+from pages import _ui as ui
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def traced_run(spec: str, device: str, text: str, mask_spec: str, scale):
+    """A run that keeps every intermediate (Q, K, scores): shared, not copied, so a click costs no model run."""
+    return ui.cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=True)
+
+
+def pair_for(model, spec: str, settings, mask_spec: str, scale, layer: int, head: int, i: int, j: int):
+    from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
+
+    steps = head_steps(model, traced_run(spec, settings.device, settings.text, mask_spec, scale), layer, head)
+    return steps, pair_detail(steps, i, j)
+
+
+def plain(x: float) -> str:
+    """A number for markdown text: 4 decimals, a real minus sign, −∞ for a masked score."""
+    if x == float("-inf"):
+        return "−∞"
+    return f"{x:.4f}".replace("-", "−")
+
+
+def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: int, sel) -> None:
+    """The panel for the selected (layer, head, query i, key j)."""
+    from attnviz.draw.text import markdown_literal as md
+    from attnviz.lessons.step_by_step.latex import (
+        TOP_TERMS,
+        dot_product_latex,
+        mask_entry_latex,
+        scaled_latex,
+        softmax_latex,
+    )
+
+    # a narrow column (1024 px with the sidebar open) scrolls a long equation sideways instead of cutting it
+    st.html("<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>")
+    i, j = sel.query, sel.key
+    steps, pair = pair_for(model, spec, settings, mask_spec, scale, layer, sel.head, i, j)
+    labels = steps.labels
+    st.markdown(f"**Layer {layer}, head {sel.head}: query {i} “{md(labels[i])}” → key {j} “{md(labels[j])}”**")
+    every = model.d_head <= 8
+    st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS, per_line=1))
+    if not every:
+        st.caption(f"d_head = {model.d_head}: the {TOP_TERMS} largest products (by size) are written out, "
+                   f"the other {model.d_head - TOP_TERMS} are added up under the ⋯.")
+    st.latex(scaled_latex(i, j, pair.dot, pair.scale, model.d_head))
+    st.latex(mask_entry_latex(i, j, pair.allowed, pair.scaled))
+    if not pair.allowed:
+        st.info("The mask forbids this pair: M = −∞, so its score is −∞ and e^−∞ = 0. Its weight is exactly 0, "
+                "whatever q·k was.", icon=":material/block:")
+    st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=2))
+    st.markdown(f"In short: q·k = `{plain(pair.dot)}` · × s = `{plain(pair.scaled)}` · + M = "
+                f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
+    hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
+               title=f"row {i} after the softmax (sums to 1)",
+               selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12)
+    st.caption(f"The ringed cell is this weight, A[{i}, {j}]; the other cells are the rest of row {i}.")

@@ -1,0 +1,88 @@
+"""The encoder layer: Step by step continued past W_O, through residual, LayerNorm and the FFN, for one token,
+recomputed from the layer's weights and checked against the model; then the residual stream over all layers."""
+
+import streamlit as st
+
+from pages import _ui as ui
+
+settings = ui.page_settings()
+st.title("The whole layer: residual, LayerNorm, feed-forward")
+st.caption("Step by step stops at W_O. Here the same layer goes on: the residual connection, LayerNorm and the "
+           "feed-forward network, for one token, with every number recomputed from the layer's weights. "
+           "Red bars are positive, blue negative.")
+
+
+def clamp_token(key: str, n: int) -> None:
+    """A token index left over from a longer text is moved to the last token, and the user is told."""
+    stored = st.session_state.get(key)
+    if isinstance(stored, int) and not 0 <= stored < n:
+        st.session_state[key] = n - 1
+        st.warning(f"Token {stored} does not exist in this text of {n} tokens (0 to {n - 1}): showing the last "
+                   f"token, {n - 1}, instead.", icon=":material/undo:")
+
+
+with ui.guard("The encoder-layer page"):
+    from attnviz.lessons.encoder_layer.figures import stream_figure, vector_bars
+    from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex, trace_check
+    from attnviz.lessons.encoder_layer.norms import stream_norms
+    from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, model_sizes
+
+    model, spec = ui.load_model_or_fallback(settings)
+    layer = int(st.sidebar.selectbox("Layer", list(range(model.n_layers)), key="layer", **ui.BOUND) or 0)
+    res, _ = ui.page_run(model, spec, settings, "The layer appears", keep=True)
+    labels, n = res.labels, len(res.labels)
+
+    st.header("The original paper's sizes beside this model's")
+    mine, paper = model_sizes(model), PAPER_SIZES
+    st.dataframe([{"": name, "Transformer base (2017)": getattr(paper, attr), model.name: getattr(mine, attr)}
+                  for name, attr in (("d_model", "d_model"), ("FFN width d_ff", "d_ff"), ("layers N", "n_layers"),
+                                     ("heads h", "n_heads"), ("d_head = d_model / h", "d_head"))], hide_index=True)
+
+    order = layer_order(model)  # a family whose layer order attnviz does not know stops here, with a message
+    st.header(f"Layer {layer}, one token, stage by stage ({order})")
+    if order == "post-LN":
+        st.latex(r"x^{\text{mid}} = \mathrm{LN}_1\big(x + \mathrm{MHA}(x)\big),\qquad "
+                 r"x^{\text{out}} = \mathrm{LN}_2\big(x^{\text{mid}} + \mathrm{FFN}(x^{\text{mid}})\big)")
+        st.caption(f"{model.name} is post-LN, like BERT and the original paper: each sub-layer's result is added to "
+                   "its input, then normalised.")
+    else:
+        st.latex(r"x^{\text{mid}} = x + \mathrm{MHA}\big(\mathrm{LN}_1(x)\big),\qquad "
+                 r"x^{\text{out}} = x^{\text{mid}} + \mathrm{FFN}\big(\mathrm{LN}_2(x^{\text{mid}})\big)")
+        st.caption(f"{model.name} is pre-LN, like GPT-2: each sub-layer reads a normalised copy and adds its result "
+                   "to the residual stream, which is never normalised inside the layer.")
+    steps = layer_steps(model, res, layer)
+    clamp_token("enc_token", n)
+    pick = st.columns([2, 1])
+    i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",
+                          format_func=lambda t: f"{t}: {labels[t]}" if 0 <= t < n else str(t), **ui.BOUND)
+    first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="enc_first", **ui.BOUND)
+    for number, stage in enumerate(steps.stages, start=1):
+        st.subheader(f"{number}. {stage.title}", divider="gray")
+        st.markdown(stage.note)
+        st.latex(stage_latex(stage, i))
+        if stage.key in steps.ln:
+            st.latex(layer_norm_numbers(steps, stage.key, i))
+        width = stage.value.shape[1]
+        st.plotly_chart(vector_bars(stage.value[i], f"{stage.title}, token {i} ({labels[i]}), {width} features",
+                                       first), width="stretch", key=f"enc_bars_{stage.key}")
+    st.latex(trace_check(steps.trace_gaps))
+    worst = max(steps.trace_gaps.values())
+    if worst < 1e-4:
+        st.caption("Recomputed here from the layer's weights, compared with what the model's own forward pass kept: "
+                   "the differences are float32 rounding.")
+    else:
+        st.warning(f"The recomputation differs from the model's forward pass by {worst:.2e}.")
+
+    st.header("The residual stream across the layers")
+    st.markdown("For every layer: how long the token vectors are when they enter it, how long the vectors that "
+                "attention and the FFN add are, and how much the layer changes the stream overall (mean over tokens)."
+                + (" In this post-LN model a LayerNorm follows each addition, so the stream's length is reset every "
+                   "time." if order == "post-LN" else " In this pre-LN model nothing normalises the stream inside "
+                   "the layers, so it can grow."))
+    norms = stream_norms(model, res)
+    st.plotly_chart(stream_figure(norms), width="stretch", key="enc_norms")
+    st.dataframe([{"layer": L, "‖x‖ entering": round(float(norms.x_in[L]), 3),
+                   "‖attention's update‖": round(float(norms.attn_update[L]), 3),
+                   "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
+                   "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],
+                 hide_index=True)

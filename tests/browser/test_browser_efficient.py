@@ -1,0 +1,30 @@
+"""The efficient-attention page in a real headless Chromium: drawn without errors, screenshots for a person to look at."""
+
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1920, 1080)])
+def test_efficient_page_draws_patterns_and_cost_charts(width, height):
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server() as url, chromium_page(width, height) as page:
+        page.goto(url + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
+        wait_for_heatmaps(page)
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length"  # charts + canvas heatmaps
+                               " + Object.keys(window.attnvizHeatmaps || {}).length >= 5", timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert not exceptions_on(page)
+        body = page.inner_text("body")
+        assert "What it trades" in body and "beats exact attention" in body
+        assert "NaN" not in body
+        page.screenshot(path=str(ARTIFACTS / f"efficient_{width}x{height}.png"), full_page=True)

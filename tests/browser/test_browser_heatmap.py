@@ -1,0 +1,184 @@
+"""The canvas heatmap component in a real headless Chromium: what it drew equals attnviz's numbers, a toggle
+redraws it, a click shows that cell's arithmetic, and the explorer fits its columns at 1024 and 1920 px.
+
+The component files what it drew under window.attnvizHeatmaps[key] (decoded values, labels, a checksum,
+cell positions): the tests read it there, and click where it says a cell is.
+"""
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle
+
+from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TEXT = "Bright students ask sharp questions"
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server() as url:
+        yield url
+
+
+def open_explorer(page, url: str, query: str) -> None:
+    page.goto(f"{url}/?{query}")
+    page.wait_for_function("() => window.attnvizHeatmaps?.grid?.drawn && window.attnvizHeatmaps?.focus_head?.drawn",
+                           timeout=120_000, polling=100)
+    wait_for_app_idle(page)
+
+
+def drawn_panels(page, key: str = "grid") -> tuple[dict, np.ndarray]:
+    meta = page.evaluate(f"() => window.attnvizHeatmaps['{key}'].meta()")
+    values = page.evaluate(f"() => [...Array(window.attnvizHeatmaps['{key}'].meta().panels).keys()]"
+                           f".map(p => window.attnvizHeatmaps['{key}'].values(p))")
+    return meta, np.array(values, dtype=np.float64)
+
+
+def click_cell(page, panel: int, row: int, col: int, key: str = "grid") -> None:
+    page.evaluate(f"() => window.attnvizHeatmaps['{key}'].reveal({panel}, {row}, {col})")
+    page.wait_for_timeout(200)
+    at = page.evaluate(f"() => window.attnvizHeatmaps['{key}'].cellCenter({panel}, {row}, {col})")
+    page.mouse.click(at["x"], at["y"])
+
+
+def in_short(page, previous: str | None = None) -> dict[str, str]:
+    """The numbers of the 'In short' line of 'why this weight', once it shows (and differs from previous)."""
+    handle = page.wait_for_function(
+        """(prev) => { const p = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
+             .find(e => e.textContent.startsWith('In short')); return p && p.textContent !== prev ? p.textContent : null; }""",
+        arg=previous, timeout=60_000, polling=100)
+    text = handle.json_value()
+    numbers = re.findall(r"(−?\d+\.\d+|−∞)", text)
+    return {"text": text, **dict(zip(["dot", "scaled", "masked", "weight"], numbers, strict=True))}
+
+
+def plain(x: float) -> str:
+    return "−∞" if x == float("-inf") else f"{x:.4f}".replace("-", "−")
+
+
+def test_grid_holds_attnviz_weights_and_a_scaling_toggle_redraws_it(server, toy):
+    with chromium_page() as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}")
+        res = toy.run(TEXT)
+        meta, drawn = drawn_panels(page)
+        assert meta["row_labels"] == meta["col_labels"] == res.labels
+        np.testing.assert_allclose(drawn, res.attentions[0].numpy(), atol=1e-5)
+        labels = page.evaluate("() => window.attnvizHeatmaps.grid.labels()")
+        assert {"bright", "students", "questions"} <= set(labels)
+        before = page.evaluate("() => window.attnvizHeatmaps.grid.drawn")
+        page.get_by_text("Scale scores by 1/√d_k").click()
+        page.wait_for_function("(b) => window.attnvizHeatmaps.grid.drawn !== b", arg=before, timeout=60_000, polling=50)
+        wait_for_app_idle(page)
+        _, redrawn = drawn_panels(page)
+        np.testing.assert_allclose(redrawn, toy.run(TEXT, scale=False).attentions[0].numpy(), atol=1e-5)
+        assert not exceptions_on(page)
+
+
+def test_hover_names_query_key_and_the_weight_to_three_decimals(server, toy):
+    with chromium_page() as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}")
+        page.evaluate("() => window.attnvizHeatmaps.grid.reveal(1, 3, 2)")
+        at = page.evaluate("() => window.attnvizHeatmaps.grid.cellCenter(1, 3, 2)")
+        page.mouse.move(at["x"], at["y"])
+        tip = page.locator(".avhm-tip").first  # Playwright's CSS pierces the component's shadow root
+        tip.wait_for(state="visible", timeout=10_000)
+        res = toy.run(TEXT)
+        text = tip.inner_text()
+        assert f"query 3: {res.labels[3]}" in text and f"key 2: {res.labels[2]}" in text
+        assert f"weight: {float(res.attentions[0, 1, 3, 2]):.3f}" in text
+
+
+def test_a_click_shows_that_cells_arithmetic_as_attnviz_computes_it(server, toy):
+    with chromium_page(width=1920, height=1080) as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}&layer=1")
+        click_cell(page, panel=1, row=4, col=2)
+        shown = in_short(page)
+        pair = pair_detail(head_steps(toy, toy.run(TEXT, keep=True), 1, 1), 4, 2)
+        assert (shown["dot"], shown["scaled"], shown["weight"]) == (plain(pair.dot), plain(pair.scaled), plain(pair.weight))
+        assert page.evaluate("() => window.attnvizHeatmaps.grid.selection()") == {"panel": 1, "row": 4, "col": 2}
+        assert "sbs_head=1" in page.url and "sbs_query=4" in page.url and "sbs_key=2" in page.url
+        # the enlarged head is clickable too: its cell becomes the selection
+        page.get_by_text("Head to enlarge").wait_for()
+        click_cell(page, panel=0, row=1, col=0, key="focus_head")
+        again = in_short(page, previous=shown["text"])
+        pair = pair_detail(head_steps(toy, toy.run(TEXT, keep=True), 1, 0), 1, 0)
+        assert again["weight"] == plain(pair.weight)
+        assert not exceptions_on(page)
+        # the selection lives in the URL with Step by step's own keys: its link opens that page on the same pair
+        page.get_by_text("Follow this pair step by step").click()
+        page.get_by_text("One query, one key").wait_for(timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        tex = page.evaluate("() => [...document.querySelectorAll('annotation')].map(e => e.textContent).join('\\n')")
+        labels = toy.run(TEXT).labels
+        assert rf"q_{{1}}\ \text{{{labels[1]}}}" in tex and rf"k_{{0}}\ \text{{{labels[0]}}}" in tex  # its q_i and k_j
+        assert "sbs_query=1%3A" in page.url and "sbs_key=0%3A" in page.url  # the pickers accepted the link's values
+        assert not exceptions_on(page)
+
+
+def test_a_forbidden_cell_says_minus_infinity_and_a_click_between_panels_selects_nothing(server, toy):
+    with chromium_page(width=1920, height=1080) as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}&mask=causal")
+        gap = page.evaluate("""() => { const h = window.attnvizHeatmaps.grid;
+                                  const a = h.cellCenter(0, 0, 6), b = h.cellCenter(1, 0, 0);
+                                  return {x: (a.x + b.x) / 2, y: a.y}; }""")  # between head 0's last column and head 1
+        page.mouse.click(gap["x"], gap["y"])
+        page.wait_for_timeout(800)
+        assert page.evaluate("() => window.attnvizHeatmaps.grid.selection()") is None
+        click_cell(page, panel=0, row=1, col=5)  # query 1 may not look at key 5 under a causal mask
+        shown = in_short(page)
+        assert shown["masked"] == "−∞" and shown["weight"] == plain(0.0)
+        assert page.get_by_text("The mask forbids this pair").count() == 1
+        assert not exceptions_on(page)
+
+
+def test_png_download_is_a_png(server):
+    with chromium_page() as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}")
+        with page.expect_download(timeout=20_000) as download:
+            page.locator(".avhm-png").first.click()
+        path = download.value.path()
+        assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and download.value.suggested_filename.endswith(".png")
+
+
+WIDER_THAN_COLUMN = """() => {
+  const bad = [];
+  const columns = '[data-testid="stColumn"], [data-testid="stMain"] [data-testid="stVerticalBlock"]';
+  for (const col of document.querySelectorAll(columns)) {
+    const limit = col.getBoundingClientRect().right + 1;
+    for (const el of col.querySelectorAll('[data-testid="stElementContainer"], .stBidiComponent'))
+      if (el.getBoundingClientRect().right > limit) bad.push((el.className || el.tagName).toString().slice(0, 60));
+  }
+  for (const b of document.querySelectorAll('.stBidiComponent')) {  // the canvas itself, inside the shadow root
+    const host = b.querySelector('[data-testid="stBidiComponentIsolated"]');
+    const canvas = host && host.shadowRoot && host.shadowRoot.querySelector('canvas.avhm-canvas');
+    if (canvas && canvas.getBoundingClientRect().right > b.getBoundingClientRect().right + 1) bad.push('canvas');
+  }
+  return bad;
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1920, 1080)])
+def test_explorer_fits_its_columns_screenshots(server, width, height):
+    with chromium_page(width=width, height=height) as page:
+        open_explorer(page, server, f"text={quote('The cat sat on the mat because it was tired.')}")
+        click_cell(page, panel=4, row=5, col=2)
+        in_short(page)
+        wait_for_app_idle(page)
+        page.evaluate("() => window.attnvizHeatmaps.grid.reveal(4, 5, 2)")
+        page.screenshot(path=str(ARTIFACTS / f"heatmap_explorer_{width}x{height}.png"))
+        page.set_viewport_size({"width": width, "height": 3200})
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(ARTIFACTS / f"heatmap_explorer_{width}_full.png"))
+        assert page.evaluate(WIDER_THAN_COLUMN) == []
+        assert not exceptions_on(page)

@@ -1,0 +1,72 @@
+"""The positions and additive vs dot-product pages in real headless Chromium at a projector's and a desktop's size.
+
+Streamlit scrolls inside its own container, so each page is photographed screen by screen into
+test-artifacts/ (positions_1024x768_0.png, ...) for a person to look at.
+"""
+
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+SIZES = [(1024, 768), (1920, 1080)]
+SCROLLER = "document.querySelector('[data-testid=\"stMain\"]')"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server() as url:
+        yield url
+
+
+def photograph(page, name: str, height: int, most: int = 12) -> int:
+    """Screenshots down the whole page; returns how many."""
+    total = page.evaluate(f"{SCROLLER}.scrollHeight")
+    shots = 0
+    for shots, y in enumerate(range(0, total, height - 100)):
+        if shots >= most:
+            break
+        page.evaluate(f"{SCROLLER}.scrollTo(0, {y})")
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(ARTIFACTS / f"{name}_{shots}.png"))
+    return shots + 1
+
+
+def no_horizontal_overflow(page) -> bool:
+    return page.evaluate(f"{SCROLLER}.scrollWidth <= {SCROLLER}.clientWidth + 1")
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_positions_page(server, width, height):
+    with chromium_page(width, height) as page:
+        page.goto(f"{server}/positions?text=The+cat+sat+on+the+mat.")
+        wait_for_heatmaps(page)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert not exceptions_on(page)
+        body = page.inner_text("body")
+        for heading in ("Without positions", "Sinusoidal positions", "Learned position embeddings", "Rotary position"):
+            assert heading in body
+        assert "toy (no positions)" in body and "NaN" not in body
+        assert no_horizontal_overflow(page)
+        assert photograph(page, f"positions_{width}x{height}", height) >= 3
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_additive_page(server, width, height):
+    with chromium_page(width, height) as page:
+        page.goto(f"{server}/additive_attention?add_how=fitted")
+        wait_for_heatmaps(page)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert not exceptions_on(page)
+        body = page.inner_text("body")
+        assert "fit loss after" in body and "What each costs" in body and "NaN" not in body
+        assert no_horizontal_overflow(page)
+        assert photograph(page, f"additive_{width}x{height}", height) >= 2

@@ -1,0 +1,105 @@
+"""Projector-ready: every page at 1024×768 and 1920×1080 in a real headless Chromium, with no horizontal
+overflow anywhere and no LaTeX block wider than its column. Screenshots go to test-artifacts/ for a
+person to look at (test-artifacts/projector_<page>_<w>x<h>.png).
+"""
+
+import contextlib
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, streamlit_server, wait_for_app_idle
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view"]
+SIZES = [(1024, 768), (1920, 1080)]
+# A padding mask on the bundled model: the explorer's M must show its [PAD] columns.
+LINK = "?mask=padding&pad=3"
+
+# JS: is the page wider than the window; which formulas (KaTeX) or texts reach past the element that holds
+# them. KaTeX's own box is always 2 px wider than its content (italic overhang), so formulas are measured
+# by their drawn rectangle against their Streamlit element container, not by scrollWidth.
+OVERFLOW = """() => {
+  const doc = document.documentElement;
+  const text = e => (e.innerText || '').replace(/\\s+/g, ' ').slice(0, 50);
+  const wide = [];
+  for (const k of document.querySelectorAll('.katex-display > .katex')) {
+    const box = k.closest('[data-testid="stElementContainer"]');
+    if (!box || k.offsetParent === null) continue;
+    const r = k.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.right > b.right + 1 || r.left < b.left - 1)
+      wide.push(`math ${text(k)} (${r.width.toFixed(0)} px in ${b.width.toFixed(0)} px)`);
+  }
+  for (const e of document.querySelectorAll('[data-testid="stMarkdownContainer"]')) {
+    if (e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+      wide.push(`text ${text(e)} (${e.scrollWidth} > ${e.clientWidth} px)`);
+  }
+  return {scroll: doc.scrollWidth, inner: window.innerWidth, wide: wide};
+}"""
+
+MAIN_HEIGHT = """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
+
+pytestmark = pytest.mark.browser
+
+
+def settle(page) -> None:
+    """Wait until the page's script run has finished and stayed finished for a second (a first visit
+    connects, then starts the run, then loads the model: one idle check can come too early)."""
+    running = '() => !!document.querySelector(\'[data-testid="stStatusWidgetRunningIcon"]\')'
+    for _ in range(3):
+        with contextlib.suppress(Exception):  # the run may already be over (or too quick to see)
+            page.wait_for_function(running, timeout=4_000, polling=100)
+        wait_for_app_idle(page, timeout_ms=180_000)
+        page.wait_for_timeout(1_000)
+        if not page.evaluate(running):
+            return
+
+
+@pytest.fixture(scope="module")
+def server():
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_page_fits_the_projector(server, browser, size):
+    width, height = size
+    problems = []
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        for path in PAGES:
+            page.goto(f"{server}/{path}{LINK}")
+            page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=120_000)
+            settle(page)
+            page.wait_for_timeout(1_000)  # KaTeX and charts settle after the run ends
+            name = path or "explorer"
+            tall = page.evaluate(MAIN_HEIGHT)
+            page.set_viewport_size({"width": width, "height": min(max(height, tall), 12_000)})  # the whole page
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(ARTIFACTS / f"projector_{name}_{width}x{height}.png"))
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(500)
+            found = page.evaluate(OVERFLOW)
+            if found["scroll"] > found["inner"]:
+                problems.append(f"{name}: page scrolls sideways ({found['scroll']} > {found['inner']} px)")
+            problems += [f"{name}: too wide: {w}" for w in found["wide"]]
+            problems += [f"{name}: exception {e[:100]}" for e in exceptions_on(page)]
+    finally:
+        page.close()
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,117 @@
+"""The heatmap payload: what the canvas component draws decodes back to the matrices, to the stated precision."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attnviz.draw.heatmap import HEADER, decode_payload, heatmap_payload, precision
+from attnviz.draw.text import markdown_literal
+from attnviz.errors import AttnvizError
+
+
+def softmax_rows(rng, shape):
+    x = rng.normal(size=shape) * 3
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("bytes_per_cell", [1, 2])
+def test_weights_round_trip_within_half_a_step(bytes_per_cell):
+    w = softmax_rows(np.random.default_rng(0), (12, 7, 7))
+    payload = heatmap_payload(list(w), list("abcdefg"), titles=[f"head {h}" for h in range(12)], columns=3,
+                              bytes_per_cell=bytes_per_cell)
+    meta, drawn = decode_payload(payload)
+    assert drawn.shape == (12, 7, 7) and meta["columns"] == 3 and meta["titles"][5] == "head 5"
+    assert np.abs(drawn - w).max() <= precision(meta) + 1e-12
+    assert precision(meta) == pytest.approx(0.5 / (255 - 1 if bytes_per_cell == 1 else 65535 - 1))
+    assert len(payload) < HEADER.size + len(json.dumps(meta)) + 8 + 12 * 49 * bytes_per_cell  # only cells + JSON
+
+
+def test_uint16_weights_hold_three_decimals_and_the_model_weights(toy):
+    res = toy.run("red green blue")
+    payload = heatmap_payload(res.attentions[1], res.labels, titles=["head 0", "head 1"])
+    meta, drawn = decode_payload(payload)
+    assert np.abs(drawn - res.attentions[1].numpy()).max() <= precision(meta) + 1e-7 < 1e-5  # 3 decimals hold
+    assert meta["row_labels"] == meta["col_labels"] == res.labels
+
+
+def test_rectangular_cross_attention_keeps_both_label_lists():
+    w = softmax_rows(np.random.default_rng(1), (3, 5))  # target 3 × source 5
+    meta, drawn = decode_payload(heatmap_payload(w, ["t0", "t1", "t2"], ["s0", "s1", "s2", "s3", "s4"], titles=["x"]))
+    assert (meta["rows"], meta["cols"]) == (3, 5) and meta["col_labels"][-1] == "s4"
+    np.testing.assert_allclose(drawn[0], w, atol=precision(meta))
+
+
+def test_signed_matrix_keeps_minus_infinity_and_its_values():
+    s = torch.tensor([[1.5, float("-inf"), -2.0], [0.25, 3.0, float("-inf")]])
+    meta, drawn = decode_payload(heatmap_payload(s, ["a", "b"], titles=["S''"], kind="signed"))
+    assert np.isneginf(drawn[0, 0, 1]) and np.isneginf(drawn[0, 1, 2])
+    finite = np.isfinite(drawn[0])
+    np.testing.assert_allclose(drawn[0][finite], s.numpy()[finite], atol=precision(meta))
+    assert meta["col_labels"] == ["0", "1", "2"]  # numbered columns for a signed matrix
+    assert meta["ranges"] == [[-3.0, 3.0]]  # centred at 0
+    assert not np.isnan(drawn).any() and meta["bytes_per_cell"] == 4  # signed: float32, exact
+
+
+def test_nan_never_reaches_the_payload_and_a_constant_matrix_decodes():
+    meta, drawn = decode_payload(heatmap_payload(np.full((2, 2), np.nan), ["a", "b"], titles=["n"], kind="signed"))
+    assert not np.isnan(drawn).any()
+    for bpc in (2, 4):
+        meta, drawn = decode_payload(heatmap_payload(np.full((2, 2), 0.7), ["a", "b"], titles=["c"], kind="signed",
+                                                     bytes_per_cell=bpc))
+        np.testing.assert_allclose(drawn, 0.7, rtol=1e-6)
+
+
+def test_signed_as_uint16_holds_half_a_step_of_each_panels_range():
+    z = np.random.default_rng(3).normal(size=(2, 4, 6))
+    z[0, 1, 1] = -np.inf
+    meta, drawn = decode_payload(heatmap_payload(list(z), list("abcd"), titles=["p", "q"], kind="signed", bytes_per_cell=2))
+    assert np.isneginf(drawn[0, 1, 1]) and meta["bytes_per_cell"] == 2
+    finite = np.isfinite(z)
+    assert np.abs(drawn[finite] - z[finite]).max() <= precision(meta) + 1e-12
+
+
+def test_per_head_scale_gives_each_panel_its_own_colour_range():
+    w = np.stack([np.full((2, 2), 0.5), np.array([[0.1, 0.9], [0.2, 0.8]])])
+    meta, _ = decode_payload(heatmap_payload(list(w), ["a", "b"], titles=["p", "q"], per_head_scale=True))
+    assert meta["ranges"] == [[0.0, 0.5], [0.0, 0.9]]
+    meta, _ = decode_payload(heatmap_payload(list(w), ["a", "b"], titles=["p", "q"]))
+    assert meta["ranges"] == [[0.0, 1.0], [0.0, 1.0]]
+
+
+def test_labels_travel_as_typed_text():
+    labels = ["<img src=x onerror=alert(1)>", "a&b", "1:cat:", "👩‍👩‍👧"]
+    meta, _ = decode_payload(heatmap_payload(np.eye(4), labels, titles=["t"]))
+    assert meta["row_labels"] == labels
+
+
+def test_bad_shapes_and_labels_are_clear_errors():
+    with pytest.raises(AttnvizError, match="Labels do not fit"):
+        heatmap_payload(np.eye(3), ["a", "b"], titles=["t"])
+    with pytest.raises(AttnvizError, match="non-empty"):
+        heatmap_payload(np.zeros((0, 0)), [], titles=["t"])
+    with pytest.raises(AttnvizError, match="title"):
+        heatmap_payload(np.eye(2), ["a", "b"], titles=[])
+
+
+def test_large_grids_switch_to_one_byte_per_cell():
+    payload = heatmap_payload(np.full((12, 512, 512), 1 / 512), [str(i) for i in range(512)], titles=[str(h) for h in range(12)])
+    meta, drawn = decode_payload(payload)
+    assert meta["bytes_per_cell"] == 1 and len(payload) < 12 * 512 * 512 + 20_000
+
+
+def test_markdown_literal_shows_shortcodes_and_markup_as_typed():
+    out = markdown_literal("1:cat: **b** $x$ :material/home:")
+    assert ":cat:" not in out and ":material/home:" not in out and "\\*\\*b\\*\\*" in out and "\\$x\\$" in out
+    assert out.replace("\u2060", "").replace("\\", "") == "1:cat: **b** $x$ :material/home:"
+
+
+def test_a_model_view_mosaic_of_72_thumbnails_round_trips():
+    w = softmax_rows(np.random.default_rng(2), (72, 20, 20))  # 6 layers × 12 heads
+    payload = heatmap_payload(list(w), [f"t{i}" for i in range(20)], titles=[f"L{p // 12} H{p % 12}" for p in range(72)],
+                              columns=12, thumbnails=True)
+    meta, drawn = decode_payload(payload)
+    assert meta["thumbnails"] and meta["columns"] == 12 and drawn.shape == (72, 20, 20)
+    assert np.abs(drawn - w).max() <= precision(meta)
