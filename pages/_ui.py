@@ -21,6 +21,8 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 MODEL_CHOICES = {
     "all-MiniLM-L6-v2": "the bundled BERT model (6 layers × 12 heads), offline",
     "toy": "a tiny seeded model (2 layers × 2 heads, d_model 8) whose numbers fit in cells",
+    "tiny-llama": "attnviz-tiny-llama: a 2-layer causal Llama (RoPE, grouped-query attention) that attnviz trained "
+                  "on repeated words, offline",
     "toy-nopos": "the same toy with its position embeddings removed: attention then sees a set of words",
     "other": "a Hugging Face hub name (needs the network) or a local model folder",
 }
@@ -143,7 +145,7 @@ def model_and_text_controls() -> tuple[str, str, str]:
     sb = st.sidebar
     choice = sb.selectbox("Model", list(MODEL_CHOICES), key="model", help=_choices_help(MODEL_CHOICES), **BOUND)
     sb.caption(MODEL_CHOICES[choice])
-    spec = "" if choice == "all-MiniLM-L6-v2" else choice
+    spec = {"all-MiniLM-L6-v2": "", "tiny-llama": "attnviz-tiny-llama"}.get(choice, choice)
     if choice == "other":
         spec = sb.text_input("Hub name or local folder", key="model_path", placeholder="gpt2 or /path/to/model",
                              help="A Hugging Face hub name needs the network; a folder needs config.json, "

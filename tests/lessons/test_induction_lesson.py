@@ -1,0 +1,63 @@
+"""The induction lesson's probe: sequences, scores and loss, on a tiny random Llama and on the trained model."""
+
+import pytest
+import torch
+
+import attnviz
+from attnviz.analysis.head_scores import induction_scores, previous_token_scores
+from attnviz.errors import AttnvizError
+from attnviz.lessons.induction.figures import loss_figure
+from attnviz.lessons.induction.probe import probe, random_repeated_ids, require_language_model, text_twice_ids
+
+
+@pytest.fixture(scope="module")
+def random_llama(tiny_decoder_folder):
+    return attnviz.load_model(str(tiny_decoder_folder("llama")))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return attnviz.load_model("attnviz-tiny-llama")
+
+
+def test_random_sequence_is_a_seeded_block_repeated_twice(trained):
+    ids, first = random_repeated_ids(trained, 12, seed=4)
+    assert first == 1 and ids[0] == trained.encode("the").ids[0]  # [BOS]
+    block = ids[1:13]
+    assert ids[13:] == block and len(set(block)) == 12
+    assert random_repeated_ids(trained, 12, seed=4) == (ids, first)
+    assert random_repeated_ids(trained, 12, seed=5)[0] != ids
+
+
+def test_probe_scores_equal_the_head_score_functions_on_the_models_attentions(random_llama):
+    ids, period, first = text_twice_ids(random_llama, "The cat sat on the mat")
+    p = probe(random_llama, ids, period, first)
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        hidden, weights, _ = random_llama.forward(x, random_llama.builtin_mask(len(ids)), True, False)
+    attn = torch.stack([w[0] for w in weights])
+    torch.testing.assert_close(p.attentions, attn)
+    torch.testing.assert_close(p.previous, previous_token_scores(attn))
+    torch.testing.assert_close(p.induction, induction_scores(attn, period, first))
+    expected = torch.nn.functional.cross_entropy(random_llama.logits(hidden[0])[:-1], x[0, 1:], reduction="none")
+    torch.testing.assert_close(p.loss, expected)
+    fig = loss_figure(p)
+    assert list(fig.data[0].y) == pytest.approx(p.loss.tolist())
+
+
+def test_trained_model_predicts_the_repeated_copy_better_than_the_first(trained):
+    for seed in (0, 1, 2):
+        ids, first = random_repeated_ids(trained, 12, seed=seed)
+        first_loss, second_loss = probe(trained, ids, 12, first).copy_losses()
+        assert second_loss < first_loss - 2.0  # nats: the repeat is far less surprising
+
+
+def test_bad_input_is_a_clear_message(trained, bundled_model):
+    with pytest.raises(AttnvizError, match="not a causal language model"):
+        require_language_model(bundled_model)
+    with pytest.raises(AttnvizError, match="4 to 60"):
+        random_repeated_ids(trained, 2, seed=0)
+    with pytest.raises(AttnvizError, match="more than"):
+        text_twice_ids(trained, " ".join(["word"] * 200))
+    with pytest.raises(AttnvizError, match="at least two"):
+        text_twice_ids(trained, "cat")
