@@ -28,8 +28,8 @@ PAGES = {
         st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/translate:"),
     ],
     "Modern decoders": [
-        st.Page("pages/induction_heads.py", title="Induction heads", icon=":material/content_copy:"),
         st.Page("pages/kv_cache.py", title="KV cache", icon=":material/memory:"),
+        st.Page("pages/induction_heads.py", title="Induction heads", icon=":material/content_copy:"),
     ],
     "Look closer": [
         st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
