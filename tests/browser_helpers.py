@@ -33,6 +33,8 @@ DRAWN_SUM = """() => {
   if (!cells && !drawn.length) return null;
   return total + ':' + cells + (drawn.length ? '|' + drawn.join('|') : '');
 }"""
+# JS: how many charts are drawn: plotly figures plus attnviz's canvas heatmaps (one per heatmap() or heatmap_grid() call)
+DRAWN_CHARTS = """() => document.querySelectorAll('.js-plotly-plot').length + Object.keys(window.attnvizHeatmaps || {}).length"""
 TICK_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]
   .map(e => e.textContent)
   .concat(...Object.values(window.attnvizHeatmaps || {}).map(h => h.labels ? h.labels() : []))"""

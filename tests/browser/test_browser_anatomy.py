@@ -7,7 +7,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle
+from browser_helpers import CHROMIUM, DRAWN_CHARTS, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
@@ -30,13 +30,13 @@ def server():
         yield url
 
 
-@pytest.mark.parametrize("path, charts", [("multihead_anatomy?model=toy", 8), ("encoder_layer?model=toy", 10)])
+@pytest.mark.parametrize("path, charts", [("multihead_anatomy?model=toy", 5), ("encoder_layer?model=toy", 10)])
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_page_draws_at_projector_and_desktop_sizes(server, path, charts, size):
     width, height = size
     with chromium_page(width, height) as page:
         page.goto(f"{server}/{path}")
-        page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot').length >= {charts}",
+        page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= {charts}",  # plotly charts + canvas heatmaps
                                timeout=120_000, polling=200)
         wait_for_app_idle(page)
         assert not exceptions_on(page)

@@ -6,7 +6,15 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+from browser_helpers import (
+    CHROMIUM,
+    DRAWN_CHARTS,
+    chromium_page,
+    exceptions_on,
+    streamlit_server,
+    wait_for_app_idle,
+    wait_for_heatmaps,
+)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -20,8 +28,7 @@ def test_efficient_page_draws_patterns_and_cost_charts(width, height):
     with streamlit_server() as url, chromium_page(width, height) as page:
         page.goto(url + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
         wait_for_heatmaps(page)
-        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length"  # charts + canvas heatmaps
-                               " + Object.keys(window.attnvizHeatmaps || {}).length >= 5", timeout=120_000)
+        page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= 5", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
         body = page.inner_text("body")
