@@ -34,7 +34,7 @@ SUPPORTED.update(ROPE_FAMILIES)  # Llama, Qwen2, Mistral: engine/models/llama.py
 PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
-SHIPPED_MODELS = {"attnviz-tiny-llama": "d8c1a475c6d7ec7957cc1a1d49aef68730e6fc9d062f8fc4ea6788a29bdf1f43"}
+SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e"}
 SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
