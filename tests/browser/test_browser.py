@@ -11,7 +11,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import (
-    CHROMIUM,
     ROOT,
     TICK_TEXTS,
     chromium_page,
@@ -28,14 +27,6 @@ MENU = [("" if "default=True" in line else m[1], m[2]) for line in (ROOT / "app.
 PAGES = [path for path, _ in MENU]
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 def type_text(page, text: str) -> None:

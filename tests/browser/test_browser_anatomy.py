@@ -7,7 +7,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, DRAWN_CHARTS, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle
+from browser_helpers import DRAWN_CHARTS, chromium_page, exceptions_on, wait_for_app_idle
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
@@ -20,14 +20,6 @@ OVERFLOW = """() => {
 }"""
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 @pytest.mark.parametrize("path, charts", [("multihead_anatomy?model=toy", 5), ("encoder_layer?model=toy", 10)])

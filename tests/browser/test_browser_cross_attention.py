@@ -11,11 +11,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import (
-    CHROMIUM,
     TICK_TEXTS,
     chromium_page,
     exceptions_on,
-    streamlit_server,
     wait_for_app_idle,
     wait_for_heatmaps,
 )
@@ -26,14 +24,6 @@ SCROLL_MAIN = "(dy) => { const m = document.querySelector('[data-testid=stMain]'
               "m.scrollTop += dy; return m.scrollTop - y; }"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 def screenshots(page, name: str, height: int, most: int = 4) -> None:

@@ -2,16 +2,10 @@
 tiny Llama: they draw, raise nothing, and the KV page shows the cached-vs-full proof. Screenshots in test-artifacts/."""
 
 import pytest
-from browser_helpers import ROOT, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps
 
 ARTIFACTS = ROOT / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with streamlit_server() as url:
-        yield url
 
 
 @pytest.mark.parametrize("width, height", SIZES)

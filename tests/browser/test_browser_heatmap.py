@@ -14,21 +14,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle
+from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle
 
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TEXT = "Bright students ask sharp questions"
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 def open_explorer(page, url: str, query: str) -> None:

@@ -10,21 +10,13 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_heatmaps
+from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
 SCROLLER = "document.querySelector('[data-testid=\"stMain\"]')"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 def photograph(page, name: str, height: int, most: int = 12) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, streamlit_server, wait_for_app_idle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_for_app_idle
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view"]
@@ -55,14 +55,6 @@ def settle(page) -> None:
         page.wait_for_timeout(1_000)
         if not page.evaluate(running):
             return
-
-
-@pytest.fixture(scope="module")
-def server():
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
