@@ -6,7 +6,7 @@ import torch
 
 from attnviz.analysis.compare import compare_patterns
 from attnviz.draw.plotting import decode_plotly_array
-from attnviz.lessons.compare.figures import difference_figure, kl_text, row_kl_figure, symmetric_range
+from attnviz.lessons.compare.figures import kl_text, row_kl_figure, symmetric_range
 
 LABELS = ["[CLS]", "a", "a", "[SEP]"]
 
@@ -16,34 +16,10 @@ def patterns(seed=0, n=4):
     return torch.softmax(torch.randn(n, n, generator=g), -1), torch.softmax(torch.randn(n, n, generator=g), -1)
 
 
-def test_difference_figure_data_is_a_minus_b():
-    a, b = patterns()
-    fig = difference_figure(a - b, LABELS)
-    z = decode_plotly_array(fig.to_plotly_json()["data"][0]["z"])
-    np.testing.assert_allclose(z, (a - b).numpy(), atol=1e-7)
-    assert z.dtype == np.float32  # sent as binary, not a JSON list
-
-
-def test_difference_scale_is_diverging_symmetric_and_labelled():
-    a, b = patterns(1)
-    trace = difference_figure(a - b, LABELS).data[0]
-    peak = float((a - b).abs().max())
-    assert trace.zmid == 0 and trace.zmin == -trace.zmax and trace.zmax >= peak
-    assert trace.zmax - peak < 0.011
-    assert trace.colorbar.title.text == "A − B"
-    assert trace.colorscale[0][1] != trace.colorscale[-1][1]  # two ends, two colours
-
-
 def test_identical_patterns_still_get_a_readable_range():
     assert symmetric_range(np.zeros((3, 3))) == pytest.approx(0.01)
     assert symmetric_range(np.array([[0.123, -0.5]])) == pytest.approx(0.5)
     assert symmetric_range(np.array([[0.501]])) == pytest.approx(0.51)
-
-
-def test_repeated_tokens_get_their_own_cells():
-    a, b = patterns()
-    fig = difference_figure(a - b, LABELS)
-    assert len(set(fig.data[0].x)) == 4
 
 
 def test_kl_bars_and_mean_over_compared_rows():

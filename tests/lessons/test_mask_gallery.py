@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.draw.plotting import decode_plotly_array
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
@@ -17,7 +16,6 @@ from attnviz.lessons.masks.gallery import (
     cost_lesson,
     gallery_masks,
     gallery_specs,
-    mask_and_weights_figure,
     pad_column_weight,
     real_rows_difference,
 )
@@ -88,25 +86,6 @@ def test_cost_lesson_quotes_the_numbers():
 def test_gallery_masks_parse_every_spec():
     masks = gallery_masks(gallery_specs(custom="custom:" + "/".join(["1" * 6] * 6)), 6)
     assert masks["none"] is None and masks["causal"].shape == (6, 6)
-
-
-def test_mask_panel_holds_the_mask_and_weights_panel_the_thousandths():
-    n = 5
-    mask = parse_mask("window:1", n)
-    weights = torch.softmax(torch.randn(n, n).masked_fill(~mask, float("-inf")), -1)
-    fig = mask_and_weights_figure(mask, weights, [f"t{i}" for i in range(n)])
-    m_panel, w_panel = fig.data[0], [t for t in fig.data if t.type == "heatmap"][1]
-    m = decode_plotly_array(fig.to_plotly_json()["data"][0]["z"])
-    assert (m.astype(bool) == mask.numpy()).all() and m.sum() == attended_pairs(mask, n)
-    assert m_panel.text[0][0] == "0 (allowed)" and m_panel.text[0][4] == "−∞ (forbidden)"
-    np.testing.assert_array_equal(np.asarray(w_panel.z), np.rint(weights.numpy() * 1000))
-    legend = [t.name for t in fig.data if t.type == "scatter"]
-    assert legend == ["allowed: M = 0", "forbidden: M = −∞"]
-
-
-def test_mask_panel_without_a_mask_is_all_allowed():
-    fig = mask_and_weights_figure(None, torch.full((3, 3), 1 / 3), ["a", "b", "c"])
-    assert np.asarray(fig.data[0].z).sum() == 9
 
 
 def test_padding_helpers():

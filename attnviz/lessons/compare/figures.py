@@ -12,7 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.draw.plotting import distinct_labels, style_axes
+from attnviz.draw.plotting import distinct_labels
 
 DIFF_COLORSCALE = "RdBu_r"  # high (A more) red, low (B more) blue, 0 white: red = more, as on every signed map
 DIFF_VALUES_UP_TO = 8  # print A − B in the cells only up to this many tokens: wider, "+0.00+0.00" runs together
@@ -24,26 +24,6 @@ def symmetric_range(difference) -> float:
     d = np.nan_to_num(np.asarray(difference, dtype=np.float64))
     peak = float(np.abs(d).max()) if d.size else 0.0
     return max(MIN_DIFF_RANGE, math.ceil(peak * 100) / 100)
-
-
-def difference_figure(difference, labels: list[str], title: str = "A − B") -> go.Figure:
-    """Heatmap of A − B (n, n) on RdBu_r centred at 0, range ±max|A − B|; hover gives the signed change."""
-    d = np.nan_to_num(np.asarray(difference, dtype=np.float32))  # (n, n) float32: sent as binary
-    n = d.shape[-1]
-    r = symmetric_range(d)
-    cats = distinct_labels(labels)
-    trace = go.Heatmap(
-        z=d, x=cats, y=cats, colorscale=DIFF_COLORSCALE, zmid=0.0, zmin=-r, zmax=r,
-        colorbar={"title": {"text": "A − B", "side": "right"}, "len": 0.8},
-        hovertemplate="query: %{y}<br>key: %{x}<br>A − B: %{z:+.3f}<extra></extra>",
-    )
-    if n <= DIFF_VALUES_UP_TO:
-        trace.update(texttemplate="%{z:+.2f}", textfont={"size": 9})
-    fig = go.Figure(trace)
-    style_axes(fig, n)
-    side = min(900, max(380, 22 * n + 160))
-    fig.update_layout(title=title, height=side, margin={"l": 10, "r": 10, "t": 50, "b": 10})
-    return fig
 
 
 def kl_text(value: float, digits: int = 3) -> str:

@@ -12,20 +12,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 
-from attnviz.draw.plotting import (
-    COLORSCALE,
-    WEIGHT_STEPS,
-    distinct_labels,
-    style_axes,
-    weight_colorbar,
-    weight_heatmap,
-)
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 
-ALLOWED_COLOUR = "#2a9d8f"  # M = 0: the key is scored
-FORBIDDEN_COLOUR = "#e9e9ee"  # M = -inf: the key gets weight exactly 0
 MASK_TITLES = {
     "none": "none (full, bidirectional)",
     "causal": "causal",
@@ -162,11 +151,6 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
 # ---- the gallery card: M beside the weights it produces -----------------------------------------
 
 
-def additive_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
-    """(n, n) float32 M as the softmax sees it: 0 where the key is allowed, -inf where it is forbidden."""
-    return np.where(allowed_matrix(mask, n) == 1, 0.0, -np.inf).astype(np.float32)
-
-
 def allowed_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
     """(n, n) uint8: 1 where the key is allowed (M = 0), 0 where it is forbidden (M = -inf)."""
     if mask is None:
@@ -174,43 +158,9 @@ def allowed_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
     return mask.reshape(n, n).numpy().astype(np.uint8)
 
 
-def mask_and_weights_figure(mask: torch.Tensor | None, weights, labels: list[str]) -> go.Figure:
-    """Left: M in two colours (allowed / -inf), with a legend. Right: the head's weights, 0..1 shared colours.
-
-    No figure title: the legend sits at the top, and the page names the mask above the figure.
-    """
-    n = len(labels)
-    allowed = allowed_matrix(mask, n)
-    cats = distinct_labels(labels)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["mask M", "weights after softmax"],
-                        horizontal_spacing=0.12)
-    text = np.where(allowed == 1, "0 (allowed)", "−∞ (forbidden)") if n <= 64 else None
-    fig.add_trace(go.Heatmap(
-        z=allowed, x=cats, y=cats, zmin=0, zmax=1, showscale=False, text=text, name="M",
-        colorscale=[[0.0, FORBIDDEN_COLOUR], [0.5, FORBIDDEN_COLOUR], [0.5, ALLOWED_COLOUR], [1.0, ALLOWED_COLOUR]],
-        xgap=1 if n <= 40 else 0, ygap=1 if n <= 40 else 0,
-        hovertemplate="query: %{y}<br>key: %{x}<br>M = %{text}<extra></extra>" if text is not None else
-        "query: %{y}<br>key: %{x}<br>allowed: %{z}<extra></extra>",
-    ), row=1, col=1)
-    for name, colour in (("allowed: M = 0", ALLOWED_COLOUR), ("forbidden: M = −∞", FORBIDDEN_COLOUR)):
-        fig.add_trace(go.Scatter(  # legend swatches only: a heatmap has no legend entries of its own
-            x=[None], y=[None], mode="markers", name=name, showlegend=True,
-            marker={"symbol": "square", "size": 12, "color": colour, "line": {"color": "#999", "width": 1}},
-        ), row=1, col=1)
-    fig.add_trace(weight_heatmap(np.asarray(weights, dtype=np.float32), labels, "weights"), row=1, col=2)
-    for col in (1, 2):
-        style_axes(fig, n, row=1, col=col, titles=(col == 1), y_labels=(col == 1))
-        fig.update_yaxes(scaleanchor="x" if col == 1 else "x2", constrain="domain", row=1, col=col)
-        fig.update_xaxes(constrain="domain", row=1, col=col)
-    fig.update_layout(
-        coloraxis={"colorscale": COLORSCALE, "cmin": 0, "cmax": WEIGHT_STEPS, "colorbar": weight_colorbar()},
-        separators=",.", height=340 if n <= 16 else 420 if n <= 40 else 500,
-        margin={"l": 10, "r": 10, "t": 70, "b": 10},
-        legend={"orientation": "h", "yref": "container", "y": 1.0, "yanchor": "top", "xanchor": "left", "x": 0,
-                "font_size": 11},
-    )
-    fig.update_annotations(font_size=11)
-    return fig
+def additive_matrix(mask: torch.Tensor | None, n: int) -> np.ndarray:
+    """(n, n) float32 M as the softmax sees it: 0 where the key is allowed, -inf where it is forbidden."""
+    return np.where(allowed_matrix(mask, n) == 1, 0.0, -np.inf).astype(np.float32)
 
 
 def gallery_masks(specs: dict[str, str], n: int) -> dict[str, torch.Tensor | None]:
