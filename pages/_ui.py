@@ -315,3 +315,13 @@ def page_run(model, spec: str, settings: Settings, what: str, keep: bool = False
         st.stop()
     return checked_run(model, spec, settings.device, settings.text, settings.mask_spec,
                        settings.scale if scale is None else scale, keep)
+
+
+def clamp_token_choice(key: str, n: int, what: str = "") -> None:
+    """A token index left over from a longer text is moved to the last token, and the user is told."""
+    stored = st.session_state.get(key)
+    if isinstance(stored, int) and not 0 <= stored < n:
+        st.session_state[key] = n - 1
+        name = f"The {what} token" if what else "Token"
+        st.warning(f"{name} {stored} does not exist in this text of {n} tokens (0 to {n - 1}): showing the last "
+                   f"token, {n - 1}, instead.", icon=":material/undo:")

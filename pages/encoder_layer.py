@@ -12,15 +12,6 @@ st.caption("Step by step stops at W_O. Here the same layer goes on: the residual
            "Red bars are positive, blue negative.")
 
 
-def clamp_token(key: str, n: int) -> None:
-    """A token index left over from a longer text is moved to the last token, and the user is told."""
-    stored = st.session_state.get(key)
-    if isinstance(stored, int) and not 0 <= stored < n:
-        st.session_state[key] = n - 1
-        st.warning(f"Token {stored} does not exist in this text of {n} tokens (0 to {n - 1}): showing the last "
-                   f"token, {n - 1}, instead.", icon=":material/undo:")
-
-
 with ui.guard("The encoder-layer page"):
     from attnviz.lessons.encoder_layer.figures import stream_figure, vector_bars
     from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex, trace_check
@@ -65,7 +56,7 @@ with ui.guard("The encoder-layer page"):
         st.caption(f"{model.name} is pre-LN, like GPT-2: each sub-layer reads a normalised copy and adds its result "
                    "to the residual stream, which is never normalised inside the layer.")
     steps = layer_steps(model, res, layer)
-    clamp_token("enc_token", n)
+    ui.clamp_token_choice("enc_token", n)
     pick = st.columns([2, 1])
     i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",
                           format_func=lambda t: f"{t}: {labels[t]}" if 0 <= t < n else str(t), **ui.BOUND)

@@ -11,15 +11,6 @@ st.caption("Follow one attention head through every step, matrix by matrix, then
            "token to see the arithmetic of their single weight. Blue = negative, red = positive, white = 0.")
 
 
-def clamp_choice(key: str, n: int, what: str) -> None:
-    """A token index left over from a longer text is moved to the last token, and the user is told."""
-    stored = st.session_state.get(key)
-    if isinstance(stored, int) and not 0 <= stored < n:
-        st.session_state[key] = n - 1
-        st.warning(f"The {what} token {stored} does not exist in this text of {n} tokens (0 to {n - 1}): "
-                   f"showing the last token, {n - 1}, instead.", icon=":material/undo:")
-
-
 with ui.guard("The step-by-step page"):
     from attnviz.draw.describe import model_input_embedding
     from attnviz.lessons.step_by_step.figures import step_matrix
@@ -94,8 +85,8 @@ with ui.guard("The step-by-step page"):
 
     # ---- 2) one query, one key ----------------------------------------------------------------
     st.header("One query, one key")
-    clamp_choice("sbs_query", n, "query")
-    clamp_choice("sbs_key", n, "key")
+    ui.clamp_token_choice("sbs_query", n, "query")
+    ui.clamp_token_choice("sbs_key", n, "key")
 
     def name_of(t: int) -> str:
         return f"{t}: {labels[t]}" if 0 <= t < n else str(t)
