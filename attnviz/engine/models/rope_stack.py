@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.engine.attention import merge_heads, repeat_kv, scaled_dot_product_attention_trace
-from attnviz.engine.models.stack import LayerTrace
+from attnviz.engine.models.stack import LayerTrace, per_head_views
 from attnviz.engine.rope import apply_rope
 
 
@@ -62,14 +62,7 @@ class RopeLayerWeights:
 
     def per_head(self, cfg: RopeConfig) -> dict[str, torch.Tensor]:
         """W_Q [nh, C, hs], W_K and W_V [nkv, C, hs] (one per K/V head), W_O [nh, hs, C]."""
-        C, nh, nkv, hs = cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.d_head
-        w_q, w_k, w_v = self.w_qkv.split([nh * hs, nkv * hs, nkv * hs], dim=1)
-        return {
-            "W_Q": w_q.view(C, nh, hs).transpose(0, 1),  # (nh, C, hs)
-            "W_K": w_k.view(C, nkv, hs).transpose(0, 1),  # (nkv, C, hs)
-            "W_V": w_v.view(C, nkv, hs).transpose(0, 1),  # (nkv, C, hs)
-            "W_O": self.w_o.view(nh, hs, C),  # (nh, hs, C)
-        }
+        return per_head_views(self.w_qkv, self.w_o, cfg.n_heads, cfg.n_kv_heads, cfg.d_head)
 
 
 @dataclass

@@ -38,14 +38,20 @@ class LayerWeights:
     def per_head(self, n_heads: int) -> dict[str, torch.Tensor]:
         """W_Q, W_K, W_V as [n_heads, d_model, d_head] and W_O as [n_heads, d_head, d_model]."""
         C = self.w_o.shape[0]
-        hs = C // n_heads
-        w_q, w_k, w_v = self.w_qkv.split(C, dim=1)  # each (C, C)
-        return {
-            "W_Q": w_q.view(C, n_heads, hs).transpose(0, 1),  # (nh, C, hs)
-            "W_K": w_k.view(C, n_heads, hs).transpose(0, 1),  # (nh, C, hs)
-            "W_V": w_v.view(C, n_heads, hs).transpose(0, 1),  # (nh, C, hs)
-            "W_O": self.w_o.view(n_heads, hs, C),  # (nh, hs, C)
-        }
+        return per_head_views(self.w_qkv, self.w_o, n_heads, n_heads, C // n_heads)
+
+
+def per_head_views(w_qkv: torch.Tensor, w_o: torch.Tensor, nh: int, nkv: int, hs: int) -> dict[str, torch.Tensor]:
+    """The fused (C, (nh + 2·nkv)·hs) W_Q | W_K | W_V and W_O (nh·hs, C) as per-head views:
+    W_Q [nh, C, hs], W_K and W_V [nkv, C, hs] (one per K/V head; nkv = nh without GQA), W_O [nh, hs, C]."""
+    C = w_qkv.shape[0]
+    w_q, w_k, w_v = w_qkv.split([nh * hs, nkv * hs, nkv * hs], dim=1)
+    return {
+        "W_Q": w_q.view(C, nh, hs).transpose(0, 1),  # (nh, C, hs)
+        "W_K": w_k.view(C, nkv, hs).transpose(0, 1),  # (nkv, C, hs)
+        "W_V": w_v.view(C, nkv, hs).transpose(0, 1),  # (nkv, C, hs)
+        "W_O": w_o.view(nh, hs, w_o.shape[1]),  # (nh, hs, C)
+    }
 
 
 @dataclass
