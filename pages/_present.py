@@ -1,7 +1,7 @@
 """Presentation mode for a projector: `?present=1` in the link, or the sidebar toggle.
 
-It collapses the sidebar on load (app.py reads the link) and sets larger type; heatmaps can ask
-`presenting()` to draw larger. Only CSS, bound to the URL, so a lecturer's link opens ready to show.
+It collapses the sidebar on load (app.py reads the link) and sets larger type. Only CSS, bound to the
+URL, so a lecturer's link opens ready to show.
 """
 
 from __future__ import annotations
@@ -50,10 +50,6 @@ def fit_wide_math() -> None:
 def asked_in_link() -> bool:
     """True when the page was opened with ?present=1 (or true/yes/on)."""
     return str(st.query_params.get(KEY, "")).strip().lower() in ON
-
-
-def presenting() -> bool:
-    return bool(st.session_state.get(KEY, False))
 
 
 def presentation_toggle() -> bool:

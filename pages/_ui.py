@@ -97,20 +97,6 @@ def cached_truth(spec: str, device: str, text: str):
     return check_against_transformers(cached_model(spec, device), text)
 
 
-def show_loading_chart(message: str):
-    """A light placeholder chart, drawn before torch is imported: the browser fetches and compiles its
-    plotly bundle (4.7 MB) while the server loads the model, instead of after. Returns its slot to clear."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure(layout=dict(
-        height=120, margin=dict(l=0, r=0, t=0, b=0), xaxis=dict(visible=False), yaxis=dict(visible=False),
-        annotations=[dict(text=message, showarrow=False, font=dict(size=15), x=0.5, y=0.5, xref="paper", yref="paper")],
-    ))
-    slot = st.empty()
-    slot.plotly_chart(fig, width="stretch", key="loading_chart", config={"displayModeBar": False})
-    return slot
-
-
 # ---- errors -----------------------------------------------------------------------------------
 
 
