@@ -26,15 +26,21 @@ MAX_SCALE = 1000.0
 class AttentionTrace:
     """Every intermediate of one scaled dot-product attention, for showing the math.
 
-    Only `scores`, `scale`, `mask`, `weights` and `output` are stored; the scaled and masked
-    scores are derived on request, so keeping a trace costs no extra forward-pass work.
+    q and k are kept (they are small: n·d_k each) and the raw scores Q Kᵀ, the scaled and the masked
+    scores are recomputed from them on request, so keeping a trace costs the forward pass no n × n work.
     """
 
-    scores: torch.Tensor  # Q Kᵀ                            (..., n_q, n_k)
+    q: torch.Tensor  # (..., n_q, d_k)
+    k: torch.Tensor  # (..., n_k, d_k)
     scale: float  # the factor the scores are multiplied by
     mask: torch.Tensor | None  # bool, True = may attend     broadcastable to (..., n_q, n_k)
     weights: torch.Tensor  # softmax(scaled + M)             (..., n_q, n_k)
     output: torch.Tensor  # weights @ V                      (..., n_q, d_v)
+
+    @property
+    def scores(self) -> torch.Tensor:
+        """Q Kᵀ, unscaled (..., n_q, n_k)."""
+        return self.q @ self.k.transpose(-2, -1)
 
     @property
     def scaled_scores(self) -> torch.Tensor:
@@ -94,18 +100,25 @@ def scaled_dot_product_attention_trace(
     check_qkv(q, k, v)
     mask = check_mask(mask, q.shape[-2], k.shape[-2])
     s = resolve_scale(scale, q.shape[-1])
-    scores = q @ k.transpose(-2, -1)  # 1) Q Kᵀ                      (..., n_q, n_k)
-    scaled = scores * s  # 2) scale (the trace derives it again when read, rather than keeping it)
+    # 1) + 2) (Q·s) Kᵀ: scaling Q (n·d_k numbers) rather than the product (n·n) gives the same scaled
+    # scores up to float rounding, one n × n pass sooner. The trace recomputes the unscaled Q Kᵀ on request.
+    scaled = (q * s) @ k.transpose(-2, -1)  # (..., n_q, n_k)
     if mask is None:
         weights = torch.softmax(scaled, dim=-1)  # 4) softmax over keys  (..., n_q, n_k)
     else:
-        if torch.broadcast_shapes(scaled.shape, mask.shape) == scaled.shape:
-            scaled.masked_fill_(~mask, float("-inf"))  # 3) mask, in place: `scaled` is a fresh tensor of ours
+        bias = additive_mask(mask, scaled.dtype)  # 3) M: 0 where allowed, -inf where forbidden; mask-sized, not per head
+        if torch.broadcast_shapes(scaled.shape, bias.shape) == scaled.shape:
+            scaled += bias  # in place: `scaled` is a fresh tensor of ours (an add is cheaper than masked_fill_)
         else:  # a mask with more leading dims than the scores: a new, broadcast tensor
-            scaled = scaled.masked_fill(~mask, float("-inf"))
+            scaled = scaled + bias
         weights = softmax_of_masked(scaled, mask)  # 4) softmax over keys  (..., n_q, n_k)
     output = weights @ v  # 5) weighted sum of values                 (..., n_q, d_v)
-    return AttentionTrace(scores=scores, scale=s, mask=mask, weights=weights, output=output)
+    return AttentionTrace(q=q, k=k, scale=s, mask=mask, weights=weights, output=output)
+
+
+def additive_mask(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """M as a float tensor of the mask's shape: 0 where the bool mask allows, -inf where it forbids."""
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(~mask, float("-inf"))
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None):

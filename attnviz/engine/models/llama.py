@@ -85,15 +85,16 @@ def layer_weights(w: dict, i: int, family: str, config: dict) -> RopeLayerWeight
     o_bias = family == "llama" and bool(config.get("attention_bias"))
     mlp_bias = family == "llama" and bool(config.get("mlp_bias"))
     qkv = [p + f"self_attn.{n}_proj" for n in "qkv"]
-    gate_up = [p + "mlp.gate_proj", p + "mlp.up_proj"]
     return RopeLayerWeights(
         w_qkv=torch.cat([_linear_t(w, n) for n in qkv], dim=1).contiguous(),  # (C, (nh + 2nkv)·hs)
         b_qkv=_biases(w, qkv, attn_bias),
         w_o=_linear_t(w, p + "self_attn.o_proj").contiguous(),  # (nh·hs, C)
         b_o=_biases(w, [p + "self_attn.o_proj"], o_bias),
         norm1=_weight(w, p + "input_layernorm.weight"), norm2=_weight(w, p + "post_attention_layernorm.weight"),
-        w_gate_up=torch.cat([_linear_t(w, n) for n in gate_up], dim=1).contiguous(),  # (C, 2F)
-        b_gate_up=_biases(w, gate_up, mlp_bias),
+        w_gate=_linear_t(w, p + "mlp.gate_proj").contiguous(),  # (C, F)
+        b_gate=_biases(w, [p + "mlp.gate_proj"], mlp_bias),
+        w_up=_linear_t(w, p + "mlp.up_proj").contiguous(),  # (C, F)
+        b_up=_biases(w, [p + "mlp.up_proj"], mlp_bias),
         w_down=_linear_t(w, p + "mlp.down_proj").contiguous(),  # (F, C)
         b_down=_biases(w, [p + "mlp.down_proj"], mlp_bias),
     )

@@ -57,7 +57,7 @@ def llama_block_stages(x: torch.Tensor, lw, cfg, inv_freq: torch.Tensor, mask, s
     attn = rope_block_attention(u1, lw, cfg, inv_freq, mask, scale)
     x_mid = x + attn
     u2, rms2 = rms_norm_parts(x_mid, lw.norm2, eps)
-    gate, up = _affine(u2, lw.w_gate_up, lw.b_gate_up).split(F, dim=1)  # each (T, F)
+    gate, up = _affine(u2, lw.w_gate, lw.b_gate), _affine(u2, lw.w_up, lw.b_up)  # each (T, F)
     gated = torch.nn.functional.silu(gate) * up  # (T, F): silu(z) = z·σ(z) decides how much of each up feature passes
     mlp = _affine(gated, lw.w_down, lw.b_down)  # (T, C)
     x_out = x_mid + mlp
