@@ -3,7 +3,12 @@
     python benchmarks/bench_clicks.py [--rounds 15]      # prints a table; takes a few minutes
 
 - floor: a bare Streamlit app (benchmarks/bare_toggle_app.py) whose toggle only changes a text, measured
-  in the same run: click -> the new text on screen.
+  in the same run: click -> the new text on screen; and the same app with 50 one-line markdown elements,
+  for scale: what Streamlit's frontend alone spends on a rerun of a page with as many elements as the
+  explorer's fragment sends.
+- Every click is a mouse click at the control's centre (page.mouse.click), as a person clicks: Playwright's
+  locator.click() first waits for the element to hold still over two animation frames and hit-tests it,
+  which took 40 ms on the bare page and 60-80 ms on the explorer, none of which a person waits for.
 - toggle: the scaling toggle at 32 tokens -> every heatmap on the page (grid, enlarged head, the selected
   cell's row) redrawn with new data, read from the component's window.attnvizHeatmaps hooks.
 - 512 tokens: a new sentence typed -> the grid drawn; the toggle and a layer change -> redrawn; a cell
@@ -61,16 +66,24 @@ def row(name: str, xs: list[float], target: str = "") -> str:
             f"(n={len(xs)})   {target}")
 
 
-def floor_latencies(rounds: int) -> list[float]:
+def click_centre(page, locator) -> None:
+    """A mouse click at the middle of the element, with no actionability wait (see the module docstring)."""
+    box = locator.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+def floor_latencies(rounds: int, lines: int = 0) -> list[float]:
     times = []
     with streamlit_server(script="benchmarks/bare_toggle_app.py") as url, chromium_page() as page:
-        page.goto(url)
+        page.goto(f"{url}/?lines={lines}")
         page.get_by_text("The toggle is").wait_for(timeout=60_000)
         wait_for_app_idle(page)
         for _ in range(rounds + 2):
             before = page.get_by_text("The toggle is").inner_text()
+            toggle_label = page.get_by_text("Bare toggle")
+            toggle_label.scroll_into_view_if_needed()
             start = time.perf_counter()
-            page.get_by_text("Bare toggle").click()
+            click_centre(page, toggle_label)
             page.wait_for_function("(b) => { const e = [...document.querySelectorAll('p')].find(p => "
                                    "p.textContent.startsWith('The toggle is')); return e && e.textContent !== b; }",
                                    arg=before, polling="raf", timeout=30_000)
@@ -98,7 +111,9 @@ def redraw_after(page, action, timeout_ms: float = 60_000) -> float:
 
 
 def toggle(page):
-    return lambda: page.get_by_text("Scale scores by 1/√d_k").click()
+    label = page.get_by_text("Scale scores by 1/√d_k")
+    label.scroll_into_view_if_needed()
+    return lambda: click_centre(page, label)
 
 
 def pick_layer(page, layer: int):
@@ -137,6 +152,7 @@ def main() -> None:
     print(f"headless Chromium + `streamlit run`, {os.cpu_count()} CPU cores (shared with other work: figures are noisy)\n")
     floor = floor_latencies(args.rounds)
     print(row("floor: bare Streamlit toggle -> text", floor))
+    print(row("for scale: the same page with 50 markdown lines", floor_latencies(args.rounds, lines=50)))
     with streamlit_server() as url, chromium_page() as page:
         text32 = text_of(model, 32)
         open_explorer(page, url, text32, "&sbs_head=1&sbs_query=3&sbs_key=2")  # a selected cell: its row redraws too

@@ -21,23 +21,47 @@ h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { f
 
 
 # KaTeX never wraps a display formula: where one is still wider than its column (a narrow column at
-# 1024 px), shrink that formula to the column's width instead of letting its end be cut off.
+# 1024 px), shrink that formula to the column's width instead of letting its end be cut off. Formulas
+# inside a container whose key ends in "scrollmath" (the explorer's "why" panel) scroll sideways instead.
 FIT_MATH = """<script>
 (() => {
   const doc = window.parent ? window.parent.document : document;
-  const fit = () => doc.querySelectorAll('.katex-display').forEach(d => {
-    const k = d.firstElementChild;
-    if (!k) return;
-    k.style.fontSize = '';
-    const w = d.clientWidth, s = d.scrollWidth;
-    if (w > 0 && s > w + 1) k.style.fontSize = (1.21 * (w - 2) / s).toFixed(3) + 'em';
-  });
-  if (!doc.defaultView.__attnvizFitMath) {
-    doc.defaultView.__attnvizFitMath = true;
-    new MutationObserver(() => requestAnimationFrame(fit)).observe(doc.body, {childList: true, subtree: true});
-    doc.defaultView.addEventListener('resize', fit);
+  const win = doc.defaultView;
+  // At most one pass per animation frame however many DOM mutations a rerun makes, and in it first every
+  // write that a measurement needs, then every read (one layout), then only the font sizes that change.
+  // A formula's natural width is remembered per rendered node and text, so an unchanged formula is never
+  // reset and re-measured: a per-formula reset-read-write loop cost 66 ms per scaling toggle.
+  const natural = new WeakMap();
+  const fit = () => {
+    win.__attnvizFitPending = false;
+    const shown = [...doc.querySelectorAll('.katex-display')]
+      .filter(d => d.firstElementChild && !d.closest('[class*="scrollmath"]'));
+    const type = win.getComputedStyle(doc.documentElement).fontSize;  // presentation mode changes it
+    const fresh = shown.map(d => {
+      const k = d.firstElementChild, known = natural.get(k);
+      return !known || known.text !== k.textContent || known.type !== type;
+    });
+    shown.forEach((d, i) => { if (fresh[i] && d.firstElementChild.style.fontSize) d.firstElementChild.style.fontSize = ''; });
+    const sizes = shown.map((d, i) => [d.clientWidth, fresh[i] ? d.scrollWidth : 0]);
+    shown.forEach((d, i) => {
+      const k = d.firstElementChild, [w, s] = sizes[i];
+      if (fresh[i]) natural.set(k, {text: k.textContent, type, width: s});
+      const full = natural.get(k).width;
+      const size = w > 0 && full > w + 1 ? (1.21 * (w - 2) / full).toFixed(3) + 'em' : '';
+      if (k.style.fontSize !== size) k.style.fontSize = size;
+    });
+  };
+  const soon = () => {
+    if (win.__attnvizFitPending) return;
+    win.__attnvizFitPending = true;
+    win.requestAnimationFrame(fit);
+  };
+  if (!win.__attnvizFitMath) {
+    win.__attnvizFitMath = true;
+    new MutationObserver(soon).observe(doc.body, {childList: true, subtree: true});
+    win.addEventListener('resize', soon);
   }
-  fit();
+  soon();
 })();
 </script>"""
 

@@ -85,8 +85,10 @@ def cached_model(spec: str, device: str):
     return attnviz.load_model(spec or None, device=device)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False):
+    """One run, shared by every rerun and session that asks for it, not copied: st.cache_data unpickled 76 MB
+    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
     return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep)
 
 
@@ -176,13 +178,33 @@ def mask_controls() -> str:
     return mask_spec_from_values(values)
 
 
-def scale_controls() -> bool | float:
+def scale_from(scaled, factor) -> bool | float:
+    """The scale the two controls mean: your own factor when it is above 0, else the switch (True = 1/√d_k)."""
+    return float(factor) if factor and factor > 0 else bool(scaled)
+
+
+def live_scale(settings: Settings) -> bool | float:
+    """The scale the sidebar holds now. A fragment rerun (see page_settings' scale_reruns) gets the Settings of
+    the last full run, so it reads the scale from the widgets' state instead."""
+    if "scaled" not in st.session_state:
+        return settings.scale
+    return scale_from(st.session_state.get("scaled", True), st.session_state.get("factor", 0.0))
+
+
+def _rerun_only(fragment_key: str) -> None:
+    st.rerun(fragment_key)  # from a callback: replaces the whole-page rerun by this fragment's
+
+
+def scale_controls(scale_reruns: str | None = None) -> bool | float:
     sb = st.sidebar
-    scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **BOUND)
+    # a page that draws everything the scale changes inside one keyed fragment names it: a toggle then reruns
+    # that fragment alone, not the sidebar, the model load and the rest of the page
+    rerun = dict(on_change=_rerun_only, args=(scale_reruns,)) if scale_reruns else {}
+    scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **rerun, **BOUND)
     factor = sb.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, 0.05, key="factor",
                              help="The scores are multiplied by this number instead. Leave it at 0 to use the "
-                                  "switch above (0 means: no factor of your own, not ×0).", **BOUND)
-    return float(factor) if factor > 0 else bool(scaled)
+                                  "switch above (0 means: no factor of your own, not ×0).", **rerun, **BOUND)
+    return scale_from(scaled, factor)
 
 
 def seed_from_url(key: str, parse) -> dict:
@@ -217,8 +239,11 @@ def leave_legacy_page_discovery() -> None:
         st.rerun()
 
 
-def page_settings() -> Settings:
+def page_settings(scale_reruns: str | None = None) -> Settings:
     """Draw the shared sidebar and return its settings: the first call of every page.
+
+    scale_reruns: the key of the page's @st.fragment(key=...) that draws everything the scale changes and
+    reads it with live_scale(); the scale controls then rerun that fragment only.
 
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.
@@ -231,7 +256,7 @@ def page_settings() -> Settings:
     st.sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     spec, text, device = model_and_text_controls()
     mask_spec = mask_controls()
-    scale = scale_controls()
+    scale = scale_controls(scale_reruns)
     settings = Settings(model_spec=spec, text=text, mask_spec=mask_spec, scale=scale, device=device)
     st.session_state["settings"] = settings
     return settings
@@ -301,6 +326,19 @@ def page_run(model, spec: str, settings: Settings, what: str, keep: bool = False
         st.stop()
     return checked_run(model, spec, settings.device, settings.text, settings.mask_spec,
                        settings.scale if scale is None else scale, keep)
+
+
+def page_link(page: str, label: str, icon: str, query_params: dict) -> None:
+    """st.page_link, or the same link as markdown where Streamlit cannot look the page up: AppTest runs a
+    fragment rerun without the pages app.py's st.navigation registered (a browser session keeps them)."""
+    from urllib.parse import urlencode
+
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(page, label=label, icon=icon, query_params=query_params)
+    except StreamlitPageNotFoundError:
+        st.markdown(f"[{label}]({Path(page).stem}?{urlencode(query_params)})")
 
 
 def clamp_token_choice(key: str, n: int, what: str = "") -> None:

@@ -1,5 +1,6 @@
 """The explorer (home page): every head of one layer as heatmaps; click a cell to see why it has its weight."""
 
+import dataclasses
 import math
 from functools import partial
 
@@ -13,7 +14,7 @@ st.title("Attention explorer")
 st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
            "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; "
            "click one to see the arithmetic behind it.")
-settings = ui.page_settings()
+settings = ui.page_settings(scale_reruns="explorer_view")
 
 
 def set_selection(sel) -> None:
@@ -48,14 +49,10 @@ def current_selection(n: int, n_heads: int):
     return fitted
 
 
-@st.fragment
-def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
-    """The grid, its controls, 'why this weight' and the enlarged head: a click or a layer change reruns
-    only this (in a browser), never the model or the rest of the page."""
+def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
+    """The grid, its controls, 'why this weight' and the enlarged head."""
     from attnviz.analysis.stats import live_rows
-    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
     from attnviz.draw.export import head_csv
-    from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
     from attnviz.draw.text import markdown_literal
     from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
 
@@ -67,8 +64,8 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
         controls = st.columns([1, 2], vertical_alignment="bottom")
         layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads, where=controls)
         per_head = st.toggle("Per-head colours", key="per_head", **ui.BOUND,
-                                      help="Each head's colours run from 0 to its own largest weight: for long texts, "
-                                           "where every weight is small and a shared 0..1 scale turns heads dark.")
+                             help="Each head's colours run from 0 to its own largest weight: for long texts, "
+                                  "where every weight is small and a shared 0..1 scale turns heads dark.")
         dead = [f"{i} ({markdown_literal(res.labels[i])})"
                 for i in (~live_rows(res.attentions[layer, 0])).nonzero().flatten().tolist()]
         if dead:
@@ -83,28 +80,22 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             sel = selection_from_click(picked, heads)
             set_selection(sel)
-    with right, st.container(key="why"):
+    with right, st.container(key="why_scrollmath"):  # its formulas scroll (see _present.FIT_MATH)
         st.subheader("Why this weight?")
         if sel is None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
                     "of its row appear here.", icon=":material/touch_app:")
         else:
             _why.why_this_weight(model, spec, settings, mask_spec, settings.scale, layer, sel)
-            st.page_link("pages/step_by_step.py", label="Follow this pair step by step", icon=":material/footprint:",
-                         query_params={k: v for k, v in st.query_params.to_dict().items()})
-        with st.expander("The equations behind every heatmap", expanded=sel is None):
-            st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
-            window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
-            st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)}")
-            if res.mask is not None:
-                st.latex(mask_matrix(res.mask, n))
-            else:
-                st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
-            st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
-            effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
-            if effect:
-                st.info(effect, icon=":material/repeat:")
-            st.latex(multi_head_equation(model.n_heads, model.d_model, model.d_head))
+            ui.page_link("pages/step_by_step.py", "Follow this pair step by step", ":material/footprint:",
+                         {k: v for k, v in st.query_params.to_dict().items()})
+        # open while no cell is selected, closed once one is (the key follows that, so each state starts so);
+        # filled only while open: closed, its formulas would still be typeset in the browser on every rerun
+        equations = st.expander("The equations behind every heatmap", expanded=sel is None, on_change="rerun",
+                                key=f"equations_open_{sel is None}")
+        if equations.open:
+            with equations:
+                equations_panel(model, res, mask_spec, n)
 
     st.subheader("One head in full detail")
     focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
@@ -116,24 +107,55 @@ def heads_and_why(model, spec: str, res, mask_spec: str) -> None:
                        file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
 
 
-with ui.guard("The explorer"):
+def equations_panel(model, res, mask_spec: str, n: int) -> None:
+    """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
+    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+    from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
+
+    st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
+    window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
+    st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)}")
+    if res.mask is not None:
+        st.latex(mask_matrix(res.mask, n))
+    else:
+        st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
+    st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
+    effect = describe_effect(mask_spec, res.scale, model.d_head, trained=model.source is not None)
+    if effect:
+        st.info(effect, icon=":material/repeat:")
+    st.latex(multi_head_equation(model.n_heads, model.d_model, model.d_head))
+
+
+@st.fragment(key="explorer_view")
+def explorer_view(model, spec: str, settings) -> None:
+    """Everything the run draws. A click, a layer or head change and the sidebar's scale controls rerun only
+    this (in a browser): the sidebar, the model load and the page around it are not redone."""
+    with ui.guard("The explorer"):  # here, not around the call: a fragment rerun runs this function alone
+        explorer_body(model, spec, dataclasses.replace(settings, scale=ui.live_scale(settings)))
+
+
+def explorer_body(model, spec: str, settings) -> None:
     from attnviz.draw.describe import head_facts
     from attnviz.draw.export import attentions_npz
 
-    model, spec = ui.load_model_or_fallback(settings)
     facts = st.empty()
     badge = st.empty()
     res, mask_spec = ui.page_run(model, spec, settings, "The heatmaps appear")
     facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
                    f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
                    f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
-    heads_and_why(model, spec, res, mask_spec)
+    heads_and_why(model, spec, settings, res, mask_spec)
     st.download_button(
         "Download all layers and heads (NPZ)",
         lambda: attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
         file_name="attnviz_attentions.npz", mime="application/octet-stream")
+    truth_badge(badge, spec, settings)
 
-    try:  # depends on the text only (cached on it): a toggle never redoes it
+
+def truth_badge(badge, spec: str, settings) -> None:
+    """The live check against transformers, in `badge`. It depends on the text only (cached on it): a toggle
+    never redoes it."""
+    try:
         with st.spinner("Checking against transformers…"):
             truth = ui.cached_truth(spec, settings.device, settings.text)
         if truth.max_abs_diff is None:
@@ -146,3 +168,8 @@ with ui.guard("The explorer"):
             badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
     except Exception as err:
         badge.warning(f"Truth check unavailable: {err}")
+
+
+with ui.guard("The explorer"):
+    model, spec = ui.load_model_or_fallback(settings)
+    explorer_view(model, spec, settings)

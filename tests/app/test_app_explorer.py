@@ -79,6 +79,11 @@ def test_scaling_off_and_a_custom_factor_change_the_weights(minilm):
     unscaled = minilm.run(TEXT, scale=False)
     assert_drawn_equals(grid(at), unscaled.attentions, 0, list(range(12)), unscaled.labels)
     assert "Scaling is off" in page_text(at)
+    # the toggle reran the explorer's fragment alone (its callback's st.rerun("explorer_view")): the sidebar and
+    # the page title were not redrawn, and the fragment read the new scale from the widget's state
+    assert not at.title and not at.sidebar.toggle
+    at.run()  # a full run brings the sidebar back (a browser keeps it on screen all along)
+    assert at.title and at.toggle(key="scaled").value is False
     at.number_input(key="factor").set_value(0.5).run()
     half = minilm.run(TEXT, scale=0.5)
     assert_drawn_equals(grid(at), half.attentions, 0, list(range(12)), half.labels)
