@@ -106,9 +106,10 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
 def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, key: str,
                  titles: list[str], kind: str = "weights", columns: int = 3, selectable: bool = False,
                  per_head_scale: bool = False, selection: dict | None = None, thumbnails: bool | None = None,
-                 on_select=None) -> dict | None:
+                 highlight: int | None = None, on_select=None) -> dict | None:
     """Several matrices of one shape side by side (e.g. every head of a layer), each with its title, on one
-    canvas. thumbnails (default: more than 24 panels, e.g. a model view's 6 × 12): no token labels, hover only."""
+    canvas. thumbnails (default: more than 24 panels, e.g. a model view's 6 × 12): no token labels, hover only;
+    a click there frames the clicked panel at once. highlight: the panel framed (and its title bold), or None."""
     from attnviz.draw.heatmap import as_panels, heatmap_payload
 
     if kind not in KINDS:
@@ -119,7 +120,7 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
     return draw_payload(
         lambda sel: heatmap_payload(z, row_labels, col_labels, titles=list(titles), kind=kind, columns=columns,
                                     per_head_scale=per_head_scale, selectable=selectable, selection=sel,
-                                    thumbnails=thumbs, show_values=False, name=key),
+                                    thumbnails=thumbs, highlight=highlight, show_values=False, name=key),
         key=key, panels=panels, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 

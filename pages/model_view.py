@@ -1,25 +1,37 @@
 """Model view: every layer × head at once, one head enlarged, head statistics and attention rollout."""
 
+from functools import partial
+
 import streamlit as st
 
+from pages import _heatmap as hm
 from pages import _ui as ui
-from pages._heatmap import heatmap
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _grid(spec: str, device: str, text: str, mask_spec: str, scale, highlight: tuple[int, int]):
-    """The thumbnail mosaic as ONE plotly figure (72 traces on one pair of axes).
-
-    The one exception to "every matrix through pages/_heatmap": heatmap_grid's plotly body draws each
-    panel as its own chart with tick labels, which at 12 columns leaves ~50 px panels with no room for
-    the pattern. Once heatmap_grid has a compact thumbnail mode (the canvas component), this becomes
-        pooled, labels, block = thumbnails(res.attentions, res.labels)  # attnviz.lessons.model_view
-        heatmap_grid(pooled, labels, key="mv_grid", titles=thumbnail_titles(L, H, (layer, head)), columns=H)
-    """
-    from attnviz.lessons.model_view import model_view_figure
+def _thumbnails(spec: str, device: str, text: str, mask_spec: str, scale):
+    """Every head of the run pooled for the thumbnail grid: ((L·H, m, m) patterns, m labels, block b)."""
+    from attnviz.lessons.model_view import thumbnails
 
     res = ui.cached_run(spec, device, text, mask_spec, scale)
-    return model_view_figure(res.attentions, res.labels, highlight=highlight)
+    return thumbnails(res.attentions, res.labels)
+
+
+def take_click(n_layers: int, n_heads: int, cells: int) -> None:
+    """A clicked thumbnail (the grid's state, as the browser or a test wrote it) becomes the enlarged head.
+
+    Runs as the grid's on_select (before the rerun) and again before the pickers are drawn (AppTest writes
+    the state without callbacks). The click is consumed: the grid keeps its last state, which would otherwise
+    undo a later choice in the pickers, and the same thumbnail clicked again would not count as a change."""
+    from attnviz.lessons.model_view import head_of_thumbnail
+
+    raw = (st.session_state.get("mv_grid") or {}).get("selection")
+    if raw is None:
+        return
+    st.session_state["mv_grid"] = {"selection": None}
+    click = hm.clean_selection(raw, n_layers * n_heads, cells, cells)
+    if click is not None:  # garbage, or a panel this model does not have: nothing changes
+        st.session_state["mv_layer"], st.session_state["mv_head"] = head_of_thumbnail(click["panel"], n_heads)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -34,10 +46,11 @@ def _statistics_and_rollout(spec: str, device: str, text: str, mask_spec: str, s
 settings = ui.page_settings()
 st.title("Model view: every head of every layer")
 st.caption("One small heatmap per head: rows = layers (L0 is closest to the input), columns = heads. Each thumbnail "
-           "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale.")
+           "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale. "
+           "Click a thumbnail to enlarge that head below.")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure
+    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure, thumbnail_of, thumbnail_titles
 
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
@@ -46,17 +59,24 @@ with ui.guard("The model view"):
                 f"{model.n_layers * model.n_heads} patterns · **{n} tokens**")
     run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
 
+    pooled, pooled_labels, block = _thumbnails(*run_key)
+    cells = pooled.shape[-1]
+    take_click(model.n_layers, model.n_heads, cells)  # a click AppTest wrote (in a browser, on_select took it)
     grid_slot = st.container()  # the grid goes above the pickers, but its frame needs their values
     st.subheader("One head in full detail")
     pick = st.columns([1, 1, 3])
     layer = pick[0].selectbox("Layer", list(range(model.n_layers)), key="mv_layer", **ui.BOUND)
     head = pick[1].selectbox("Head", list(range(model.n_heads)), key="mv_head", **ui.BOUND)
-    pick[2].caption("The enlarged head is framed in the grid above. Hover a cell for the query, key and weight.")
-    heatmap(res.attentions[layer, head], res.labels, key="mv_focus", title=f"layer {layer}, head {head}: weights after softmax")
+    pick[2].caption("The enlarged head is framed in the grid above: click another thumbnail, or pick it here. "
+                    "Hover a cell for the query, key and weight.")
+    hm.heatmap(res.attentions[layer, head], res.labels, key="mv_focus",
+               title=f"layer {layer}, head {head}: weights after softmax")
 
     with grid_slot:
-        fig, block = _grid(*run_key, highlight=(layer, head))
-        st.plotly_chart(fig, width="stretch", key="mv_grid")
+        hm.heatmap_grid(pooled, pooled_labels, key="mv_grid", titles=thumbnail_titles(model.n_layers, model.n_heads),
+                        columns=model.n_heads, thumbnails=True, selectable=True,
+                        highlight=thumbnail_of(layer, head, model.n_heads),
+                        on_select=partial(take_click, model.n_layers, model.n_heads, cells))
         if block > 1:
             st.info(f"Thumbnails: with {n} tokens each cell averages a {block}×{block} block of tokens (the weight an "
                     "average query of the block gives to the keys of the block, so rows still sum to 1). "
@@ -87,4 +107,4 @@ with ui.guard("The model view"):
         upto = st.select_slider(f"Rollout after layer (layer {last} = the whole model)", list(range(model.n_layers)),
                                 value=last, key="mv_rollout_layer", **ui.BOUND)
     title = f"rollout after layer {upto}" + (" (the whole model)" if upto == last else "")
-    heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)
+    hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)

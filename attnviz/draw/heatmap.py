@@ -15,7 +15,7 @@ Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
              the hover and the tests read) the value itself, −inf as −inf.
 lo, hi are each panel's finite min and max (in the JSON), so the hover shows true values; the colour
 range is separate ("ranges"): 0..1 for weights (or each panel's own max, per_head_scale), ±limit centred at 0
-for signed matrices.
+for signed matrices. Thumbnails (a model view's 72 small panels, read by their colours) travel as uint8.
 """
 
 from __future__ import annotations
@@ -97,12 +97,14 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
                     kind: str = "weights", columns: int = 1, per_head_scale: bool = False, limit: float | None = None,
                     x_title: str = "key (attended to)", y_title: str = "query (attending)",
                     show_values: bool | None = None, selectable: bool = False, selection: dict | None = None,
-                    bytes_per_cell: int | None = None, thumbnails: bool = False, name: str = "") -> bytes:
+                    bytes_per_cell: int | None = None, thumbnails: bool = False, highlight: int | None = None,
+                    name: str = "") -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
     col_labels None: the row labels again (self-attention) for weights, numbered columns for signed.
     selection: a cell the server asks the browser to ring ({"panel", "row", "col"}), or None.
-    thumbnails: many small panels (a model view): no token labels, hover only.
+    thumbnails: many small panels (a model view): no token labels, hover only, uint8 weights.
+    highlight: a panel the browser frames and titles in bold (the model view's enlarged head), or None.
     name: the page's key for it (the browser files its drawn data under this name, for tests).
     """
     if kind not in KINDS:
@@ -116,8 +118,10 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     if len(row_labels) != rows or len(col_labels) != cols:
         raise AttnvizError(f"Labels do not fit the matrix: {len(row_labels)} × {len(col_labels)} labels for "
                            f"{rows} × {cols} cells.")
+    if highlight is not None and not 0 <= highlight < panels:
+        raise AttnvizError(f"There is no panel {highlight} to frame among {panels}.")
     if bytes_per_cell is None:
-        bytes_per_cell = 4 if kind == "signed" else 1 if z.size > UINT8_ABOVE else 2
+        bytes_per_cell = 4 if kind == "signed" else 1 if thumbnails or z.size > UINT8_ABOVE else 2
     if bytes_per_cell == 4 and kind == "weights":
         raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)
@@ -128,8 +132,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         "ranges": colour_ranges(z, kind, per_head_scale, limit), "per_head_scale": bool(per_head_scale),
         "x_title": x_title, "y_title": y_title, "selectable": bool(selectable), "selection": selection,
         "show_values": (max(rows, cols) <= 16 and panels == 1) if show_values is None else bool(show_values),
-        "thumbnails": bool(thumbnails), "bytes_per_cell": bytes_per_cell,
-        "name": name,
+        "thumbnails": bool(thumbnails), "highlight": None if highlight is None else int(highlight),
+        "bytes_per_cell": bytes_per_cell, "name": name,
     }
     block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary

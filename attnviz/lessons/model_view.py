@@ -1,14 +1,12 @@
-"""The model view: every layer × head of a run as thumbnails in ONE figure (rows = layers, cols = heads).
+"""The model view: every layer × head of a run as a grid of thumbnails (rows = layers, cols = heads).
 
-Bytes matter: a 6 × 12 model at 512 tokens has 72 · 512² ≈ 19 million weights. So
-  - the figure is one plotly figure with one heatmap trace per head, laid out as a mosaic on a
-    single pair of axes (72 subplots take seconds to draw in a browser; the mosaic, a fraction);
-  - weights travel as uint16 thousandths (attnviz.draw.plotting.weights_as_thousandths);
-  - thumbnails have no tick labels, and above `max_cells` tokens they are pooled into b × b blocks:
-        P[I, J] = (1/|I|) Σ_{i∈I} Σ_{j∈J} a_ij
-    the weight an average query of block I gives to the keys of block J, so every pooled row
-    still sums to 1 and the shared 0..1 colour axis keeps its meaning. The enlarged head
-    (attnviz.draw.plotting.head_figure) shows every token.
+Bytes matter: a 6 × 12 model at 512 tokens has 72 · 512² ≈ 19 million weights. So the thumbnails
+(drawn by pages/_heatmap.heatmap_grid(..., thumbnails=True): one canvas, uint8 cells, no token labels)
+are pooled above `max_cells` tokens into b × b blocks:
+    P[I, J] = (1/|I|) Σ_{i∈I} Σ_{j∈J} a_ij
+the weight an average query of block I gives to the keys of block J, so every pooled row still sums
+to 1 and the shared 0..1 colour scale keeps its meaning. The enlarged head shows every token.
+Thumbnail p is layer p // H, head p % H (layer-major, as `thumbnails` returns them).
 """
 
 from __future__ import annotations
@@ -18,11 +16,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.draw.plotting import COLORSCALE, WEIGHT_HOVER, WEIGHT_STEPS, weights_as_thousandths
 from attnviz.errors import AttnvizError
 
 THUMBNAIL_CELLS = 32  # at most this many cells per side on a thumbnail
-GAP_FRACTION = 0.12  # space between thumbnails, as a fraction of a thumbnail's side
 
 STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the heatmap's colour bar says
     "entropy": "mean row entropy (nats)",
@@ -89,84 +85,20 @@ def thumbnails(attentions, labels: list[str], max_cells: int = THUMBNAIL_CELLS) 
     return pooled.reshape(-1, m, m), pooled_labels(labels, block), block  # (L·H, m, m)
 
 
-def thumbnail_titles(n_layers: int, n_heads: int, highlight: tuple[int, int] | None = None) -> list[str]:
-    """'L0 H0', 'L0 H1', ... in layer-major order; the enlarged head marked '▶ L2 H5 ◀'."""
-    return [f"▶ L{layer} H{head} ◀" if (layer, head) == highlight else f"L{layer} H{head}"
-            for layer in range(n_layers) for head in range(n_heads)]
+def thumbnail_titles(n_layers: int, n_heads: int) -> list[str]:
+    """'L0 H0', 'L0 H1', ... in layer-major order (short enough for a 50 px thumbnail; the enlarged head is
+    marked by the grid's frame, not in its title)."""
+    return [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
 
 
-def _thumbnail(z: np.ndarray, layer: int, head: int, x0: float, y0: float) -> dict:
-    """One head's thumbnail: an (m, m) heatmap placed at (x0, y0) on the shared axes of the mosaic."""
-    return {
-        "type": "heatmap", "z": weights_as_thousandths(z), "coloraxis": "coloraxis", "name": f"L{layer} H{head}",
-        "x0": x0, "dx": 1, "y0": y0, "dy": 1,
-        "hovertemplate": f"layer {layer}, head {head}<br>weight: {WEIGHT_HOVER}<br>(pick it below to see the tokens)"
-                         "<extra></extra>",
-    }
+def thumbnail_of(layer: int, head: int, n_heads: int) -> int:
+    """The panel index p of (layer, head) in the grid: p = layer · H + head."""
+    return layer * n_heads + head
 
 
-def model_view_figure(attentions, labels: list[str], max_cells: int = THUMBNAIL_CELLS,
-                      highlight: tuple[int, int] | None = None) -> tuple[go.Figure, int]:
-    """Every head of every layer as a thumbnail heatmap: (L, H, n, n) -> (figure with L·H traces, block b).
-
-    Trace k is layer k // H, head k % H. b = 1 means every token is drawn; b > 1 means each cell
-    pools b × b tokens (see pool_patterns). highlight = (layer, head) draws a frame around that one.
-
-    Speed: the thumbnails are a mosaic on ONE pair of axes (each trace offset by x0, y0), not 72
-    subplots: a browser draws 72 subplots in seconds and one mosaic in a fraction of a second.
-    The price is that a thumbnail's hover names its layer, head and weight but not the tokens.
-    """
-    a = np.asarray(attentions, dtype=np.float32)
-    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
-        raise AttnvizError(f"The model view needs attentions of shape (layers, heads, n, n), got {a.shape}.")
-    n_layers, n_heads, n = a.shape[0], a.shape[1], a.shape[-1]
-    if len(labels) != n:
-        raise AttnvizError(f"There are {len(labels)} token labels but the patterns are {n}×{n}.")
-    block = pooled_block_size(n, max_cells)
-    pooled = pool_patterns(a, block)  # (L, H, m, m)
-    m = pooled.shape[-1]
-    gap = max(1, round(m * GAP_FRACTION))  # cells of white between thumbnails (and around them, for the frame)
-    step = m + gap  # a thumbnail plus the gap after it, in cells
-
-    traces = [_thumbnail(pooled[layer, head], layer, head, head * step, layer * step)
-              for layer in range(n_layers) for head in range(n_heads)]
-    centre = (m - 1) / 2
-    axis = {"showgrid": False, "zeroline": False, "ticks": "", "showline": False, "tickfont": {"size": 11}}
-    xaxis = dict(axis, tickvals=[h * step + centre for h in range(n_heads)], ticktext=[f"H{h}" for h in range(n_heads)],
-                 side="top", range=[-0.5 - gap, n_heads * step - 0.5], constrain="domain")
-    yaxis = dict(axis, tickvals=[layer * step + centre for layer in range(n_layers)],
-                 ticktext=[f"L{layer}" for layer in range(n_layers)], scaleanchor="x", constrain="domain",
-                 range=[n_layers * step - 0.5, -0.5 - gap])  # reversed: layer 0 on top, query 0 first
-    shapes = []
-    if highlight is not None:
-        layer, head = highlight
-        pad = gap / 2
-        shapes.append({"type": "rect", "x0": head * step - 0.5 - pad, "x1": head * step + m - 0.5 + pad,
-                       "y0": layer * step - 0.5 - pad, "y1": layer * step + m - 0.5 + pad,
-                       "line": {"color": "#e4572e", "width": 3}})
-    # Height for square thumbnails on a typical wide page (~960 px of plot width, thumbnails at most ~260 px),
-    # capped for tall models; scaleanchor keeps them square whatever the real width.
-    aspect = (n_layers * step + gap) / (n_heads * step + gap)
-    height_px = min(900, max(220, int(min(960, 260 * n_heads) * aspect) + 40))
-    layout = {
-        "xaxis": xaxis, "yaxis": yaxis, "shapes": shapes, "separators": ",.", "plot_bgcolor": "white",
-        "coloraxis": {"colorscale": COLORSCALE, "cmin": 0, "cmax": WEIGHT_STEPS,
-                      "colorbar": {"title": {"text": "weight", "side": "right"}, "tickvals": [0, 500, 1000],
-                                   "ticktext": ["0", "0.5", "1"], "len": 0.8, "thickness": 12}},
-        "height": height_px, "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
-    }
-    return go.Figure(data=traces, layout=layout), block
-
-
-def figure_bytes(*figures: go.Figure) -> int:
-    """What the figures cost on the wire: the length of their plotly JSON (what st.plotly_chart sends)."""
-    return sum(len(fig.to_json()) for fig in figures)
-
-
-def bytes_per_cell(attentions_shape, *figures: go.Figure) -> float:
-    """Bytes sent per weight of the full (L, H, n, n) attention tensor: figure_bytes / (L·H·n·n)."""
-    cells = math.prod(int(s) for s in attentions_shape)
-    return figure_bytes(*figures) / cells
+def head_of_thumbnail(panel: int, n_heads: int) -> tuple[int, int]:
+    """(layer, head) of panel p in the grid: (p // H, p % H)."""
+    return divmod(int(panel), n_heads)
 
 
 def statistics_grid(rows: list[dict], statistic: str) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The model view in Streamlit's AppTest: every head drawn as attnviz computes it, stats and rollout included."""
+"""The model view in Streamlit's AppTest: every head drawn as attnviz computes it, a click on a thumbnail
+enlarges that head, stats and rollout included."""
 
 import os
 
@@ -6,11 +7,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, page_text, run_app
 
+import attnviz
 from attnviz.analysis.rollout import attention_rollout
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array, weights_as_thousandths
+from attnviz.draw.heatmap import decode_payload, precision
+from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
 PAGE = "pages/model_view.py"
@@ -22,45 +25,97 @@ def default_page():
     return run_app({"text": TEXT}, page=PAGE)
 
 
-def drawn_thumbnails(at) -> list[tuple[str, np.ndarray]]:
-    """(name, uint16 thousandths) of each thumbnail of the mosaic (one plotly figure until heatmap_grid has
-    a thumbnail mode; see pages/model_view.py)."""
-    return [(t["name"], decode_plotly_array(t["z"])) for t in chart_specs(at)["mv_grid"]["data"]]
+def drawn_thumbnails(at) -> tuple[dict, np.ndarray]:
+    """The grid's payload as the browser gets it: (its JSON block, (L·H, m, m) weights as drawn)."""
+    return decode_payload(heatmap_payloads(at)["mv_grid"])
 
 
 def focus(at) -> np.ndarray:
     return drawn_heatmap(at, "mv_focus")[0]
 
 
+def click(at, selection):
+    """A click on the grid, written into the component's state as the browser would."""
+    at.session_state["mv_grid"] = {"selection": selection}
+    return at.run()
+
+
+def assert_thumbnails_are_attnviz(at, res, n_layers: int, n_heads: int) -> dict:
+    meta, drawn = drawn_thumbnails(at)
+    pooled, labels, block = thumbnails(res.attentions, res.labels)
+    assert meta["thumbnails"] and meta["selectable"] and meta["columns"] == n_heads
+    assert meta["titles"] == thumbnail_titles(n_layers, n_heads) and meta["row_labels"] == labels
+    assert drawn.shape == pooled.shape == (n_layers * n_heads, *pooled.shape[1:])
+    assert np.abs(drawn - pooled).max() <= precision(meta) + 1e-7  # uint8: to half of 1/254
+    return meta
+
+
 def test_grid_draws_every_layer_and_head_as_attnviz_computes(default_page, minilm):
     at = default_page
     assert_healthy(at)
     res = minilm.run(TEXT)
-    drawn = drawn_thumbnails(at)
-    assert len(drawn) == minilm.n_layers * minilm.n_heads == 72
-    for k, (name, z) in enumerate(drawn):
-        layer, head = divmod(k, minilm.n_heads)
-        assert name == f"L{layer} H{head}"
-        np.testing.assert_array_equal(z, weights_as_thousandths(res.attentions[layer, head]))
-    # what heatmap_grid will get once it draws thumbnails: the same patterns, titled per head
-    pooled, labels, block = thumbnails(res.attentions, res.labels)
-    assert block == 1 and labels == res.labels and np.allclose(pooled[13], res.attentions[1, 1].numpy())
-    assert thumbnail_titles(2, 3, highlight=(1, 2))[-1] == "▶ L1 H2 ◀" and thumbnail_titles(2, 3)[4] == "L1 H1"
-    np.testing.assert_allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.0005 + 1e-7)
+    meta = assert_thumbnails_are_attnviz(at, res, 6, 12)
+    _, drawn = drawn_thumbnails(at)
+    np.testing.assert_allclose(drawn[13], res.attentions[1, 1].numpy(), atol=precision(meta) + 1e-7)  # L1 H1, every token
+    assert meta["bytes_per_cell"] == 1 and meta["highlight"] == 0  # L0 H0 framed: the head enlarged below
+    np.testing.assert_allclose(focus(at), res.attentions[0, 0].numpy(), atol=1e-4)
 
 
-def test_choosing_a_layer_and_head_enlarges_that_head(minilm):
+def test_choosing_a_layer_and_head_enlarges_and_frames_that_head(minilm):
     at = run_app({"text": TEXT}, page=PAGE)
-    before = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
     at.selectbox(key="mv_layer").set_value(3)
     at.selectbox(key="mv_head").set_value(7)
     at.run()
     assert_healthy(at)
     res = minilm.run(TEXT)
-    np.testing.assert_allclose(focus(at), res.attentions[3, 7].numpy(), atol=0.0005 + 1e-7)
+    np.testing.assert_allclose(focus(at), res.attentions[3, 7].numpy(), atol=1e-4)
     assert not np.allclose(focus(at), res.attentions[0, 0].numpy(), atol=0.01)
-    frame = chart_specs(at)["mv_grid"]["layout"]["shapes"][0]
-    assert frame["x0"] > before["x0"] and frame["y0"] > before["y0"]  # the frame moved to L3 H7
+    assert drawn_thumbnails(at)[0]["highlight"] == 3 * 12 + 7
+
+
+def test_a_click_on_a_thumbnail_enlarges_that_head_and_the_pickers_still_work(minilm):
+    at = run_app({"text": TEXT}, page=PAGE)
+    res = minilm.run(TEXT)
+    at = click(at, {"panel": 41, "row": 2, "col": 5})  # panel 41 = layer 41 // 12, head 41 % 12
+    assert_healthy(at)
+    np.testing.assert_allclose(focus(at), res.attentions[3, 5].numpy(), atol=1e-4)
+    assert (at.selectbox(key="mv_layer").value, at.selectbox(key="mv_head").value) == (3, 5)
+    assert at.query_params["mv_layer"] == "3" and at.query_params["mv_head"] == "5"  # a link shares it
+    assert drawn_thumbnails(at)[0]["highlight"] == 41 and "layer 3, head 5" in drawn_heatmap_title(at)
+    at.selectbox(key="mv_head").set_value(1).run()  # the old click does not come back and undo the picker
+    np.testing.assert_allclose(focus(at), res.attentions[3, 1].numpy(), atol=1e-4)
+    at = click(at, {"panel": 41, "row": 2, "col": 5})  # the very same click again counts again
+    np.testing.assert_allclose(focus(at), res.attentions[3, 5].numpy(), atol=1e-4)
+
+
+def drawn_heatmap_title(at) -> str:
+    return decode_payload(heatmap_payloads(at)["mv_focus"])[0]["titles"][0]
+
+
+@pytest.mark.parametrize("garbage", [{"panel": 72, "row": 0, "col": 0}, {"panel": -1, "row": 0, "col": 0},
+                                     {"panel": "x", "row": 0, "col": 0}, {"panel": 3}, "L1 H1", [3, 0, 0],
+                                     {"panel": 3, "row": 99, "col": 0}])
+def test_a_garbage_selection_changes_nothing(minilm, garbage):
+    at = run_app({"text": TEXT, "mv_layer": "2", "mv_head": "4"}, page=PAGE)
+    at = click(at, garbage)
+    assert_healthy(at)
+    np.testing.assert_allclose(focus(at), minilm.run(TEXT).attentions[2, 4].numpy(), atol=1e-4)
+    assert drawn_thumbnails(at)[0]["highlight"] == 2 * 12 + 4
+
+
+def test_toy_and_tiny_llama_grids_have_their_own_shapes(toy):
+    text = "the cat sat on the mat"
+    at = click(run_app({"model": "toy", "text": text}, page=PAGE), {"panel": 3, "row": 1, "col": 1})
+    assert_healthy(at)
+    res = toy.run(text)
+    assert_thumbnails_are_attnviz(at, res, 2, 2)
+    np.testing.assert_allclose(focus(at), res.attentions[1, 1].numpy(), atol=1e-4)  # panel 3 = L1 H1
+    llama = attnviz.load_model("attnviz-tiny-llama")
+    at = click(run_app({"model": "tiny-llama", "text": text}, page=PAGE), {"panel": 6, "row": 0, "col": 0})
+    assert_healthy(at)
+    res = llama.run(text)
+    assert_thumbnails_are_attnviz(at, res, 2, 4)
+    np.testing.assert_allclose(focus(at), res.attentions[1, 2].numpy(), atol=1e-4)  # panel 6 = L1 H2
 
 
 def test_statistics_table_equals_head_statistics(default_page, minilm):
@@ -96,18 +151,22 @@ def test_rollout_rows_sum_to_1_and_the_slider_picks_the_layer(minilm):
     assert not np.allclose(z0, z, atol=0.01)
 
 
-def test_long_text_pools_thumbnails_and_says_so(toy):
-    text = " ".join(f"word{i}" for i in range(60))
-    at = run_app({"model": "toy", "text": text}, page=PAGE)
+def test_long_text_pools_thumbnails_and_says_so(minilm):
+    words = ("the teacher asked why the cat sat on the mat and the class wrote down what each head looked at " * 20).split()
+    text = " ".join(words[:290])
+    at = run_app({"text": text}, page=PAGE)
     assert_healthy(at)
-    drawn = drawn_thumbnails(at)
-    assert len(drawn) == toy.n_layers * toy.n_heads
-    n = len(toy.run(text).tokens)
+    res = minilm.run(text)
+    n = len(res.tokens)
     block = -(-n // 32)
-    assert drawn[0][1].shape == (-(-n // block),) * 2
+    assert n > 256 and block > 1
+    meta = assert_thumbnails_are_attnviz(at, res, 6, 12)
+    _, drawn = drawn_thumbnails(at)
+    assert drawn.shape == (72, -(-n // block), -(-n // block)) and meta["row_labels"][1] == f"{res.labels[block]}…"
     assert f"{block}×{block}" in page_text(at) and "shows every token" in page_text(at)
-    assert np.all(np.abs(drawn[0][1].sum(-1) / WEIGHT_STEPS - 1) < 0.02)  # pooled rows still sum to 1
+    np.testing.assert_allclose(drawn.sum(-1), 1.0, atol=drawn.shape[-1] * precision(meta) + 1e-6)  # rows still sum to 1
     assert focus(at).shape == (n, n)  # the enlarged head keeps every token
+    assert len(heatmap_payloads(at)["mv_grid"]) <= 1.1 * drawn.size  # uint8 cells plus a small JSON block
 
 
 def test_empty_text_gives_a_clear_message():
@@ -115,4 +174,4 @@ def test_empty_text_gives_a_clear_message():
     at.text_area(key="text").input("").run()
     assert not at.exception
     assert any("Type some text" in w.value for w in at.warning)
-    assert "mv_grid" not in chart_specs(at)
+    assert "mv_grid" not in chart_specs(at) and "mv_grid" not in heatmap_payloads(at)

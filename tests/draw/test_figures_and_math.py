@@ -12,13 +12,12 @@ import torch
 import attnviz
 from attnviz.draw.describe import describe_effect, describe_input_embedding, describe_mask, describe_scale
 from attnviz.draw.export import attentions_npz, head_csv
+from attnviz.draw.heatmap import decode_payload, heatmap_payload
 from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
 from attnviz.draw.plotting import (
-    block_average,
     decode_plotly_array,
     distinct_labels,
     head_figure,
-    head_grid_figure,
     plain_text,
     visible_text,
     weights_as_thousandths,
@@ -53,36 +52,8 @@ def test_weights_travel_as_uint16_thousandths():
     assert z.dtype == np.uint16 and z.tolist() == [[0, 0, 1, 523, 1000, 0]]
 
 
-def test_grid_figure_holds_the_chosen_heads_with_their_weights(toy_result):
-    w = toy_result.attentions[1]
-    fig, block = head_grid_figure(w, toy_result.labels, [1, 0])
-    spec = json.loads(fig.to_json())
-    assert block == 1 and [t["name"] for t in spec["data"]] == ["head 1", "head 0"]
-    z = decode_plotly_array(spec["data"][0]["z"])
-    np.testing.assert_array_equal(z, weights_as_thousandths(w[1]))
-    assert spec["layout"]["separators"] == ",." and spec["data"][0]["hovertemplate"].count("%{z:05,d}") == 1
-    assert "query: %{y}" in spec["data"][0]["hovertemplate"] and "key: %{x}" in spec["data"][0]["hovertemplate"]
-
-
-def test_grid_figure_stays_under_three_bytes_per_cell_at_128_tokens():
-    rng = np.random.default_rng(0)
-    w = rng.dirichlet(np.ones(128), size=(12, 128)).astype(np.float32)
-    fig, _ = head_grid_figure(w, [f"tok{i % 40}" for i in range(128)], list(range(12)))
-    assert len(fig.to_json()) / w.size <= 3.0
-
-
-def test_block_average_keeps_row_sums_and_reports_the_block():
-    w = np.random.default_rng(1).dirichlet(np.ones(300), size=300).astype(np.float32)
-    pooled, labels, b = block_average(w, [str(i) for i in range(300)], 128)
-    assert b == 3 and pooled.shape == (100, 100) and len(labels) == 100
-    # each pooled cell is the mean of b×b cells, so a pooled row sums to (b rows · 1) / b² = 1/b
-    np.testing.assert_allclose(pooled.sum(-1) * b, np.ones(100), rtol=1e-4)
-
-
-def test_large_inputs_are_downsampled_in_the_grid_but_not_in_the_enlarged_head():
+def test_the_enlarged_head_keeps_every_token():
     w = np.full((2, 512, 512), 1 / 512, dtype=np.float32)
-    fig, block = head_grid_figure(w, ["x"] * 512, [0, 1])
-    assert block == 4 and decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).shape == (128, 128)
     big = head_figure(w[0], ["x"] * 512, "head 0")
     assert decode_plotly_array(json.loads(big.to_json())["data"][0]["z"]).shape == (512, 512)
 
@@ -197,7 +168,10 @@ def test_truth_check_explains_that_the_toy_model_has_no_reference():
 def test_fully_masked_rows_never_reach_the_screen_as_nan():
     w = attnviz.load_model("toy").run("a b c", mask=torch.zeros(5, 5, dtype=torch.bool)).attentions
     assert torch.all(w == 0)
-    fig, _ = head_grid_figure(w[0], ["x"] * 5, [0])
+    for thumbs in (False, True):  # a layer's grid (the explorer) and the thumbnails (the model view)
+        payload = heatmap_payload(w[0], ["x"] * 5, titles=[f"head {h}" for h in range(w.shape[1])], thumbnails=thumbs)
+        assert np.array_equal(decode_payload(payload)[1], np.zeros((w.shape[1], 5, 5)))
+    fig = head_figure(w[0, 0], ["x"] * 5, "head 0")
     assert not np.isnan(decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).astype(float)).any()
 
 

@@ -115,3 +115,13 @@ def test_a_model_view_mosaic_of_72_thumbnails_round_trips():
     meta, drawn = decode_payload(payload)
     assert meta["thumbnails"] and meta["columns"] == 12 and drawn.shape == (72, 20, 20)
     assert np.abs(drawn - w).max() <= precision(meta)
+
+
+def test_a_highlight_names_one_panel_and_thumbnails_travel_as_uint8():
+    w = softmax_rows(np.random.default_rng(3), (4, 6, 6))
+    meta, drawn = decode_payload(heatmap_payload(list(w), list("abcdef"), titles=list("pqrs"), thumbnails=True, highlight=3))
+    assert meta["highlight"] == 3 and meta["bytes_per_cell"] == 1 and np.abs(drawn - w).max() <= precision(meta)
+    assert decode_payload(heatmap_payload(list(w), list("abcdef"), titles=list("pqrs")))[0]["highlight"] is None
+    for bad in (4, -1):
+        with pytest.raises(AttnvizError, match="panel"):
+            heatmap_payload(list(w), list("abcdef"), titles=list("pqrs"), thumbnails=True, highlight=bad)

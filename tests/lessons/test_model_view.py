@@ -1,4 +1,5 @@
-"""The model view's figures: one trace per head, pooling that keeps row sums, bytes per cell."""
+"""The model view's numbers: pooling that keeps row sums, thumbnails in layer-major order with their labels and
+titles, the panel <-> (layer, head) map, and a grid payload that stays about one byte per pooled cell."""
 
 import json
 
@@ -9,16 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.plotting import decode_plotly_array, head_figure, weights_as_thousandths
+from attnviz.draw.heatmap import HEADER, decode_payload, heatmap_payload, precision
+from attnviz.draw.plotting import decode_plotly_array
 from attnviz.errors import AttnvizError
 from attnviz.lessons.model_view import (
     STATISTICS,
-    bytes_per_cell,
-    model_view_figure,
+    head_of_thumbnail,
     pool_patterns,
     pooled_block_size,
+    pooled_labels,
     statistics_figure,
     statistics_grid,
+    thumbnail_of,
+    thumbnail_titles,
+    thumbnails,
 )
 
 
@@ -27,43 +32,33 @@ def random_attentions(L: int, H: int, n: int, seed: int = 0) -> torch.Tensor:
     return torch.softmax(3 * torch.randn(L, H, n, n, generator=g), -1)  # (L, H, n, n)
 
 
-def sent(fig) -> dict:
-    return json.loads(fig.to_json())
-
-
-def test_grid_has_one_trace_per_layer_and_head_in_order():
+def test_thumbnails_are_every_head_in_layer_major_order():
     a = random_attentions(3, 4, 7)
-    fig, block = model_view_figure(a, [f"t{i}" for i in range(7)])
-    spec = sent(fig)
-    assert block == 1
-    assert [t["type"] for t in spec["data"]] == ["heatmap"] * 12
-    assert [t["name"] for t in spec["data"]] == [f"L{layer} H{head}" for layer in range(3) for head in range(4)]
-    z = decode_plotly_array(spec["data"][6]["z"])  # layer 1, head 2
-    np.testing.assert_array_equal(z, weights_as_thousandths(a[1, 2]))
-
-
-def test_thumbnails_share_one_pair_of_axes_and_do_not_overlap():
-    fig, _ = model_view_figure(random_attentions(2, 3, 5), list("abcde"))
-    spec = sent(fig)
-    assert {t.get("xaxis", "x") for t in spec["data"]} == {"x"}
-    starts = {(t["x0"], t["y0"]) for t in spec["data"]}
-    assert len(starts) == 6
-    xs = sorted({x for x, _ in starts})
-    assert min(np.diff(xs)) > 5  # each thumbnail is 5 cells wide, plus a gap
-
-
-def test_thumbnail_axes_hide_tokens():
-    fig, _ = model_view_figure(random_attentions(1, 2, 4), ["[CLS]", "a", "b", "[SEP]"])
-    spec = sent(fig)
-    assert spec["layout"]["xaxis"]["ticktext"] == ["H0", "H1"]
-    assert "[CLS]" not in fig.to_json()
+    pooled, labels, block = thumbnails(a, [f"t{i}" for i in range(7)])
+    assert block == 1 and labels == [f"t{i}" for i in range(7)] and pooled.shape == (12, 7, 7)
+    for p in range(12):
+        layer, head = head_of_thumbnail(p, 4)
+        assert thumbnail_of(layer, head, 4) == p
+        np.testing.assert_array_equal(pooled[p], a[layer, head].numpy())
+    assert head_of_thumbnail(6, 4) == (1, 2)
 
 
 def test_long_texts_are_pooled_to_at_most_max_cells():
-    fig, block = model_view_figure(random_attentions(1, 2, 100), [str(i) for i in range(100)], max_cells=32)
-    assert block == 4
-    z = decode_plotly_array(sent(fig)["data"][0]["z"])
-    assert z.shape == (25, 25)
+    a = random_attentions(1, 2, 100)
+    pooled, labels, block = thumbnails(a, [str(i) for i in range(100)], max_cells=32)
+    assert block == 4 and pooled.shape == (2, 25, 25)
+    assert labels == pooled_labels([str(i) for i in range(100)], 4) and labels[:2] == ["0…", "4…"] and len(labels) == 25
+    np.testing.assert_allclose(pooled, pool_patterns(a.numpy(), 4).reshape(2, 25, 25))
+
+
+def test_pooled_labels_name_each_blocks_first_token():
+    assert pooled_labels(["[CLS]", "a", "b", "c", "[SEP]"], 2) == ["[CLS]…", "b…", "[SEP]…"]
+    assert pooled_labels(["a", "b"], 1) == ["a", "b"]
+
+
+def test_thumbnail_titles_name_layer_and_head():
+    assert thumbnail_titles(2, 3) == ["L0 H0", "L0 H1", "L0 H2", "L1 H0", "L1 H1", "L1 H2"]
+    assert thumbnail_titles(6, 12)[thumbnail_of(2, 5, 12)] == "L2 H5"
 
 
 def test_pooling_sums_keys_and_averages_queries():
@@ -91,28 +86,26 @@ def test_block_size_and_bad_inputs():
     with pytest.raises(AttnvizError):
         pooled_block_size(10, 0)
     with pytest.raises(AttnvizError, match="labels"):
-        model_view_figure(random_attentions(1, 1, 3), ["a", "b"])
+        thumbnails(random_attentions(1, 1, 3), ["a", "b"])
     with pytest.raises(AttnvizError, match="layers, heads"):
-        model_view_figure(torch.ones(2, 3, 3), ["a", "b", "c"])
-
-
-def test_highlight_frames_the_chosen_thumbnail():
-    fig, _ = model_view_figure(random_attentions(2, 3, 6), list("abcdef"), highlight=(1, 2))
-    spec = sent(fig)
-    (shape,) = spec["layout"]["shapes"]
-    target = spec["data"][1 * 3 + 2]
-    assert shape["x0"] < target["x0"] < target["x0"] + 5 < shape["x1"]
-    assert shape["y0"] < target["y0"] < target["y0"] + 5 < shape["y1"]
+        thumbnails(torch.ones(2, 3, 3), ["a", "b", "c"])
+    with pytest.raises(AttnvizError, match="square"):
+        pool_patterns(np.ones((2, 3)), 2)
 
 
 @pytest.mark.parametrize("n", [128, 512])
-def test_bytes_per_cell_at_most_3_for_6_by_12(n):
+def test_the_grid_payload_is_about_one_byte_per_pooled_cell_for_6_by_12(n):
+    """What the model view sends for its grid: uint8 cells plus a JSON block of titles and labels."""
     a = random_attentions(6, 12, n)
-    labels = [f"tok{i}" for i in range(n)]
-    grid, block = model_view_figure(a, labels, highlight=(2, 3))
-    focus = head_figure(a[2, 3], labels, "layer 2, head 3")
-    assert block > 1
-    assert bytes_per_cell(a.shape, grid, focus) <= 3.0
+    pooled, labels, block = thumbnails(a, [f"tok{i}" for i in range(n)])
+    payload = heatmap_payload(pooled, labels, titles=thumbnail_titles(6, 12), columns=12, thumbnails=True,
+                              selectable=True, highlight=thumbnail_of(2, 3, 12), name="mv_grid")
+    meta, drawn = decode_payload(payload)
+    json_block = len(payload) - HEADER.size - pooled.size
+    assert block > 1 and pooled.shape == (72, 32, 32) and meta["bytes_per_cell"] == 1
+    assert len(payload) <= 1.1 * pooled.size and json_block < 0.1 * pooled.size  # 73,728 cells, a few kB of JSON
+    assert len(payload) / a.numel() <= 1.1 * (32 / n) ** 2  # per weight of the (6, 12, n, n) tensor: ≤ 0.07 B at 128
+    assert meta["highlight"] == 27 and np.abs(drawn - pooled).max() <= precision(meta) + 1e-7
 
 
 def test_statistics_grid_and_figure_match_head_statistics():
@@ -121,7 +114,7 @@ def test_statistics_grid_and_figure_match_head_statistics():
     grid = statistics_grid(rows, "to_self")
     assert grid.shape == (2, 3)
     assert grid[1, 2] == pytest.approx(next(r["to_self"] for r in rows if (r["layer"], r["head"]) == (1, 2)))
-    z = decode_plotly_array(sent(statistics_figure(rows, "entropy"))["data"][0]["z"])
+    z = decode_plotly_array(json.loads(statistics_figure(rows, "entropy").to_json())["data"][0]["z"])
     np.testing.assert_allclose(z, statistics_grid(rows, "entropy"))
     assert set(STATISTICS) <= set(rows[0])
     with pytest.raises(AttnvizError, match="Unknown head statistic"):

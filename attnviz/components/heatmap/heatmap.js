@@ -107,9 +107,10 @@ function layout(s) {  // panel positions in CSS pixels for the current width
   const width = Math.max(160, s.width);
   const K = meta.columns, gridRows = Math.ceil(meta.panels / K);
   const labels = !meta.thumbnails;
-  const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : 0, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
+  const pad = meta.thumbnails ? 4 : 0;  // room on both sides for the frame around a highlighted thumbnail
+  const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : pad, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
   const gap = meta.thumbnails ? 6 : 14, titleH = 18;
-  const avail = (width - rowLabW - gap * (K - 1) - 2) / K;
+  const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
   const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
   const maxCell = meta.show_values ? 56 : 40;
   const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell));
@@ -131,7 +132,7 @@ function layout(s) {  // panel positions in CSS pixels for the current width
     if (rowBoxes.some((b) => b.keyLabels)) extra += colLabH;
   }
   const height = Math.ceil(gridRows * (titleH + ph + gap) + extra);
-  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2), height, cell, cellH, boxes, rowLabW, colLabH, titleH };
+  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2 + pad), height, cell, cellH, boxes, rowLabW, colLabH, titleH };
 }
 
 function hit(s, x, y) {  // (x, y) in CSS px on the canvas -> {panel, row, col} or null (outside every panel)
@@ -165,6 +166,11 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
       ctx.fillText(text, b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cellH);
     }
   }
+  if (meta.thumbnails) {  // a thumbnail stands for a whole head: frame the highlighted one, ring no cell
+    const b = lay.boxes[s.highlight];
+    if (b) { ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4); }
+    return;
+  }
   const sel = s.selection;
   if (sel && sel.panel < meta.panels && sel.row < meta.rows && sel.col < meta.cols) {
     const b = lay.boxes[sel.panel], w = Math.max(lay.cell, 6), h = Math.max(lay.cellH, 6);
@@ -191,6 +197,7 @@ function placeLabels(s) {  // token labels as DOM text, every k-th when dense so
   for (const b of lay.boxes) {
     const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w));
     t.title = meta.titles[b.p];
+    if (meta.thumbnails && b.p === s.highlight) t.classList.add("avhm-title-on");
     t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";
     if (meta.thumbnails) continue;
     if (b.gc === 0) for (let r = 0; r < meta.rows; r += everyRow) {
@@ -309,6 +316,7 @@ export default function (component) {
     // a selection the server asserts (a restored link, a clamp) replaces the one clicked here; one it merely
     // repeats from an unchanged payload does not
     if (!s.model || JSON.stringify(s.model.meta.selection) !== JSON.stringify(model.meta.selection)) s.selection = model.meta.selection;
+    s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
     s.model = model;
     s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
     s.rowTextW = textWidth(model.meta.row_labels, "11px sans-serif");
@@ -329,6 +337,7 @@ export default function (component) {
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
     selection: () => s.selection,
+    highlight: () => s.highlight,
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
     cellCenter: (p, r, c) => { const b = s.lay.boxes[p], rect = s.canvas.getBoundingClientRect(), k = rect.width / s.lay.width;
       return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cellH) * k }; },
@@ -348,6 +357,7 @@ export default function (component) {
     const at = hit(s, ev.offsetX * k, ev.offsetY * k);
     if (!at) return;  // a click between panels or on a label selects nothing
     s.selection = at;
+    if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
     paint(s);
     s.setStateValue("selection", at);
   };
