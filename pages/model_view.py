@@ -21,14 +21,15 @@ def take_click(n_layers: int, n_heads: int, cells: int) -> None:
     """A clicked thumbnail (the grid's state, as the browser or a test wrote it) becomes the enlarged head.
 
     Runs as the grid's on_select (before the rerun) and again before the pickers are drawn (AppTest writes
-    the state without callbacks). The click is consumed: the grid keeps its last state, which would otherwise
-    undo a later choice in the pickers, and the same thumbnail clicked again would not count as a change."""
+    the state without callbacks). The grid keeps its last click in its state and the browser sends it with
+    every rerun, so a click is taken once: otherwise it would undo each later choice in the pickers. (The
+    browser stamps each thumbnail click with its time, so the same thumbnail clicked again is a new click.)"""
     from attnviz.lessons.model_view import head_of_thumbnail
 
     raw = (st.session_state.get("mv_grid") or {}).get("selection")
-    if raw is None:
+    if raw is None or raw == st.session_state.get("_mv_taken_click"):
         return
-    st.session_state["mv_grid"] = {"selection": None}
+    st.session_state["_mv_taken_click"] = raw
     click = hm.clean_selection(raw, n_layers * n_heads, cells, cells)
     if click is not None:  # garbage, or a panel this model does not have: nothing changes
         st.session_state["mv_layer"], st.session_state["mv_head"] = head_of_thumbnail(click["panel"], n_heads)

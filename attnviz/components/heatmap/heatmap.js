@@ -113,7 +113,9 @@ function layout(s) {  // panel positions in CSS pixels for the current width
   const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
   const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
   const maxCell = meta.show_values ? 56 : 40;
-  const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell));
+  // a thumbnail stays a thumbnail (at most 200 px) when a small model leaves room for more: the enlarged head is below
+  const maxSide = meta.thumbnails ? 200 : Infinity;
+  const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));
   // square cells, except that a wide, short matrix (tokens × 384 features) gets rows tall enough to read
   const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(LABEL_PX + 1, maxCell, 600 / meta.rows)) : cell;
   const pw = cell * meta.cols, ph = cellH * meta.rows;
@@ -359,7 +361,9 @@ export default function (component) {
     s.selection = at;
     if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
     paint(s);
-    s.setStateValue("selection", at);
+    // a thumbnail click is an event (enlarge that head): stamped, so the same cell clicked again after the page
+    // moved elsewhere is still a change that reaches Python
+    s.setStateValue("selection", s.model.meta.thumbnails ? { ...at, t: Date.now() } : at);
   };
   s.png.onclick = () => downloadPng(s);
   if (!s.observer) {
