@@ -1,0 +1,95 @@
+"""The model view in a real headless Chromium: the thumbnail grid is the canvas component holding attnviz's
+pooled patterns, and a click on a thumbnail enlarges that head (the pickers and the link follow)."""
+
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+from browser_helpers import DRAWN_CHARTS, chromium_page, exceptions_on, wait_for_app_idle
+
+from attnviz.lessons.model_view import thumbnail_titles, thumbnails
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TEXT = "the cat sat on the mat"
+pytestmark = pytest.mark.browser
+
+
+def open_model_view(page, url: str, query: str) -> None:
+    page.goto(f"{url}/model_view?{query}")
+    page.wait_for_function("() => window.attnvizHeatmaps?.mv_grid?.drawn && window.attnvizHeatmaps?.mv_focus?.drawn",
+                           timeout=120_000, polling=100)
+    wait_for_app_idle(page)
+
+
+def focus_values(page) -> np.ndarray:
+    return np.array(page.evaluate("() => window.attnvizHeatmaps.mv_focus.values(0)"), dtype=np.float64)
+
+
+def click_thumbnail(page, panel: int, row: int = 1, col: int = 1) -> None:
+    """Click a cell of a thumbnail where the component says it is; wait until the enlarged head is redrawn."""
+    page.evaluate(f"() => window.attnvizHeatmaps.mv_grid.reveal({panel}, {row}, {col})")
+    page.wait_for_timeout(200)
+    at = page.evaluate(f"() => window.attnvizHeatmaps.mv_grid.cellCenter({panel}, {row}, {col})")
+    before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000, polling=50)
+    wait_for_app_idle(page)
+
+
+def test_the_grid_holds_attnviz_thumbnails_and_a_click_enlarges_that_head(server, toy):
+    with chromium_page(width=1024, height=768) as page:
+        open_model_view(page, server, f"model=toy&text={quote(TEXT)}")
+        res = toy.run(TEXT)
+        pooled, labels, _ = thumbnails(res.attentions, res.labels)
+        meta = page.evaluate("() => window.attnvizHeatmaps.mv_grid.meta()")
+        assert meta["thumbnails"] and meta["titles"] == thumbnail_titles(2, 2) and meta["row_labels"] == labels
+        drawn = np.array(page.evaluate("() => [0, 1, 2, 3].map(p => window.attnvizHeatmaps.mv_grid.values(p))"))
+        np.testing.assert_allclose(drawn, pooled, atol=0.5 / 254 + 1e-7)  # uint8 thumbnails
+        assert page.evaluate(DRAWN_CHARTS) >= 3  # the grid, the enlarged head, the rollout (+ the statistics chart)
+        assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.highlight()") == 0
+
+        click_thumbnail(page, 3)  # panel 3 = layer 1, head 1
+        np.testing.assert_allclose(focus_values(page), res.attentions[1, 1].numpy(), atol=1e-4)
+        assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.highlight()") == 3
+        assert "mv_layer=1" in page.url and "mv_head=1" in page.url
+        page.screenshot(path=str(ARTIFACTS / "model_view_clicked_1024x768.png"))
+
+        click_thumbnail(page, 1)  # layer 0, head 1: and back to the same cell of panel 3, which counts again
+        np.testing.assert_allclose(focus_values(page), res.attentions[0, 1].numpy(), atol=1e-4)
+        click_thumbnail(page, 3)
+        np.testing.assert_allclose(focus_values(page), res.attentions[1, 1].numpy(), atol=1e-4)
+
+        gap = page.evaluate("""() => { const h = window.attnvizHeatmaps.mv_grid, n = h.meta().cols;
+                                 const a = h.cellCenter(0, 0, n - 1), b = h.cellCenter(1, 0, 0);
+                                 return {x: (a.x + b.x) / 2, y: a.y}; }""")  # between two thumbnails
+        page.mouse.click(gap["x"], gap["y"])
+        page.wait_for_timeout(1_000)
+        np.testing.assert_allclose(focus_values(page), res.attentions[1, 1].numpy(), atol=1e-4)
+        assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.highlight()") == 3
+        assert not exceptions_on(page)
+
+
+def test_a_picker_choice_after_a_click_stays(server, minilm):
+    text = "The cat sat on the mat because it was tired."
+    with chromium_page(width=1920, height=1080) as page:
+        open_model_view(page, server, f"text={quote(text)}")
+        res = minilm.run(text)
+        assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.meta().panels") == 72
+        click_thumbnail(page, 41, 3, 4)  # layer 3, head 5
+        np.testing.assert_allclose(focus_values(page), res.attentions[3, 5].numpy(), atol=1e-4)
+        before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
+        picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Head").get_by_role("combobox")
+        picker.click()
+        picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
+        page.get_by_role("option", name="1", exact=True).click()  # head 1
+        page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000)
+        wait_for_app_idle(page)
+        page.wait_for_timeout(800)  # a stale click would come back on this rerun
+        np.testing.assert_allclose(focus_values(page), res.attentions[3, 1].numpy(), atol=1e-4)
+        assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.highlight()") == 3 * 12 + 1
+        page.screenshot(path=str(ARTIFACTS / "model_view_picked_1920x1080.png"))
+        assert not exceptions_on(page)
