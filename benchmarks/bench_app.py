@@ -2,9 +2,11 @@
 
     python benchmarks/bench_app.py            # prints a table; takes about two minutes
 
-Bytes per cell: (a) the figure JSON our builders make, and (b) what the browser actually received
-over Streamlit's websocket during the rerun, both divided by the heatmap cells shown.
-Latency: click on the scaling toggle -> new heatmap data drawn (plotly's _fullData changed).
+Bytes per cell: (a) the heatmap component payloads the pages send (attnviz.draw.heatmap.heatmap_payload,
+with the arguments the explorer's layer_grid_payload and the model view's thumbnail grid use), next to
+what plotly figure JSON of the same cells would cost; and (b) what the browser actually received over
+Streamlit's websocket during a rerun, divided by the heatmap cells shown.
+Latency: click on the scaling toggle -> new heatmap data drawn (the component's drawn checksum changed).
 Cold start: `streamlit run app.py` launched -> first heatmap drawn, on a fresh server process.
 """
 
@@ -26,7 +28,9 @@ import plotly.graph_objects as go  # noqa: E402
 from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle, wait_for_heatmaps  # noqa: E402
 
 import attnviz  # noqa: E402
-from attnviz.draw.plotting import head_grid_figure  # noqa: E402
+from attnviz.analysis.stats import head_entropy, head_max_weight  # noqa: E402
+from attnviz.draw.heatmap import decode_payload, heatmap_payload  # noqa: E402
+from attnviz.lessons.model_view import thumbnail_titles, thumbnails  # noqa: E402
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "the", "dog", "ran", "to", "see", "what", "it", "was", "doing", "there"]
 
@@ -39,27 +43,53 @@ def text_of(model, n_tokens: int) -> str:
     return text
 
 
-def figure_bytes_per_cell(model, n_tokens: int) -> tuple[float, float, float]:
-    """ours (uint16 + tick labels), plotly float32, per-cell hover strings (bertviz-like), bytes per cell."""
-    res = model.run(text_of(model, n_tokens))
+def explorer_grid_payload(res, layer: int = 0) -> bytes:
+    """What the explorer sends for one layer's 12 heads: pages/_heatmap.layer_grid_payload's heatmap_payload call."""
+    w = res.attentions[layer]  # (H, n, n)
+    entropy, peak = head_entropy(w), head_max_weight(w)
+    titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in range(w.shape[0])]
+    return heatmap_payload(w, list(res.labels), titles=titles, columns=3, selectable=True, name="grid")
+
+
+def model_view_grid_payload(res) -> tuple[bytes, int]:
+    """What the model view sends for its thumbnail grid (pages/model_view.py's heatmap_grid call), and its block."""
+    n_layers, n_heads = res.attentions.shape[:2]
+    pooled, labels, block = thumbnails(res.attentions, res.labels)
+    payload = heatmap_payload(pooled, labels, titles=thumbnail_titles(n_layers, n_heads), columns=n_heads,
+                              thumbnails=True, selectable=True, highlight=0, show_values=False, name="mv_grid")
+    return payload, block
+
+
+def plotly_bytes_per_cell(res) -> tuple[float, float]:
+    """For comparison: plotly figure JSON of the same 12 heads, float32 arrays and bertviz-like per-cell hover strings."""
     w = res.attentions[0]
-    cells = w.numel()
-    ours = len(head_grid_figure(w, res.labels, list(range(model.n_heads)))[0].to_json()) / cells
-    f32 = go.Figure([go.Heatmap(z=w[h].numpy().astype(np.float32)) for h in range(model.n_heads)])
-    hover = [[f"{res.labels[i]} → {res.labels[j]}: {w[0, i, j]:.3f}" for j in range(n_tokens)] for i in range(n_tokens)]
-    strings = go.Figure([go.Heatmap(z=w[h].numpy().astype(np.float32), text=hover) for h in range(model.n_heads)])
-    return ours, len(f32.to_json()) / cells, len(strings.to_json()) / cells
+    n = w.shape[-1]
+    f32 = go.Figure([go.Heatmap(z=w[h].numpy().astype(np.float32)) for h in range(w.shape[0])])
+    hover = [[f"{res.labels[i]} → {res.labels[j]}: {w[0, i, j]:.3f}" for j in range(n)] for i in range(n)]
+    strings = go.Figure([go.Heatmap(z=w[h].numpy().astype(np.float32), text=hover) for h in range(w.shape[0])])
+    return len(f32.to_json()) / w.numel(), len(strings.to_json()) / w.numel()
 
 
-def model_view_bytes_per_cell(model, n_tokens: int) -> float | None:
-    try:
-        from attnviz.lessons.model_view import model_view_figure
-    except ImportError:
-        return None
-    res = model.run(text_of(model, n_tokens))
-    fig = model_view_figure(res.attentions, res.labels)
-    fig = fig[0] if isinstance(fig, tuple) else fig
-    return len(fig.to_json()) / res.attentions.numel()
+def print_payload_sizes(model) -> None:
+    print("Explorer: one layer's 12 heads, every token (the component payload the page sends)")
+    print(f"{'tokens':>7} | {'bytes':>9} | {'B/cell':>6} | {'cell type':>9} | {'plotly float32':>14} | {'per-cell hover':>14}")
+    for n in (32, 128, 512):
+        res = model.run(text_of(model, n))
+        payload = explorer_grid_payload(res)
+        meta = decode_payload(payload)[0]
+        # plotly's JSON of 12 × 512² cells (and 3 million hover strings) is too slow to build for a comparison
+        f32, strings = (f"{b:.2f}" for b in plotly_bytes_per_cell(res)) if n <= 128 else ("-", "-")
+        print(f"{n:>7} | {len(payload):>9,} | {len(payload) / res.attentions[0].numel():>6.2f} | "
+              f"{'uint' + str(8 * meta['bytes_per_cell']):>9} | {f32:>14} | {strings:>14}")
+    print("\nModel view: the thumbnail grid, 6 layers x 12 heads (at most 32 x 32 cells each, pooled above 32 tokens)")
+    print(f"{'tokens':>7} | {'block':>5} | {'bytes':>7} | {'JSON':>6} | {'B/pooled cell':>13} | {'B/weight of the tensor':>22}")
+    for n in (32, 128, 512):
+        res = model.run(text_of(model, n))
+        payload, block = model_view_grid_payload(res)
+        meta, drawn = decode_payload(payload)
+        json_bytes = len(payload) - drawn.size * meta["bytes_per_cell"]
+        print(f"{n:>7} | {block:>5} | {len(payload):>7,} | {json_bytes:>6,} | {len(payload) / drawn.size:>13.2f} | "
+              f"{len(payload) / res.attentions.numel():>22.4f}")
 
 
 class FrameCounter:
@@ -114,16 +144,7 @@ def page_draw_seconds(page, url: str, path: str, text: str, counter: FrameCounte
 
 def main() -> None:
     model = attnviz.load_model()
-    print("Bytes per heatmap cell, 12 heads of one layer (figure JSON)")
-    print(f"{'tokens':>7} | {'attnviz':>8} | {'plotly float32':>14} | {'per-cell hover':>14}   target <= 3")
-    for n in (32, 128):
-        ours, f32, strings = figure_bytes_per_cell(model, n)
-        print(f"{n:>7} | {ours:>8.2f} | {f32:>14.2f} | {strings:>14.2f}")
-    for n in (128, 512):
-        mv = model_view_bytes_per_cell(model, n)
-        if mv is not None:
-            print(f"model view (6 x 12 heads), {n} tokens: {mv:.2f} bytes per cell of the full attention tensor")
-
+    print_payload_sizes(model)
     print("\nIn the browser (headless Chromium, `streamlit run app.py`)")
     cold = [cold_start_seconds() for _ in range(2)]
     print(f"cold start -> first heatmap drawn: {', '.join(f'{c:.1f}' for c in cold)} s   target <= 8 s")
@@ -135,7 +156,7 @@ def main() -> None:
               f"p95 {q[18] * 1000:.0f} ms (n={len(lat)})   target p95 <= 300 ms")
         for n in (128, 512):
             seconds, received = page_draw_seconds(page, url, "", text_of(model, n), counter)
-            shown = 12 * min(n, 128) ** 2 + n * n  # the grid (block-averaged above 128) + the enlarged head
+            shown = 12 * n * n + n * n  # the grid (every token) + the enlarged head
             print(f"explorer, {n} tokens: drawn in {seconds:.2f} s, websocket {received / 1e3:.0f} kB = "
                   f"{received / shown:.2f} bytes per drawn cell   target <= 3 s, <= 3 B")
         try:
@@ -149,8 +170,11 @@ def main() -> None:
             except Exception as err:
                 print(f"model view, {n} tokens: not measured ({type(err).__name__})")
                 continue
+            m = -(-n // -(-n // 32))  # thumbnail cells per side
+            shown = 72 * m * m + 2 * n * n  # the thumbnails + the enlarged head + the rollout
             print(f"model view, {n} tokens: drawn in {seconds:.2f} s, websocket {received / 1e3:.0f} kB = "
-                  f"{received / (72 * n * n):.2f} bytes per cell of the full tensor   target <= {target} s, <= 3 B")
+                  f"{received / shown:.2f} bytes per drawn cell, {received / (72 * n * n):.3f} per weight of the "
+                  f"full tensor   target <= {target} s")
 
 
 if __name__ == "__main__":
