@@ -117,10 +117,11 @@ def toggle(page):
 
 
 def pick_layer(page, layer: int):
-    def act():
-        page.locator('[data-testid="stSelectbox"]').filter(has_text="Layer").first.click()
-        page.get_by_role("option", name=str(layer), exact=True).click()
-    return act
+    """Opens the Layer menu now (untimed) and returns the timed part: the click on the layer's option."""
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Layer").first.click()
+    option = page.get_by_role("option", name=str(layer), exact=True)
+    option.wait_for()
+    return lambda: click_centre(page, option)
 
 
 def click_cell(page, panel: int, r: int, c: int) -> tuple[float, float]:
