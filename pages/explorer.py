@@ -80,7 +80,7 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             sel = selection_from_click(picked, heads)
             set_selection(sel)
-    with right, st.container(key="why_scrollmath"):  # its formulas scroll (see _present.FIT_MATH)
+    with right, st.container(key="why"):
         st.subheader("Why this weight?")
         if sel is None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
