@@ -21,8 +21,7 @@ h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { f
 
 
 # KaTeX never wraps a display formula: where one is still wider than its column (a narrow column at
-# 1024 px), shrink that formula to the column's width instead of letting its end be cut off. Formulas
-# inside a container whose key ends in "scrollmath" (the explorer's "why" panel) scroll sideways instead.
+# 1024 px), shrink that formula to the column's width instead of letting its end be cut off.
 FIT_MATH = """<script>
 (() => {
   const doc = window.parent ? window.parent.document : document;
@@ -34,8 +33,7 @@ FIT_MATH = """<script>
   const natural = new WeakMap();
   const fit = () => {
     win.__attnvizFitPending = false;
-    const shown = [...doc.querySelectorAll('.katex-display')]
-      .filter(d => d.firstElementChild && !d.closest('[class*="scrollmath"]'));
+    const shown = [...doc.querySelectorAll('.katex-display')].filter(d => d.firstElementChild);
     const type = win.getComputedStyle(doc.documentElement).fontSize;  // presentation mode changes it
     const fresh = shown.map(d => {
       const k = d.firstElementChild, known = natural.get(k);

@@ -80,7 +80,7 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             sel = selection_from_click(picked, heads)
             set_selection(sel)
-    with right, st.container(key="why_scrollmath"):  # its formulas scroll (see _present.FIT_MATH)
+    with right, st.container(key="why"):
         st.subheader("Why this weight?")
         if sel is None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
@@ -109,12 +109,13 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
 
 def equations_panel(model, res, mask_spec: str, n: int) -> None:
     """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
-    from attnviz.draw.describe import describe_effect, describe_mask, describe_scale
+    from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale
     from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
 
     st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
     window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
-    st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)}")
+    layered = describe_layer_windows(getattr(model.cfg, "windows", ()))  # Qwen2: windows from some layer on
+    st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)} {layered}")
     if res.mask is not None:
         st.latex(mask_matrix(res.mask, n))
     else:

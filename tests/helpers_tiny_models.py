@@ -212,6 +212,9 @@ TINY_DECODERS = {  # name -> (family, tokenizer builder, config class, config fi
     # q/k/v biases; multi-query attention (one K/V head); a large theta as Qwen2 uses
     "qwen2": ("qwen2", qwen2_tokenizer, transformers.Qwen2Config,
               {"num_key_value_heads": 1, "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}),
+    # Qwen2's per-layer windows: layer 0 full causal, layer 1 (from max_window_layers on) a window of 3 keys
+    "qwen2-windowed": ("qwen2", qwen2_tokenizer, transformers.Qwen2Config,
+                       {"num_key_value_heads": 2, "use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}),
     # a sliding window of 5 keys, shorter than the test sentences
     "mistral": ("mistral", llama_tokenizer, transformers.MistralConfig,
                 {"num_key_value_heads": 2, "sliding_window": 5,

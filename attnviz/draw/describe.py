@@ -22,6 +22,25 @@ CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in
                         "sees itself and the tokens before it, never the ones after")
 
 
+def describe_layer_windows(windows) -> str:
+    """A sentence for sliding windows that differ between layers (Qwen2's max_window_layers), '' when every
+    layer has the same one (describe_mask's builtin_window says that) or none. windows: per layer, keys or None."""
+    windows = tuple(windows or ())
+    if len(set(windows)) <= 1:
+        return ""
+    runs = []  # (first layer, last layer, window) for each stretch of layers with the same window
+    for layer, window in enumerate(windows):
+        if runs and runs[-1][2] == window:
+            runs[-1][1] = layer
+        else:
+            runs.append([layer, layer, window])
+    parts = [f"layer{'s' if a != b else ''} {a}{f'–{b}' if a != b else ''}: "
+             + (f"a sliding window of {w} keys (itself and the {w - 1} before it)" if w else "full causal attention")
+             for a, b, w in runs]
+    return ("Its layers differ, by its architecture: " + "; ".join(parts)
+            + ". Each layer's window applies whatever mask is chosen here.")
+
+
 def describe_mask(spec, causal_model: bool = False, builtin_window: int | None = None) -> str:
     """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'.
 

@@ -154,3 +154,20 @@ def test_a_llama_folder_with_its_own_head_dim_is_not_called_d_model_over_heads(t
     assert "d_model 32 · 4 heads × d_head 16 (Q projects to 64)" in text
     assert "d_model = n_heads·d_head" not in text
     assert r"4\cdot16 = 64" in text and r"\to d_{model} = 32" in text
+
+
+def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_decoder_folder):
+    import attnviz
+
+    folder = str(tiny_decoder_folder("qwen2-windowed"))
+    text = "the cat sat on the mat and the dog sat"
+    at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1"})
+    assert_healthy(at)
+    model = attnviz.load_model(folder)
+    assert model.cfg.windows == (None, 3) and model.shared_window is None
+    said = page_text(at)
+    assert "layer 0: full causal attention" in said and "layer 1: a sliding window of 3 keys" in said
+    res = model.run(text)
+    z = grid(at)["head 0"][0]
+    np.testing.assert_allclose(z, res.attentions[1, 0].numpy(), atol=1e-5)
+    assert np.all(np.tril(z, k=-3) == 0)  # layer 1 sees itself and the 2 tokens before, no further

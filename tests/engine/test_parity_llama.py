@@ -25,6 +25,7 @@ EXPECTED = {  # name -> (family, n_kv_heads, d_head, rope type)
     "llama": ("llama", 2, 16, "default"),
     "llama3-tied": ("llama", 1, 8, "llama3"),
     "qwen2": ("qwen2", 1, 8, "default"),
+    "qwen2-windowed": ("qwen2", 2, 8, "default"),
     "mistral": ("mistral", 2, 8, "default"),
     "llama-legacy": ("llama", 2, 16, "linear"),
 }
@@ -76,6 +77,18 @@ def test_scaled_rope_types_change_the_frequencies(decoders):
 def test_legacy_config_form_is_read(tiny_decoder_folder):
     config = json.loads((tiny_decoder_folder("llama-legacy") / "config.json").read_text())
     assert "rope_parameters" not in config and config["rope_scaling"]["type"] == "linear"
+
+
+def test_qwen2_windows_apply_from_max_window_layers_on_as_in_transformers(decoders):
+    model, hf = decoders["qwen2-windowed"]
+    res = model.run(TEXTS[0])
+    theirs, _ = hf_forward(hf, res.token_ids)
+    assert model.cfg.windows == (None, 3)
+    n = len(res.tokens)
+    beyond = ~torch.ones(n, n, dtype=torch.bool).triu(-2)  # keys more than 2 before the query: outside a 3-key window
+    assert theirs[1][:, beyond].abs().max() == 0 and res.attentions[1][:, beyond].abs().max() == 0  # layer 1 slides
+    assert theirs[0][:, beyond].amax() > 0.01  # layer 0 is full causal attention
+    assert (res.attentions - theirs).abs().max() <= ATOL_ATTENTION
 
 
 def test_mistral_window_is_built_in_and_combines_with_a_user_mask(decoders):
