@@ -84,9 +84,10 @@ def draw_payload(payload_for, *, key: str, panels: int, rows: int, cols: int, se
 def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, *, key: str, title: str = "",
             kind: str = "weights", x_title: str = "key (attended to)", show_values: bool | None = None,
             limit: float | None = None, selectable: bool = False, per_head_scale: bool = False,
-            selection: dict | None = None, on_select=None) -> dict | None:
+            selection: dict | None = None, on_select=None, bytes_per_cell: int | None = None) -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
-    for a signed matrix None means numbered feature columns. limit: signed colour range ±limit."""
+    for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
+    bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap); None = chosen from the matrix."""
     from attnviz.draw.heatmap import as_panels, heatmap_payload
 
     if kind not in KINDS:
@@ -99,7 +100,7 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
         lambda sel: heatmap_payload(z, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
                                     y_title="query (attending)" if kind == "weights" else "row",
                                     show_values=show_values, selectable=selectable, selection=sel,
-                                    per_head_scale=per_head_scale, name=key),
+                                    per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key),
         key=key, panels=1, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 

@@ -56,8 +56,10 @@ class Runner:
     head: int
 
     def run(self, mask_spec: str, keep: bool = False):
+        """The text with this mask, through the layers up to the one shown (none above it can change it):
+        at layer 0 of six, a sixth of the work, for each of the gallery's eight masks."""
         s = self.settings
-        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep)
+        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep, layers=self.layer + 1)
 
     def batch(self, texts: list[str]):
         return cached_batch(self.spec, self.settings.device, tuple(texts), self.settings.scale)
@@ -73,8 +75,9 @@ def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> N
     with left:
         heatmap(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
                 title="M (0 may look, −∞ forbidden)", limit=1.0)
-    with right:
-        heatmap(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False)
+    with right:  # above 128 tokens a card's weights travel as uint8 (2 decimals in hover): 8 cards of 512² add up
+        heatmap(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False,
+                bytes_per_cell=1 if n > 128 else None)
 
 
 def _pairs_line(pairs: int, n: int) -> str:

@@ -86,10 +86,11 @@ def cached_model(spec: str, device: str):
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False):
+def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None):
     """One run, shared by every rerun and session that asks for it, not copied: st.cache_data unpickled 76 MB
-    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
-    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep)
+    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one.
+    layers: only the first `layers` layers (see Model.run), for a page that shows one layer."""
+    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep, layers=layers)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -56,6 +56,15 @@ def symmetric_limit(z: np.ndarray) -> float:
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
+def auto_bytes_per_cell(z: np.ndarray, kind: str, thumbnails: bool = False) -> int:
+    """Weights: uint16 (3 decimals in hover), uint8 for thumbnails or above UINT8_ABOVE cells. Signed: float32,
+    exact, except a matrix whose finite cells all hold one value (a mask's M: 0 and −∞ only), exact in 1 byte."""
+    if kind == "weights":
+        return 1 if thumbnails or z.size > UINT8_ABOVE else 2
+    finite = z[np.isfinite(z)]
+    return 1 if finite.size == 0 or finite.min() == finite.max() else 4
+
+
 def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndarray, list[list[float]]]:
     """(panels, rows, cols) floats -> integer codes and each panel's [lo, hi] (see the module text)."""
     z = np.where(np.isnan(z), 0.0, z)  # NaN never reaches the screen
@@ -121,7 +130,7 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     if highlight is not None and not 0 <= highlight < panels:
         raise AttnvizError(f"There is no panel {highlight} to frame among {panels}.")
     if bytes_per_cell is None:
-        bytes_per_cell = 4 if kind == "signed" else 1 if thumbnails or z.size > UINT8_ABOVE else 2
+        bytes_per_cell = auto_bytes_per_cell(z, kind, thumbnails)
     if bytes_per_cell == 4 and kind == "weights":
         raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)

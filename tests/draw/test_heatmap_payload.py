@@ -125,3 +125,16 @@ def test_a_highlight_names_one_panel_and_thumbnails_travel_as_uint8():
     for bad in (4, -1):
         with pytest.raises(AttnvizError, match="panel"):
             heatmap_payload(list(w), list("abcdef"), titles=list("pqrs"), thumbnails=True, highlight=bad)
+
+
+def test_a_mask_matrix_travels_exactly_in_one_byte_per_cell():
+    from attnviz.engine.masks import causal_mask
+
+    n = 300
+    m = np.where(causal_mask(n).numpy(), 0.0, -np.inf)  # M: 0 where allowed, −∞ where forbidden
+    payload = heatmap_payload(m, [str(i) for i in range(n)], titles=["M"], kind="signed")
+    meta, drawn = decode_payload(payload)
+    assert meta["bytes_per_cell"] == 1 and len(payload) < n * n + 20_000
+    np.testing.assert_array_equal(drawn[0], m)  # exact: 0 stays 0, −∞ stays −∞
+    other = heatmap_payload(np.array([[0.0, -1.5], [2.0, -np.inf]]), ["a", "b"], titles=["S"], kind="signed")
+    assert decode_payload(other)[0]["bytes_per_cell"] == 4  # several finite values: float32, exact

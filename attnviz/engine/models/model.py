@@ -125,17 +125,23 @@ class Model:
             raise AttnvizError("The text has only invisible characters (such as zero-width spaces): type some visible words.")
         return self.tokenizer.encode(text, n_pad=n_pad)
 
-    def run(self, text: str, mask=None, scale=True, keep: bool = False, target: str | None = None) -> RunResult:
+    def run(self, text: str, mask=None, scale=True, keep: bool = False, target: str | None = None,
+            layers: int | None = None) -> RunResult:
         """Run the text through every layer with this mask and scale applied inside each attention.
 
         mask: None/"none", a spec such as "causal" or "window:3" (see attnviz.engine.masks), or a bool (n, n) tensor.
         scale: True = 1/sqrt(d_head), False = 1 (no scaling), or a float factor.
         keep: also return every layer's intermediates (Q, K, V, scores, weights, head outputs, residuals).
         target: only for an encoder–decoder (see seq2seq.py); here it is an error.
+        layers: run only the first `layers` layers (a page showing layer l needs none above it, since a layer
+            depends only on those below): attentions is then (layers, H, n, n), and hidden the residual stream
+            after them, with no final norm. None = every layer.
         """
         if target is not None:
             raise AttnvizError(f"{self.name} has no decoder and so no cross-attention: a target text needs an "
                                "encoder–decoder model such as BART.")
+        if layers is not None and not (isinstance(layers, int) and 1 <= layers <= self.n_layers):
+            raise AttnvizError(f"layers must be a whole number from 1 to {self.n_layers}, not {layers!r}.")
         enc = self.encode(text, n_pad=padding_count(mask))
         n = len(enc.ids)
         user_mask = parse_mask(mask, n)
@@ -143,7 +149,7 @@ class Model:
         ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
         dev_mask = None if full is None else full.to(self.device)
         with torch.inference_mode():
-            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep)
+            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep, n_layers=layers)
         atts = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
         res = RunResult(
             tokens=enc.tokens, labels=enc.labels, token_ids=enc.ids, attentions=atts, mask=full,
@@ -194,22 +200,24 @@ class Model:
 
         return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
 
-    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None):
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None,
+                n_layers: int | None = None):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
 
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
+        n_layers: stop after this many layers (hidden is then their output, without the final norm).
         """
         start = 0 if caches is None else caches[0].length
         if start + ids.shape[1] > self.max_tokens:
             raise AttnvizError(f"{start + ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
         x = self.embedder(ids, start)  # (B, T, C)
         weights, traces = [], []
-        for i, lw in enumerate(self.layers):
+        for i, lw in enumerate(self.layers[:n_layers]):
             x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep, cache=None if caches is None else caches[i])
             weights.append(w)
             if keep:
                 traces.append(trace)
-        if self.final_ln is not None:
+        if self.final_ln is not None and len(weights) == self.n_layers:
             x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
         return x, weights, traces
 

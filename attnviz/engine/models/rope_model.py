@@ -59,7 +59,7 @@ class RopeModel(Model):
         window = self.shared_window
         return causal if window is None else causal & sliding_window_mask(n, start, window)
 
-    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches=None):
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches=None, n_layers: int | None = None):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces; see Model.forward."""
         B, T = ids.shape
         start = 0 if caches is None else caches[0].length
@@ -69,7 +69,7 @@ class RopeModel(Model):
         cos, sin = rope_angles(positions, self.inv_freq)  # each (T, hs): the rotation of every position
         x = self.embedder(ids)  # (B, T, C): token embeddings only, no positions added
         weights, traces = [], []
-        for i, lw in enumerate(self.layers):
+        for i, lw in enumerate(self.layers[:n_layers]):
             window = self.cfg.windows[i] if self.cfg.windows else None
             layer_mask = mask
             if window is not None:  # the window is part of the architecture: it always applies
@@ -79,5 +79,6 @@ class RopeModel(Model):
             weights.append(w)
             if keep:
                 traces.append(trace)
-        x = rms_norm(x, self.final_ln[0], self.cfg.ln_eps)
+        if len(weights) == self.n_layers:  # a run stopped early (n_layers) returns the residual stream as it is
+            x = rms_norm(x, self.final_ln[0], self.cfg.ln_eps)
         return x, weights, traces
