@@ -85,11 +85,19 @@ def cached_model(spec: str, device: str):
     return attnviz.load_model(spec or None, device=device)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
 def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None):
+    """The model's run of this text, cached (see _shared_run). layers: only the first `layers` layers (see
+    Model.run), for a page that shows one layer.
+
+    Every argument goes on positionally: Streamlit keys its cache on the arguments as written, so
+    cached_run(..., scale) and cached_run(..., scale, False) were two entries and two model runs."""
+    return _shared_run(spec, device, text, mask_spec, scale, bool(keep), layers)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _shared_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool, layers: int | None):
     """One run, shared by every rerun and session that asks for it, not copied: st.cache_data unpickled 76 MB
-    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one.
-    layers: only the first `layers` layers (see Model.run), for a page that shows one layer."""
+    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
     return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep, layers=layers)
 
 
