@@ -201,7 +201,14 @@ def live_scale(settings: Settings) -> bool | float:
 
 
 def _rerun_only(fragment_key: str) -> None:
-    st.rerun(fragment_key)  # from a callback: replaces the whole-page rerun by this fragment's
+    """From a widget callback: rerun this fragment instead of the whole page. A fragment the last run never
+    drew (its page stopped early) is unknown to Streamlit: then the whole page reruns, as without a callback."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.rerun(fragment_key)
+    except StreamlitAPIException:
+        return
 
 
 def scale_controls(scale_reruns: str | None = None) -> bool | float:

@@ -171,3 +171,26 @@ def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_deco
     z = grid(at)["head 0"][0]
     np.testing.assert_allclose(z, res.attentions[1, 0].numpy(), atol=1e-5)
     assert np.all(np.tril(z, k=-3) == 0)  # layer 1 sees itself and the 2 tokens before, no further
+
+
+def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(monkeypatch, minilm):
+    """The scale controls' callback names the explorer's fragment; if the last run never drew it, the toggle
+    must still work (a whole-page rerun), not fail on an unknown fragment key."""
+    from pages import _ui as ui
+
+    at = run_app({"text": TEXT})
+    real = ui.st.rerun
+
+    def unknown_key(scope="app"):
+        if scope == "explorer_view":
+            from streamlit.errors import StreamlitAPIException
+
+            raise StreamlitAPIException("unknown fragment key")
+        return real(scope)
+
+    monkeypatch.setattr(ui.st, "rerun", unknown_key)
+    at.toggle(key="scaled").set_value(False).run()
+    assert_healthy(at)
+    assert at.title and at.sidebar.toggle  # the whole page ran
+    unscaled = minilm.run(TEXT, scale=False)
+    assert_drawn_equals(grid(at), unscaled.attentions, 0, list(range(12)), unscaled.labels)
