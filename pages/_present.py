@@ -17,7 +17,7 @@ html { font-size: 19px; }
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
 h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { font-size: 1.5rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
-</style>"""
+</style><i id="attnviz-present" hidden></i>"""  # the marker tells FIT_MATH the formulas' type size changed
 
 
 # KaTeX never wraps a display formula: where one is still wider than its column (a narrow column at
@@ -34,7 +34,9 @@ FIT_MATH = """<script>
   const fit = () => {
     win.__attnvizFitPending = false;
     const shown = [...doc.querySelectorAll('.katex-display')].filter(d => d.firstElementChild);
-    const type = win.getComputedStyle(doc.documentElement).fontSize;  // presentation mode changes it
+    // presentation mode sets larger type (and leaves its marker): natural widths measured without it are stale.
+    // Looking the marker up costs nothing; reading the computed font size forced a style pass every frame.
+    const type = doc.getElementById('attnviz-present') ? 'present' : 'normal';
     const fresh = shown.map(d => {
       const k = d.firstElementChild, known = natural.get(k);
       return !known || known.text !== k.textContent || known.type !== type;
