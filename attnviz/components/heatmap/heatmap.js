@@ -306,6 +306,7 @@ function render(s) {
   s.hook.drawn = s.root.dataset.checksum;
   s.hook.draws = +s.root.dataset.draws;
   s.hook.ms = s.decodeMs + performance.now() - started;  // decode + paint of the last payload, for benchmarks
+  s.hook.at = performance.now();  // when it was drawn, on the page's clock (benchmarks time a click to here)
 }
 
 export default function (component) {
