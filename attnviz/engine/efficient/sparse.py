@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from attnviz.engine.attention import masked_softmax, resolve_scale
+from attnviz.engine.attention import additive_mask, masked_softmax, resolve_scale
 from attnviz.engine.efficient._checks import check_knob, check_self_attention
 from attnviz.errors import AttnvizError
 
@@ -38,8 +38,7 @@ def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     scores, allowed, v_chunks, n_pad = _band_scores(q, k, v, w, block_size, resolve_scale(scale, q.shape[-1]), causal)
     # M as an additive bias (0 allowed, −inf forbidden), added in place: every real query sees at least itself,
     # so no row is all −inf and the softmax needs no NaN clean-up
-    bias = torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
-    scores += bias  # (..., nb, B, B + 2w)
+    scores += additive_mask(allowed, scores.dtype)  # (..., nb, B, B + 2w)
     out = torch.softmax(scores, dim=-1) @ v_chunks  # (..., nb, B, d_v)
     return out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
 
