@@ -103,3 +103,12 @@ def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[st
         z = np.where(np.nan_to_num(decode_plotly_array(spec["data"][1]["z"]).astype(np.float64)) == 1.0, -np.inf, z)
     clean = lambda labels: [visible_text(str(s)) for s in labels]
     return z, clean(trace["y"]), clean(trace["x"])
+
+
+def has_heatmap(at: AppTest, key: str) -> bool:
+    """Whether the page drew a heatmap under this key."""
+    try:
+        drawn_heatmap(at, key)
+    except (KeyError, IndexError):
+        return False
+    return True

@@ -51,6 +51,12 @@ def toy():
     return attnviz.load_model("toy")
 
 
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """attnviz's own trained causal model, shipped in assets/ (the KV-cache and induction pages use it)."""
+    return attnviz.load_model("attnviz-tiny-llama")
+
+
 # ---- engine: Llama-family decoders (tests/engine/test_parity_llama.py, test_generation.py) --------
 
 

@@ -7,7 +7,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 import torch
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
 
 import attnviz
 from attnviz.analysis.compare import compare_patterns
@@ -26,14 +26,6 @@ def toy():
 def drawn(at, which: str) -> np.ndarray:
     """The weights drawn for side 'a' or 'b' (0..1, to the 0.001 the heatmap carries)."""
     return drawn_heatmap(at, f"cmp_heatmap_{which}")[0]
-
-
-def has_heatmap(at, key: str) -> bool:
-    try:
-        drawn_heatmap(at, key)
-    except (KeyError, IndexError):
-        return False
-    return True
 
 
 def difference(at) -> np.ndarray:

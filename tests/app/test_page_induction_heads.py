@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
-import attnviz
 from attnviz.lessons.induction.probe import probe, random_repeated_ids, text_twice_ids
 
 PAGE = "pages/induction_heads.py"
@@ -16,27 +15,22 @@ DRAWN = 0.0005 + 1e-7  # weights travel as thousandths
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    return attnviz.load_model("attnviz-tiny-llama")
-
-
-@pytest.fixture(scope="module")
 def default_page():
     return run_app({"model": "tiny-llama"}, page=PAGE)
 
 
-def expected(tiny, half=20, seed=0):
-    ids, first = random_repeated_ids(tiny, half, seed)
-    return probe(tiny, ids, half, first)
+def expected(tiny_llama, half=20, seed=0):
+    ids, first = random_repeated_ids(tiny_llama, half, seed)
+    return probe(tiny_llama, ids, half, first)
 
 
-def test_score_maps_and_best_heads_are_attnvizs(default_page, tiny):
+def test_score_maps_and_best_heads_are_attnvizs(default_page, tiny_llama):
     at = default_page
     assert_healthy(at)
-    p = expected(tiny)
+    p = expected(tiny_llama)
     prev, rows, cols = drawn_heatmap(at, "ih_prev_map")
     ind, _, _ = drawn_heatmap(at, "ih_ind_map")
-    assert rows == [f"layer {i}" for i in range(tiny.n_layers)] and cols == [f"head {h}" for h in range(tiny.n_heads)]
+    assert rows == [f"layer {i}" for i in range(tiny_llama.n_layers)] and cols == [f"head {h}" for h in range(tiny_llama.n_heads)]
     np.testing.assert_allclose(prev, p.previous.numpy(), atol=1e-6)  # signed maps carry the exact float32 values
     np.testing.assert_allclose(ind, p.induction.numpy(), atol=1e-6)
     (pl, ph), (il, ih) = p.best_previous, p.best_induction
@@ -54,21 +48,21 @@ def test_score_maps_and_best_heads_are_attnvizs(default_page, tiny):
     np.testing.assert_allclose(np.array(loss, dtype=float), p.loss.numpy(), rtol=1e-6)
 
 
-def test_new_sequence_button_draws_another_seeded_sequence(tiny):
+def test_new_sequence_button_draws_another_seeded_sequence(tiny_llama):
     at = run_app({"model": "tiny-llama", "ih_half": "8"}, page=PAGE)
     at.button[0].click().run()
     assert_healthy(at)
-    p = expected(tiny, half=8, seed=1)
+    p = expected(tiny_llama, half=8, seed=1)
     _, labels, _ = drawn_heatmap(at, "ih_prev_head")
     assert labels == p.labels and "seed 1" in page_text(at)
 
 
-def test_users_text_twice(tiny):
+def test_users_text_twice(tiny_llama):
     text = "the cat sat on the mat"
     at = run_app({"model": "tiny-llama", "text": text, "ih_source": "your text, twice"}, page=PAGE)
     assert_healthy(at)
-    ids, period, first = text_twice_ids(tiny, text)
-    p = probe(tiny, ids, period, first)
+    ids, period, first = text_twice_ids(tiny_llama, text)
+    p = probe(tiny_llama, ids, period, first)
     ind, _, _ = drawn_heatmap(at, "ih_ind_map")
     np.testing.assert_allclose(ind, p.induction.numpy(), atol=1e-6)
 

@@ -8,18 +8,12 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
-import attnviz
 from attnviz.engine.kv_cache import HALF_BYTES, kv_cache_bytes_per_token
 from attnviz.lessons.kv_cache.decoding import agreement, step_view
 
 PAGE = "pages/kv_cache.py"
 PROMPT = "the cat sat on the mat . the cat"
 DRAWN = 0.0005 + 1e-7  # weights travel as thousandths
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return attnviz.load_model("attnviz-tiny-llama")
 
 
 @pytest.fixture(scope="module")
@@ -31,38 +25,38 @@ def page():
     return at.run()
 
 
-def test_step_view_draws_the_cache_and_row_attnviz_computes(page, tiny):
+def test_step_view_draws_the_cache_and_row_attnviz_computes(page, tiny_llama):
     assert_healthy(page)
-    cached = tiny.generate(PROMPT, max_new_tokens=6, cache=True)
-    v = step_view(tiny, cached, 3, 1, 3)
+    cached = tiny_llama.generate(PROMPT, max_new_tokens=6, cache=True)
+    v = step_view(tiny_llama, cached, 3, 1, 3)
     keys, rows, _ = drawn_heatmap(page, "kv_k")
-    assert keys.shape == (cached.n_prompt + 3, tiny.d_head) and rows == cached.labels[: cached.n_prompt + 3]
+    assert keys.shape == (cached.n_prompt + 3, tiny_llama.d_head) and rows == cached.labels[: cached.n_prompt + 3]
     np.testing.assert_allclose(keys, v.keys.numpy(), rtol=1e-5, atol=1e-6)
     values, _, _ = drawn_heatmap(page, "kv_v")
     np.testing.assert_allclose(values, v.values.numpy(), rtol=1e-5, atol=1e-6)
     row, _, cols = drawn_heatmap(page, "kv_row")
     np.testing.assert_allclose(row, cached.steps[3].attention[1, 3][None].numpy(), atol=DRAWN)
     assert cols == rows
-    assert v.kv_head == 3 // (tiny.n_heads // tiny.n_kv_heads)
+    assert v.kv_head == 3 // (tiny_llama.n_heads // tiny_llama.n_kv_heads)
     assert v.recomputed_difference < 1e-5
     assert " ".join(cached.labels[cached.n_prompt:]) in page_text(page)
 
 
-def test_cached_equals_full_recomputation_on_screen(page, tiny):
-    a = agreement(tiny.generate(PROMPT, 6, cache=True), tiny.generate(PROMPT, 6, cache=False))
+def test_cached_equals_full_recomputation_on_screen(page, tiny_llama):
+    a = agreement(tiny_llama.generate(PROMPT, 6, cache=True), tiny_llama.generate(PROMPT, 6, cache=False))
     metrics = {m.label: m.value for m in page.metric}
     assert metrics["Same tokens with and without the cache"] == "yes" and a.same_tokens
     assert metrics["Max |difference| of attention rows"] == f"{a.max_abs_difference:.1e}"
     assert a.max_abs_difference <= 1e-5
 
 
-def test_timing_and_memory_charts(page, tiny):
+def test_timing_and_memory_charts(page, tiny_llama):
     specs = chart_specs(page)
     timing = specs["kv_time"]["data"]
     assert len(timing) == 2 and len(timing[0]["x"]) == 5  # steps 1..5 (step 0 includes the prefill)
     bars = specs["kv_mem"]["data"][0]
-    per_token = lambda kv: kv_cache_bytes_per_token(tiny.n_layers, kv, tiny.d_head, HALF_BYTES)
-    assert list(bars["y"]) == [per_token(tiny.n_heads), per_token(tiny.n_kv_heads), per_token(1)]
+    per_token = lambda kv: kv_cache_bytes_per_token(tiny_llama.n_layers, kv, tiny_llama.d_head, HALF_BYTES)
+    assert list(bars["y"]) == [per_token(tiny_llama.n_heads), per_token(tiny_llama.n_kv_heads), per_token(1)]
     table = page.dataframe[0].value
     llama3 = table[table["model"] == "Llama-3-8B"].iloc[0]
     assert llama3["K/V heads"] == 8 and llama3["KiB per token"] == 128.0

@@ -6,7 +6,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
 
 import attnviz
 from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array
@@ -37,14 +37,6 @@ def panels(at, key: str) -> tuple[np.ndarray, np.ndarray]:
     m, rows, cols = drawn_heatmap(at, f"{key}_mask")
     assert set(np.unique(m)) <= {0.0, -np.inf} and len(rows) == len(cols) == m.shape[0]
     return (m == 0).astype(int), drawn_heatmap(at, f"{key}_weights")[0]
-
-
-def has_heatmap(at, key: str) -> bool:
-    try:
-        drawn_heatmap(at, key)
-    except (KeyError, IndexError):
-        return False
-    return True
 
 
 def test_page_loads_with_the_bundled_model():

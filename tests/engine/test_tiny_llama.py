@@ -22,11 +22,6 @@ def quick_folder(tmp_path_factory):
     return out, report
 
 
-@pytest.fixture(scope="module")
-def shipped():
-    return attnviz.load_model("attnviz-tiny-llama")
-
-
 def test_quick_training_writes_a_llama_folder_that_attnviz_loads(quick_folder):
     out, report = quick_folder
     assert {"config.json", "model.safetensors", "tokenizer.json", "training.json"} <= {p.name for p in out.iterdir()}
@@ -72,24 +67,24 @@ def test_a_tampered_copy_is_refused_with_a_clear_message(tmp_path):
         loading.shipped_model_folder("attnviz-tiny-llama", root=tmp_path)
 
 
-def test_shipped_attentions_equal_transformers_eager(shipped):
+def test_shipped_attentions_equal_transformers_eager(tiny_llama):
     from transformers import LlamaForCausalLM
 
-    hf = LlamaForCausalLM.from_pretrained(shipped.source, attn_implementation="eager", dtype=torch.float32).eval()
-    res = shipped.run(TEXT)
+    hf = LlamaForCausalLM.from_pretrained(tiny_llama.source, attn_implementation="eager", dtype=torch.float32).eval()
+    res = tiny_llama.run(TEXT)
     with torch.no_grad():
         out = hf(torch.tensor([res.token_ids]), output_attentions=True)
     theirs = torch.stack([a[0] for a in out.attentions])  # (L, H, n, n)
     assert (theirs - res.attentions).abs().max().item() <= 1e-5
 
 
-def test_shipped_generation_with_and_without_cache_equals_transformers_greedy(shipped):
+def test_shipped_generation_with_and_without_cache_equals_transformers_greedy(tiny_llama):
     from attnviz.engine.truth import check_generation_against_transformers
 
     prompt = "the cat sat on the mat and the dog ran to the door . the cat sat on"
-    cached = shipped.generate(prompt, max_new_tokens=12, cache=True)
-    full = shipped.generate(prompt, max_new_tokens=12, cache=False)
+    cached = tiny_llama.generate(prompt, max_new_tokens=12, cache=True)
+    full = tiny_llama.generate(prompt, max_new_tokens=12, cache=False)
     assert cached.token_ids == full.token_ids
     assert max((a.attention - b.attention).abs().max().item() for a, b in zip(cached.steps, full.steps, strict=True)) <= 1e-5
-    check = check_generation_against_transformers(shipped, cached)
+    check = check_generation_against_transformers(tiny_llama, cached)
     assert check.matches and len(check.theirs) == 12, (check.ours, check.theirs)

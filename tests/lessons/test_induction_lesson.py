@@ -15,18 +15,13 @@ def random_llama(tiny_decoder_folder):
     return attnviz.load_model(str(tiny_decoder_folder("llama")))
 
 
-@pytest.fixture(scope="module")
-def trained():
-    return attnviz.load_model("attnviz-tiny-llama")
-
-
-def test_random_sequence_is_a_seeded_block_repeated_twice(trained):
-    ids, first = random_repeated_ids(trained, 12, seed=4)
-    assert first == 1 and ids[0] == trained.encode("the").ids[0]  # [BOS]
+def test_random_sequence_is_a_seeded_block_repeated_twice(tiny_llama):
+    ids, first = random_repeated_ids(tiny_llama, 12, seed=4)
+    assert first == 1 and ids[0] == tiny_llama.encode("the").ids[0]  # [BOS]
     block = ids[1:13]
     assert ids[13:] == block and len(set(block)) == 12
-    assert random_repeated_ids(trained, 12, seed=4) == (ids, first)
-    assert random_repeated_ids(trained, 12, seed=5)[0] != ids
+    assert random_repeated_ids(tiny_llama, 12, seed=4) == (ids, first)
+    assert random_repeated_ids(tiny_llama, 12, seed=5)[0] != ids
 
 
 def test_probe_scores_equal_the_head_score_functions_on_the_models_attentions(random_llama):
@@ -45,30 +40,30 @@ def test_probe_scores_equal_the_head_score_functions_on_the_models_attentions(ra
     assert list(fig.data[0].y) == pytest.approx(p.loss.tolist())
 
 
-def test_trained_model_predicts_the_repeated_copy_better_than_the_first(trained):
+def test_trained_model_predicts_the_repeated_copy_better_than_the_first(tiny_llama):
     for seed in (0, 1, 2):
-        ids, first = random_repeated_ids(trained, 12, seed=seed)
-        first_loss, second_loss = probe(trained, ids, 12, first).copy_losses()
+        ids, first = random_repeated_ids(tiny_llama, 12, seed=seed)
+        first_loss, second_loss = probe(tiny_llama, ids, 12, first).copy_losses()
         assert second_loss < first_loss - 5.0  # nats: the repeat is far less surprising
 
 
-def test_trained_model_has_induction_heads_in_its_second_layer_only(trained):
+def test_trained_model_has_induction_heads_in_its_second_layer_only(tiny_llama):
     """What the page teaches is there: every head of layer 1 puts a good share of its weight on the token after
     the current word's earlier occurrence; no head of layer 0 can (it has no previous-token information yet)."""
     for seed in (0, 1, 2):
-        ids, first = random_repeated_ids(trained, 20, seed=seed)
-        p = probe(trained, ids, 20, first)
+        ids, first = random_repeated_ids(tiny_llama, 20, seed=seed)
+        p = probe(tiny_llama, ids, 20, first)
         assert float(p.induction[1].min()) > 0.2 and float(p.induction[1].max()) > 0.3
         assert float(p.induction[0].max()) < 0.1  # uniform over ~30 keys would give about 0.03
         assert float(p.previous[0].max()) > float(p.previous[1].max())  # the previous-token signal is in layer 0
 
 
-def test_bad_input_is_a_clear_message(trained, bundled_model):
+def test_bad_input_is_a_clear_message(tiny_llama, bundled_model):
     with pytest.raises(AttnvizError, match="not a causal language model"):
         require_language_model(bundled_model)
     with pytest.raises(AttnvizError, match="4 to 60"):
-        random_repeated_ids(trained, 2, seed=0)
+        random_repeated_ids(tiny_llama, 2, seed=0)
     with pytest.raises(AttnvizError, match="more than"):
-        text_twice_ids(trained, " ".join(["word"] * 200))
+        text_twice_ids(tiny_llama, " ".join(["word"] * 200))
     with pytest.raises(AttnvizError, match="at least two"):
-        text_twice_ids(trained, "cat")
+        text_twice_ids(tiny_llama, "cat")
