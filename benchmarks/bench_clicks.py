@@ -38,7 +38,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle  # noqa: E402
+from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle, wait_for_drawn  # noqa: E402
 
 import attnviz  # noqa: E402
 
@@ -115,9 +115,7 @@ def floor_latencies(rounds: int, lines: int = 0) -> list[float]:
 
 def open_explorer(page, url: str, text: str, extra: str = "") -> None:
     page.goto(f"{url}/?text={quote(text)}{extra}")
-    page.wait_for_function("() => window.attnvizHeatmaps?.grid?.drawn && window.attnvizHeatmaps?.focus_head?.drawn",
-                           timeout=180_000, polling=50)
-    wait_for_app_idle(page, timeout_ms=180_000)
+    wait_for_drawn(page, ["grid", "focus_head"], timeout_ms=180_000, polling=50, idle_timeout_ms=180_000)
 
 
 def redraw_after(page, action, timeout_ms: float = 60_000) -> float:

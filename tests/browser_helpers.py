@@ -111,6 +111,14 @@ def wait_for_heatmaps(page, timeout_ms: float = 90_000, previous: str | None = N
     return handle.json_value()
 
 
+def wait_for_drawn(page, keys: list[str], timeout_ms: float = 120_000, polling: int = 100,
+                   idle_timeout_ms: float = 90_000) -> None:
+    """Wait until the canvas heatmaps filed under these keys (window.attnvizHeatmaps) are drawn and the run is over."""
+    page.wait_for_function("(keys) => keys.every(k => window.attnvizHeatmaps?.[k]?.drawn)", arg=list(keys),
+                           timeout=timeout_ms, polling=polling)
+    wait_for_app_idle(page, timeout_ms=idle_timeout_ms)
+
+
 def wait_for_app_idle(page, timeout_ms: float = 90_000) -> None:
     """Wait until Streamlit has finished the current run (no 'running' status widget)."""
     page.wait_for_timeout(300)

@@ -14,7 +14,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle
+from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
 
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
@@ -25,9 +25,7 @@ pytestmark = pytest.mark.browser
 
 def open_explorer(page, url: str, query: str) -> None:
     page.goto(f"{url}/?{query}")
-    page.wait_for_function("() => window.attnvizHeatmaps?.grid?.drawn && window.attnvizHeatmaps?.focus_head?.drawn",
-                           timeout=120_000, polling=100)
-    wait_for_app_idle(page)
+    wait_for_drawn(page, ["grid", "focus_head"])
 
 
 def drawn_panels(page, key: str = "grid") -> tuple[dict, np.ndarray]:

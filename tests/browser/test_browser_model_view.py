@@ -9,7 +9,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import DRAWN_CHARTS, chromium_page, exceptions_on, wait_for_app_idle
+from browser_helpers import DRAWN_CHARTS, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
 
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
@@ -20,9 +20,7 @@ pytestmark = pytest.mark.browser
 
 def open_model_view(page, url: str, query: str) -> None:
     page.goto(f"{url}/model_view?{query}")
-    page.wait_for_function("() => window.attnvizHeatmaps?.mv_grid?.drawn && window.attnvizHeatmaps?.mv_focus?.drawn",
-                           timeout=120_000, polling=100)
-    wait_for_app_idle(page)
+    wait_for_drawn(page, ["mv_grid", "mv_focus"])
 
 
 def focus_values(page) -> np.ndarray:
