@@ -108,6 +108,25 @@ def cached_truth(spec: str, device: str, text: str):
     return check_against_transformers(cached_model(spec, device), text)
 
 
+def truth_badge(badge, check, matched) -> None:
+    """The live check against transformers, shown in `badge` (an st.empty above the page's heatmaps).
+
+    check() -> an attnviz.engine.truth result; matched(truth) -> the sentence for a match, saying what was compared.
+    No reference, a difference and a check that could not run read the same on every page.
+    """
+    with st.spinner("Checking against transformers…"):
+        try:
+            truth = check()
+            if truth.max_abs_diff is None:
+                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
+            elif truth.matches:
+                badge.success(matched(truth))
+            else:
+                badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
+        except Exception as err:
+            badge.warning(f"Truth check unavailable: {err}")
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 

@@ -126,21 +126,14 @@ with ui.guard("The cross-attention page"):
         _heatmap.heatmap(view.decoder_self[focus], view.target_labels, key="xa_self",
                          title=f"decoder layer {layer}, head {focus}: self-attention weights")
 
-    with st.spinner("Checking against transformers…"):
-        try:
-            truth = _truth(spec, settings.device, source, target if real else None)
-            if truth.max_abs_diff is None:
-                badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
-            elif truth.matches and real:
-                parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())
-                badge.success(f"✓ matches transformers: its BART computes the same encoder, decoder and cross-attention "
-                              f"weights for these texts (largest difference per kind: {parts}; tolerance 1e-5; checked at "
-                              "the trained settings: no extra mask, 1/√d_k).")
-            elif truth.matches:
-                badge.success(f"✓ the projections used here are {model.name}'s real ones: its self-attention on the "
-                              f"source equals transformers' (largest difference {truth.max_abs_diff:.1e}, tolerance "
-                              "1e-5). transformers has no cross-attention for this model to compare with.")
-            else:
-                badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
-        except Exception as err:
-            badge.warning(f"Truth check unavailable: {err}")
+    def matched(truth) -> str:
+        if real:
+            parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())
+            return (f"✓ matches transformers: its BART computes the same encoder, decoder and cross-attention weights "
+                    f"for these texts (largest difference per kind: {parts}; tolerance 1e-5; checked at the trained "
+                    "settings: no extra mask, 1/√d_k).")
+        return (f"✓ the projections used here are {model.name}'s real ones: its self-attention on the source equals "
+                f"transformers' (largest difference {truth.max_abs_diff:.1e}, tolerance 1e-5). transformers has no "
+                "cross-attention for this model to compare with.")
+
+    ui.truth_badge(badge, lambda: _truth(spec, settings.device, source, target if real else None), matched)

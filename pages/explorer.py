@@ -156,19 +156,10 @@ def explorer_body(model, spec: str, settings) -> None:
 def truth_badge(badge, spec: str, settings) -> None:
     """The live check against transformers, in `badge`. It depends on the text only (cached on it): a toggle
     never redoes it."""
-    try:
-        with st.spinner("Checking against transformers…"):
-            truth = ui.cached_truth(spec, settings.device, settings.text)
-        if truth.max_abs_diff is None:
-            badge.info(f"Truth check: no transformers reference, since {truth.reason}.", icon=":material/info:")
-        elif truth.matches:
-            badge.success(f"✓ matches transformers: the Hugging Face library computes the same weights for this "
-                          f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
-                          "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
-        else:
-            badge.error(f"✗ differs from transformers: max |Δ| = {truth.max_abs_diff:.1e} (tolerance 1e-5).")
-    except Exception as err:
-        badge.warning(f"Truth check unavailable: {err}")
+    ui.truth_badge(badge, lambda: ui.cached_truth(spec, settings.device, settings.text),
+                   lambda truth: f"✓ matches transformers: the Hugging Face library computes the same weights for this "
+                                 f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
+                                 "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
 
 
 with ui.guard("The explorer"):
