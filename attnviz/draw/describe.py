@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import groupby
 
 MASK_SENTENCES = {
     "none": "no mask: every token may look at every token, before and after it",
@@ -28,15 +29,12 @@ def describe_layer_windows(windows) -> str:
     windows = tuple(windows or ())
     if len(set(windows)) <= 1:
         return ""
-    runs = []  # (first layer, last layer, window) for each stretch of layers with the same window
-    for layer, window in enumerate(windows):
-        if runs and runs[-1][2] == window:
-            runs[-1][1] = layer
-        else:
-            runs.append([layer, layer, window])
-    parts = [f"layer{'s' if a != b else ''} {a}{f'–{b}' if a != b else ''}: "
-             + (f"a sliding window of {w} keys (itself and the {w - 1} before it)" if w else "full causal attention")
-             for a, b, w in runs]
+    parts = []
+    for w, stretch in groupby(enumerate(windows), key=lambda layer_window: layer_window[1]):  # layers with one window
+        layers = [layer for layer, _ in stretch]
+        a, b = layers[0], layers[-1]
+        parts.append(f"layer{'s' if a != b else ''} {a}{f'–{b}' if a != b else ''}: "
+                     + (f"a sliding window of {w} keys (itself and the {w - 1} before it)" if w else "full causal attention"))
     return ("Its layers differ, by its architecture: " + "; ".join(parts)
             + ". Each layer's window applies whatever mask is chosen here.")
 
