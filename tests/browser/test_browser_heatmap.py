@@ -75,6 +75,57 @@ def test_grid_holds_attnviz_weights_and_a_scaling_toggle_redraws_it(server, toy)
         assert not exceptions_on(page)
 
 
+# the component's colour maps, written out again here as the test's own oracle: 256 colours between the stops
+VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"]
+RDBU_R = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b",
+          "#67001f"]
+GREY = (158, 158, 158)  # a masked (−∞) cell
+
+
+def colour_table(stops: list[str]) -> np.ndarray:
+    rgb = np.array([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in stops], dtype=np.float64)
+    t = np.arange(256) / 255 * (len(stops) - 1)
+    k = np.minimum(np.floor(t).astype(int), len(stops) - 2)
+    f = (t - k)[:, None]
+    return np.floor(rgb[k] * (1 - f) + rgb[k + 1] * f + 0.5)  # (256, 3), rounded as JS's Math.round
+
+
+def assert_painted(pixels: np.ndarray, values: np.ndarray, lo: float, hi: float, stops: list[str]) -> None:
+    """Every pixel (rows, cols, RGBA) is opaque and the colour of its value on lo..hi (a neighbouring colour where
+    the value sits on a rounding edge), or grey where the value is −∞."""
+    assert (pixels[..., 3] == 255).all()
+    table, rgb = colour_table(stops), pixels[..., :3]
+    masked = np.isneginf(values)
+    assert (rgb[masked] == GREY).all()
+    index = np.floor((np.where(masked, lo, values) - lo) / (hi - lo) * 255 + 0.5).clip(0, 255).astype(int)
+    near = np.stack([np.abs(rgb - table[np.clip(index + d, 0, 255)]).max(-1) for d in (-1, 0, 1)]).min(0)
+    assert (near[~masked] == 0).all(), f"{int((near[~masked] > 0).sum())} cells in the wrong colour"
+
+
+def drawn_pixels(page, key: str, panel: int) -> np.ndarray:
+    return np.array(page.evaluate(
+        f"""() => {{ const h = window.attnvizHeatmaps['{key}'], m = h.meta();
+          return [...Array(m.rows).keys()].map(r => [...Array(m.cols).keys()].map(c => h.pixel({panel}, r, c))); }}"""))
+
+
+def test_every_cell_is_painted_in_the_colour_of_its_value(server, toy):
+    """Weights (2 bytes a cell) on viridis 0..1; a mask's M (1 byte a cell) on the diverging map, −∞ grey."""
+    with chromium_page() as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}&mask=causal")
+        meta, drawn = drawn_panels(page)
+        assert meta["ranges"][1] == [0, 1]
+        assert_painted(drawn_pixels(page, "grid", 1), drawn[1], 0.0, 1.0, VIRIDIS)
+        assert np.isclose(drawn[1], 0).sum() > 5  # the causal mask's zeros are there and painted too
+
+        page.goto(f"{server}/masks_lab?model=toy&text={quote(TEXT)}")
+        wait_for_drawn(page, ["masks_gallery_causal_mask"])
+        meta, m = drawn_panels(page, "masks_gallery_causal_mask")
+        assert meta["kind"] == "signed" and np.isneginf(m).sum() == len(m[0]) * (len(m[0]) - 1) // 2
+        lo, hi = meta["ranges"][0]
+        assert_painted(drawn_pixels(page, "masks_gallery_causal_mask", 0), m[0], lo, hi, RDBU_R)
+        assert not exceptions_on(page)
+
+
 def test_hover_names_query_key_and_the_weight_to_three_decimals(server, toy):
     with chromium_page() as page:
         open_explorer(page, server, f"model=toy&text={quote(TEXT)}")

@@ -19,6 +19,11 @@ function lut(stops) {  // 256 RGB entries linearly interpolated between the stop
   return out;
 }
 const LUTS = { weights: lut(VIRIDIS), signed: lut(RDBU_R) };
+// the same colours as one RGBA word each, for writing a pixel in one store (ImageData is little-endian RGBA)
+const rgba = (r, g, b) => (r | (g << 8) | (b << 16) | (255 << 24)) >>> 0;
+const WORDS = Object.fromEntries(Object.entries(LUTS).map(([k, t]) =>
+  [k, Uint32Array.from({ length: 256 }, (_, i) => rgba(t[i * 3], t[i * 3 + 1], t[i * 3 + 2]))]));
+const MASKED_WORD = rgba(...MASKED);
 
 function decode(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
@@ -35,9 +40,18 @@ function decode(bytes) {
   else if ((u8.byteOffset + off) % 2 === 0) cells = new Uint16Array(u8.buffer, u8.byteOffset + off, count);
   else cells = new Uint16Array(u8.slice(off, off + 2 * count).buffer);
   const top = bpc === 1 ? 255 : bpc === 2 ? 65535 : -Infinity;  // float32: −∞ is itself
-  let sum = 0;  // a checksum of the cells, for tests and benchmarks that wait for new data
-  for (let i = 0; i < count; i++) { const v = cells[i]; sum += (Number.isFinite(v) ? v : 7) * ((i % 7) + 1); }
-  return { meta, cells, top, bpc, sum };
+  return { meta, cells, top, bpc, sum: checksum(u8.subarray(off, off + bpc * count)) };
+}
+
+function checksum(bytes) {  // of the cells' bytes, for the redraw check and for tests that wait for new data
+  let h = 0x811c9dc5 ^ bytes.length, i = 0;  // four bytes a step where aligned: 3 MB of cells at 512 tokens
+  if (bytes.byteOffset % 4 === 0) {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+    for (; i < words.length; i++) h = Math.imul(h ^ words[i], 16777619);
+    i *= 4;
+  }
+  for (; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 16777619);
+  return h >>> 0;
 }
 
 function valueAt(m, p, r, c) {  // the number a cell stands for (−Infinity for a masked cell)
@@ -52,21 +66,18 @@ function valueAt(m, p, r, c) {  // the number a cell stands for (−Infinity for
 function panelImage(m, p) {  // one panel as a rows × cols image, 1 pixel per cell (no allocation per cell: 3M cells at 512 tokens)
   const { rows, cols, kind } = m.meta;
   const [clo, chi] = m.meta.ranges[p];
-  const table = LUTS[kind], img = new ImageData(cols, rows), px = img.data;
-  const span = chi > clo ? chi - clo : 1, top = m.top, cells = m.cells, base = p * rows * cols;
+  const words = WORDS[kind], img = new ImageData(cols, rows), px = new Uint32Array(img.data.buffer);
+  const span = chi > clo ? chi - clo : 1, top = m.top, cells = m.cells, base = p * rows * cols, n = rows * cols;
   let lo = 0, step = 1 / (top - 1);  // value = lo + code · step
   if (m.bpc === 4) step = 1;  // float32: the value itself
   else if (kind !== "weights") { const [blo, bhi] = m.meta.bounds[p]; lo = blo; step = (bhi > blo ? bhi - blo : 1) / (top - 1); }
   const a = (lo - clo) / span * 255, b = step / span * 255;  // colour index = a + code · b
-  for (let i = 0, n = rows * cols; i < n; i++) {
-    const code = cells[base + i], o = i * 4;
-    if (kind !== "weights" && code === top) { px[o] = MASKED[0]; px[o + 1] = MASKED[1]; px[o + 2] = MASKED[2]; }
-    else {
-      const k = Math.max(0, Math.min(255, Math.round(a + code * b))) * 3;
-      px[o] = table[k]; px[o + 1] = table[k + 1]; px[o + 2] = table[k + 2];
-    }
-    px[o + 3] = 255;
-  }
+  const masks = kind !== "weights";  // signed codes reserve `top` (float32: −∞ itself) for a masked cell
+  const colour = (code) => (masks && code === top ? MASKED_WORD : words[Math.max(0, Math.min(255, Math.round(a + code * b)))]);
+  if (m.bpc === 1) {  // 256 codes: colour each once, then every cell is one look-up
+    const byCode = Uint32Array.from({ length: 256 }, (_, code) => colour(code));
+    for (let i = 0; i < n; i++) px[i] = byCode[cells[base + i]];
+  } else for (let i = 0; i < n; i++) px[i] = colour(cells[base + i]);
   const canvas = document.createElement("canvas");
   canvas.width = cols; canvas.height = rows;
   canvas.getContext("2d").putImageData(img, 0, 0);
@@ -357,6 +368,7 @@ export default function (component) {
     value: (p, r, c) => valueAt(s.model, p, r, c),
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
+    pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,
     highlight: () => s.highlight,
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
