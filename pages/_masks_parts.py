@@ -102,9 +102,18 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     st.caption(f"Left of each card: the mask M (global + local uses token 0 as the global token; random is seeded "
                f"with 0; custom is the mask drawn in (c) below). Right: layer {run.layer}, head {run.head} of "
                f"{run.model.name} with that mask applied in every layer.")
+    runs = {}  # every run first, then every card: the browser draws the cards in one go instead of one
+    with st.spinner("Running the text with every mask…"):  # redraw of the page per card while the next one runs
+        for kind, spec in specs.items():
+            try:
+                runs[kind] = run.run(spec)
+            except Exception as err:  # reported on its own card, by that card's guard
+                runs[kind] = err
     for kind, spec in specs.items():  # one card per row: M and its weights each get half the page, readable
         with st.container(border=True), ui.guard(f"The {kind} card"):
-            res = run.run(spec)
+            res = runs[kind]
+            if isinstance(res, Exception):
+                raise res
             m = len(res.tokens)
             shown = f"custom, {n}×{n}" if kind == "custom" else spec
             st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import torch
 
 from attnviz.errors import AttnvizError
@@ -103,7 +104,11 @@ def custom_mask(matrix, n: int | None = None) -> torch.Tensor:
         rows = [r.strip() for r in matrix.strip().split("/") if r.strip()]
         if not rows or any(set(r) - {"0", "1"} for r in rows):
             raise AttnvizError("A custom mask is written as rows of 0 and 1 separated by '/', e.g. 110/011/001.")
-        matrix = [[c == "1" for c in r] for r in rows]
+        if len({len(r) for r in rows}) > 1:
+            raise AttnvizError("A custom mask must be a rectangular matrix of 0 and 1.")
+        # the characters as bytes, compared at once: a 512-token mask is 262,144 of them (lists of bools: 0.1 s)
+        ones = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8) == ord("1")
+        matrix = torch.from_numpy(ones.reshape(len(rows), len(rows[0])))  # (rows, cols) bool
     try:
         t = torch.as_tensor(matrix)
     except (TypeError, ValueError, RuntimeError):

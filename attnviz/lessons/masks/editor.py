@@ -6,6 +6,7 @@ the position ("3·cat"), so a repeated token keeps its own row and column.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -37,7 +38,9 @@ def frame_to_mask(frame: pd.DataFrame) -> torch.Tensor:
 
 def mask_to_spec(mask: torch.Tensor) -> str:
     """(n, n) bool -> 'custom:110/011/001', the spec the sidebar and the URL take."""
-    return "custom:" + "/".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
+    digits = (mask.numpy().astype(np.uint8) + ord("0")).tobytes()  # '0'/'1' per cell, rows one after another
+    n_cols = mask.shape[1]
+    return "custom:" + "/".join(digits[i:i + n_cols].decode("ascii") for i in range(0, len(digits), n_cols))
 
 
 def starting_mask(spec: str | None, n: int) -> tuple[torch.Tensor, str | None]:
