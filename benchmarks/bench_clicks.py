@@ -18,7 +18,8 @@
 - 512 tokens: a new sentence typed -> the grid drawn; the toggle and a layer change -> redrawn; a cell
   click -> ring painted (in the browser) and -> its arithmetic shown (a fragment rerun on the server).
 - Masks lab and Model view at 512 tokens, first load: a page opened in a blank tab with a sentence no page has
-  run before (the model already loaded) -> every heatmap it has when settled drawn, and the run finished.
+  run before (the model already loaded) -> every heatmap it has when settled drawn, and the run finished. For
+  scale, the bare page's first load: what any Streamlit page costs before its own work.
 - server CPU per toggle at 32 tokens: the server process's user+system CPU time over the toggles / toggles.
 Targets: toggle p95 <= 1.5x the floor's p95 and <= 250 ms; 512: sentence <= 2 s, toggle/layer <= 600 ms,
 click <= 200 ms, Masks lab and Model view first load <= 2 s; server CPU per toggle <= 60 ms.
@@ -113,6 +114,20 @@ def floor_latencies(rounds: int, lines: int = 0) -> list[float]:
     return times[2:]  # the first two warm the browser
 
 
+def floor_first_loads(rounds: int) -> list[float]:
+    """The floor for a first load: the bare page opened in a blank tab -> its text on screen (the HTML, Streamlit's
+    JavaScript, the websocket and one script run: what every page pays before any of its own work)."""
+    times = []
+    with streamlit_server(script="benchmarks/bare_toggle_app.py") as url, chromium_page() as page:
+        for _ in range(rounds + 1):
+            page.goto("about:blank")
+            start = time.perf_counter()
+            page.goto(url)
+            page.get_by_text("The toggle is").wait_for(timeout=60_000)
+            times.append(time.perf_counter() - start)
+    return times[1:]  # the first warms the browser's caches
+
+
 def open_explorer(page, url: str, text: str, extra: str = "") -> None:
     page.goto(f"{url}/?text={quote(text)}{extra}")
     wait_for_drawn(page, ["grid", "focus_head"], timeout_ms=180_000, polling=50, idle_timeout_ms=180_000)
@@ -194,6 +209,7 @@ def main() -> None:
     floor = floor_latencies(args.rounds)
     print(row("floor: bare Streamlit toggle -> text", floor))
     print(row("for scale: the same page with 50 markdown lines", floor_latencies(args.rounds, lines=50)))
+    print(row("for scale: the bare page's first load, blank tab", floor_first_loads(5)))
     with streamlit_server() as url, chromium_page() as page:
         page.add_init_script(CLOCK)
         text32 = text_of(model, 32)

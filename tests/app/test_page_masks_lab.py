@@ -176,3 +176,17 @@ def test_use_in_the_sidebar_sets_the_shared_custom_mask(toy):
     mask[0, 1] = True
     assert at.selectbox(key="mask").value == "custom"
     assert "custom:" + at.text_input(key="custom").value == mask_to_spec(mask)
+
+
+def test_a_card_whose_mask_cannot_run_says_why_and_the_others_still_draw(toy):
+    """At the model's token limit the padding card cannot add its [PAD] tokens: that card explains, every other
+    card (whose runs are made before any card is drawn) still shows its weights."""
+    words = [f"w{i}" for i in range(100)]
+    text = " ".join(words[: next(k for k in range(1, 100) if len(toy.encode(" ".join(words[:k])).ids) == 64)])
+    at = run_app({"model": "toy", "text": text}, page=PAGE)
+    assert_healthy(at)
+    messages = [m.value for m in [*at.error, *at.warning]]
+    assert any("Padding to 66 tokens is more than the model's 64" in m for m in messages), messages
+    assert not has_heatmap(at, "masks_gallery_padding_weights")
+    for kind in set(MASK_KINDS) - {"padding"}:
+        assert has_heatmap(at, f"masks_gallery_{kind}_weights"), kind
