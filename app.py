@@ -1,8 +1,13 @@
 """attnviz: run `streamlit run app.py`. Navigation, the shared sidebar, and the explorer as home page."""
 
 import streamlit as st
+import torch
 
+from attnviz.engine.device import server_threads
 from pages._present import asked_in_link
+
+if torch.get_num_threads() != server_threads():  # once per server: the browser and other sessions share the cores
+    torch.set_num_threads(server_threads())
 
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
                    initial_sidebar_state="collapsed" if asked_in_link() else "auto")

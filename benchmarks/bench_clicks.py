@@ -16,7 +16,8 @@
 - toggle: the scaling toggle at 32 tokens -> every heatmap on the page (grid, enlarged head, the selected
   cell's row) redrawn with new data, read from the component's window.attnvizHeatmaps hooks.
 - 512 tokens: a new sentence typed -> the grid drawn; the toggle and a layer change -> redrawn; a cell
-  click -> ring painted (in the browser) and -> its arithmetic shown (a fragment rerun on the server).
+  click -> ring painted (in the browser) and -> its arithmetic shown (a fragment rerun on the server), both
+  on the page's clock (the arithmetic to within one animation frame: it is polled each frame).
 - Masks lab and Model view at 512 tokens, first load: a page opened in a blank tab with a sentence no page has
   run before (the model already loaded) -> every heatmap it has when settled drawn, and the run finished. For
   scale, the bare page's first load: what any Streamlit page costs before its own work.
@@ -162,24 +163,25 @@ def pick_layer(page, layer: int):
 
 
 def click_cell(page, panel: int, r: int, c: int) -> tuple[float, float]:
-    """(seconds to the ring painted in the browser, seconds to the arithmetic shown)."""
+    """(seconds to the ring painted in the browser, seconds to the arithmetic shown): both on the page's clock
+    from the click's pointerdown, the second once the last paragraph of 'why this weight' changed."""
     page.evaluate(f"() => window.attnvizHeatmaps.grid.reveal({panel}, {r}, {c})")
     page.wait_for_timeout(150)
     at = page.evaluate(f"() => window.attnvizHeatmaps.grid.cellCenter({panel}, {r}, {c})")
     shown = page.evaluate("() => [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') && "
                           "p.textContent.includes('query'))?.textContent || ''")
     before = page.evaluate("() => JSON.stringify(window.attnvizHeatmaps.grid.selection())")
-    start = time.perf_counter()
+    page.evaluate("() => { window.__attnvizClock.down = 0; }")
     page.mouse.click(at["x"], at["y"])  # at 512 tokens a cell is under a pixel: the ring lands on a neighbour
     page.wait_for_function("(b) => JSON.stringify(window.attnvizHeatmaps.grid.selection()) !== b", arg=before,
                            polling="raf", timeout=10_000)
-    ring = time.perf_counter() - start
-    page.wait_for_function("(b) => { const p = [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') "
-                           "&& p.textContent.includes('query')); return p && p.textContent !== b; }", arg=shown,
-                           polling="raf", timeout=60_000)
-    why = time.perf_counter() - start
+    ring = page.evaluate("() => window.attnvizHeatmaps.grid.ringAt - window.__attnvizClock.down")
+    why = page.wait_for_function(
+        "(b) => { const p = [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') "
+        "&& p.textContent.includes('query')); return p && p.textContent !== b ? performance.now() : null; }",
+        arg=shown, polling="raf", timeout=60_000).json_value() - page.evaluate("() => window.__attnvizClock.down")
     wait_for_app_idle(page)
-    return ring, why
+    return ring / 1000, why / 1000
 
 
 SETTLED = """(k) => { const hs = Object.values(window.attnvizHeatmaps || {});

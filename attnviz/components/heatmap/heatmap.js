@@ -395,6 +395,7 @@ export default function (component) {
     s.selection = at;
     if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
     paint(s);
+    s.hook.ringAt = performance.now();  // the ring painted, on the page's clock (benchmarks time a click to here)
     // a thumbnail click is an event (enlarge that head): stamped, so the same cell clicked again after the page
     // moved elsewhere is still a change that reaches Python
     s.setStateValue("selection", s.model.meta.thumbnails ? { ...at, t: Date.now() } : at);
