@@ -8,8 +8,14 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
+import torch
 
 import attnviz
+
+# AppTest runs app.py in this process, and app.py gives torch half the cores (attnviz.engine.device.server_threads).
+# A fixture computed before that and a page computed after would then sum in a different order and differ in the
+# 7th digit, which the pages' printed figures show: one thread count for the whole run.
+os.environ.setdefault("ATTNVIZ_TORCH_THREADS", str(torch.get_num_threads()))
 
 # ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
 
