@@ -126,9 +126,6 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     st.plotly_chart(attended_pairs_figure(COST_NS, curves, current_n=n, log_axes=log_axes), width="stretch",
                     key="masks_cost")
     st.markdown(cost_lesson(512, window))
-    st.markdown("These are the pairs a mask *allows*. This app, like any dense masked implementation, still computes "
-                "all n² scores and then sets the forbidden ones to −∞, so a mask by itself saves nothing: only a kernel "
-                "that skips the forbidden blocks does.")
     st.page_link("pages/efficient_attention.py", label="Efficient attention: sparse kernels that really skip the work, "
                  "measured", icon=":material/speed:")
     st.caption("Random is drawn at its expected value p·n² + (1 − p)·n (its diagonal is always kept); padding keeps "

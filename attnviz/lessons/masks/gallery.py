@@ -143,8 +143,8 @@ def cost_lesson(n: int = 512, window: int = 2) -> str:
         "coin flip, so it still costs about p·n² (BigBird instead keeps a fixed r random keys per query). "
         "Mind what a mask saves: these counts are the pairs a *sparse* kernel would score. A dense implementation "
         "such as this one (and most libraries' default attention) computes every one of the n² scores anyway and "
-        "only then sets the forbidden ones to −∞, so a mask changes the weights, not the work. The Efficient "
-        "attention page (coming) shows kernels that really skip the masked blocks."
+        "only then sets the forbidden ones to −∞: a mask by itself saves nothing, it changes the weights, not the "
+        "work. The Efficient attention page shows kernels that really skip the masked blocks, and measures them."
     )
 
 
