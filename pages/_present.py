@@ -66,9 +66,14 @@ FIT_MATH = """<script>
 </script>"""
 
 
+# the explorer's 'why this weight' column: should a formula still be wider than it, it scrolls sideways
+# instead of being cut (static, so that a fragment rerun of the panel does not send it again)
+WHY_CSS = "<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>"
+
+
 def fit_wide_math() -> None:
     """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH)."""
-    st.html(FIT_MATH, unsafe_allow_javascript=True)
+    st.html(WHY_CSS + FIT_MATH, unsafe_allow_javascript=True)
 
 
 def asked_in_link() -> bool:

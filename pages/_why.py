@@ -43,8 +43,6 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
         softmax_latex,
     )
 
-    # a narrow column (1024 px with the sidebar open) scrolls a long equation sideways instead of cutting it
-    st.html("<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>")
     i, j = sel.query, sel.key
     steps, pair = pair_for(model, spec, settings, mask_spec, scale, layer, sel.head, i, j)
     labels = steps.labels
