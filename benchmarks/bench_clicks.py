@@ -40,7 +40,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle, wait_for_drawn  # noqa: E402
+from browser_helpers import cell_on_screen, chromium_page, streamlit_server, wait_for_app_idle, wait_for_drawn  # noqa: E402
 
 import attnviz  # noqa: E402
 
@@ -165,9 +165,7 @@ def pick_layer(page, layer: int):
 def click_cell(page, panel: int, r: int, c: int) -> tuple[float, float]:
     """(seconds to the ring painted in the browser, seconds to the arithmetic shown): both on the page's clock
     from the click's pointerdown, the second once the last paragraph of 'why this weight' changed."""
-    page.evaluate(f"() => window.attnvizHeatmaps.grid.reveal({panel}, {r}, {c})")
-    page.wait_for_timeout(150)
-    at = page.evaluate(f"() => window.attnvizHeatmaps.grid.cellCenter({panel}, {r}, {c})")
+    at = cell_on_screen(page, "grid", panel, r, c)  # untimed: the clock starts at the click below
     shown = page.evaluate("() => [...document.querySelectorAll('p')].find(p => p.textContent.startsWith('Layer ') && "
                           "p.textContent.includes('query'))?.textContent || ''")
     before = page.evaluate("() => JSON.stringify(window.attnvizHeatmaps.grid.selection())")

@@ -111,6 +111,14 @@ def wait_for_heatmaps(page, timeout_ms: float = 90_000, previous: str | None = N
     return handle.json_value()
 
 
+def cell_on_screen(page, key: str, panel: int, row: int, col: int) -> dict:
+    """Scroll a cell of the heatmap filed under `key` to the middle of the screen (a mouse can only reach what is
+    on screen) and return its centre {"x", "y"} in screen coordinates, where the component says it is."""
+    page.evaluate(f"() => window.attnvizHeatmaps['{key}'].reveal({panel}, {row}, {col})")
+    page.wait_for_timeout(200)
+    return page.evaluate(f"() => window.attnvizHeatmaps['{key}'].cellCenter({panel}, {row}, {col})")
+
+
 def wait_for_drawn(page, keys: list[str], timeout_ms: float = 120_000, polling: int = 100,
                    idle_timeout_ms: float = 90_000) -> None:
     """Wait until the canvas heatmaps filed under these keys (window.attnvizHeatmaps) are drawn and the run is over."""

@@ -14,7 +14,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
+from browser_helpers import cell_on_screen, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
 
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
@@ -36,9 +36,7 @@ def drawn_panels(page, key: str = "grid") -> tuple[dict, np.ndarray]:
 
 
 def click_cell(page, panel: int, row: int, col: int, key: str = "grid") -> None:
-    page.evaluate(f"() => window.attnvizHeatmaps['{key}'].reveal({panel}, {row}, {col})")
-    page.wait_for_timeout(200)
-    at = page.evaluate(f"() => window.attnvizHeatmaps['{key}'].cellCenter({panel}, {row}, {col})")
+    at = cell_on_screen(page, key, panel, row, col)
     page.mouse.click(at["x"], at["y"])
 
 
@@ -129,8 +127,7 @@ def test_every_cell_is_painted_in_the_colour_of_its_value(server, toy):
 def test_hover_names_query_key_and_the_weight_to_three_decimals(server, toy):
     with chromium_page() as page:
         open_explorer(page, server, f"model=toy&text={quote(TEXT)}")
-        page.evaluate("() => window.attnvizHeatmaps.grid.reveal(1, 3, 2)")
-        at = page.evaluate("() => window.attnvizHeatmaps.grid.cellCenter(1, 3, 2)")
+        at = cell_on_screen(page, "grid", 1, 3, 2)
         page.mouse.move(at["x"], at["y"])
         tip = page.locator(".avhm-tip").first  # Playwright's CSS pierces the component's shadow root
         tip.wait_for(state="visible", timeout=10_000)

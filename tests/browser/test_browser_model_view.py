@@ -9,7 +9,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import DRAWN_CHARTS, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
+from browser_helpers import DRAWN_CHARTS, cell_on_screen, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
 
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
@@ -29,9 +29,7 @@ def focus_values(page) -> np.ndarray:
 
 def click_thumbnail(page, panel: int, row: int = 1, col: int = 1) -> None:
     """Click a cell of a thumbnail where the component says it is; wait until the enlarged head is redrawn."""
-    page.evaluate(f"() => window.attnvizHeatmaps.mv_grid.reveal({panel}, {row}, {col})")
-    page.wait_for_timeout(200)
-    at = page.evaluate(f"() => window.attnvizHeatmaps.mv_grid.cellCenter({panel}, {row}, {col})")
+    at = cell_on_screen(page, "mv_grid", panel, row, col)
     before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
     page.mouse.click(at["x"], at["y"])
     page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000, polling=50)
