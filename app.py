@@ -6,8 +6,9 @@ import torch
 from attnviz.engine.device import server_threads
 from pages._present import asked_in_link
 
-if torch.get_num_threads() != server_threads():  # once per server: the browser and other sessions share the cores
-    torch.set_num_threads(server_threads())
+threads = server_threads()  # the browser and the other sessions share the cores
+if torch.get_num_threads() != threads:  # set once per server; later runs find it done
+    torch.set_num_threads(threads)
 
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
                    initial_sidebar_state="collapsed" if asked_in_link() else "auto")

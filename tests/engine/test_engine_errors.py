@@ -182,7 +182,6 @@ def test_load_model_on_a_missing_device_is_refused(monkeypatch):
         attnviz.load_model("toy", device="cuda")
 
 
-
 def test_server_threads_leave_half_the_cores_to_the_browser_and_other_sessions():
     from attnviz.engine.device import server_threads
 
