@@ -219,22 +219,22 @@ def live_scale(settings: Settings) -> bool | float:
     return scale_from(st.session_state.get("scaled", True), st.session_state.get("factor", 0.0))
 
 
-def _rerun_only(fragment_key: str) -> None:
-    """From a widget callback: rerun this fragment instead of the whole page. A fragment the last run never
-    drew (its page stopped early) is unknown to Streamlit: then the whole page reruns, as without a callback."""
+def rerun_only(fragment_keys: str | list[str]) -> None:
+    """From a widget callback: rerun these keyed fragments instead of the whole page. A fragment the last run
+    never drew (its page stopped early) is unknown to Streamlit: then the whole page reruns, as without a callback."""
     from streamlit.errors import StreamlitAPIException
 
     try:
-        st.rerun(fragment_key)
+        st.rerun(fragment_keys)
     except StreamlitAPIException:
         return
 
 
-def scale_controls(scale_reruns: str | None = None) -> bool | float:
+def scale_controls(scale_reruns: str | list[str] | None = None) -> bool | float:
     sb = st.sidebar
-    # a page that draws everything the scale changes inside one keyed fragment names it: a toggle then reruns
-    # that fragment alone, not the sidebar, the model load and the rest of the page
-    rerun = dict(on_change=_rerun_only, args=(scale_reruns,)) if scale_reruns else {}
+    # a page that draws everything the scale changes inside keyed fragments names them: a toggle then reruns
+    # those alone, not the sidebar, the model load and the rest of the page
+    rerun = dict(on_change=rerun_only, args=(scale_reruns,)) if scale_reruns else {}
     scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **rerun, **BOUND)
     factor = sb.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, 0.05, key="factor",
                              help="The scores are multiplied by this number instead. Leave it at 0 to use the "
@@ -274,11 +274,11 @@ def leave_legacy_page_discovery() -> None:
         st.rerun()
 
 
-def page_settings(scale_reruns: str | None = None) -> Settings:
+def page_settings(scale_reruns: str | list[str] | None = None) -> Settings:
     """Draw the shared sidebar and return its settings: the first call of every page.
 
-    scale_reruns: the key of the page's @st.fragment(key=...) that draws everything the scale changes and
-    reads it with live_scale(); the scale controls then rerun that fragment only.
+    scale_reruns: the key(s) of the page's @st.fragment(key=...) that draw everything the scale changes and
+    read it with live_scale(); the scale controls then rerun those fragments only.
 
     Each page draws it (not app.py) because Streamlit's AppTest loses widgets drawn by the
     entrypoint when it reruns under st.navigation; persist_state keeps values across pages.

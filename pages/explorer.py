@@ -14,7 +14,10 @@ st.title("Attention explorer")
 st.caption("Each heatmap is one attention head: row = the query token that is looking, column = the key token it "
            "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; "
            "click one to see the arithmetic behind it.")
-settings = ui.page_settings(scale_reruns="explorer_view")
+# A scale toggle or a click changes only these parts: each is its own keyed fragment, rerun alone, so the
+# browser re-renders the heatmaps and the arithmetic and not the ~15 controls, captions and badges around them.
+SCALE_PARTS = ["explorer_grid", "explorer_why", "explorer_focus"]
+settings = ui.page_settings(scale_reruns=SCALE_PARTS)
 
 
 def set_selection(sel) -> None:
@@ -26,17 +29,19 @@ def set_selection(sel) -> None:
 
 
 def take_click(key: str, heads: list[int]) -> None:
-    """on_select of a heatmap: its clicked {panel, row, col} becomes the selection."""
+    """on_select of a heatmap: its clicked {panel, row, col} becomes the selection; the parts that show it rerun."""
     from attnviz.lessons.explorer.selection import selection_from_click
 
     click = hm.clean_selection((st.session_state.get(key) or {}).get("selection"), len(heads), 10**9, 10**9)
     sel = selection_from_click(click, heads)
     if sel is not None:
         set_selection(sel)
+        ui.rerun_only(SCALE_PARTS)
 
 
 def current_selection(n: int, n_heads: int):
-    """The link's selection if it carries one, else this session's; clamped to this text with a message."""
+    """The link's selection if it carries one, else this session's; clamped to this text with a message.
+    Always left in session state, where the parts below read it."""
     from attnviz.lessons.explorer.selection import clamp_selection, selection_from_params
 
     sel = selection_from_params(st.query_params) or st.session_state.get("why_sel")
@@ -46,19 +51,24 @@ def current_selection(n: int, n_heads: int):
     labels = st.session_state.get("why_labels") or []
     if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
         set_selection(fitted)  # also refreshes the token names in the URL after the text changed
+    st.session_state["why_sel"] = fitted
     return fitted
+
+
+def live_run(spec: str, settings, mask_spec: str):
+    """The run with the scale the sidebar holds now (a part rerun alone gets the settings of an older run).
+    mask_spec is the one explorer_body's checked run used, its messages already shown."""
+    return ui.cached_run(spec, settings.device, settings.text, mask_spec, ui.live_scale(settings))
 
 
 def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
     """The grid, its controls, 'why this weight' and the enlarged head."""
     from attnviz.analysis.stats import live_rows
-    from attnviz.draw.export import head_csv
     from attnviz.draw.text import markdown_literal
-    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
 
     n = len(res.tokens)
     st.session_state["why_labels"] = list(res.labels)
-    sel = current_selection(n, model.n_heads)
+    current_selection(n, model.n_heads)
     left, right = st.columns([3, 2], gap="medium")
     with left:
         controls = st.columns([1, 2], vertical_alignment="bottom")
@@ -74,19 +84,36 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
         st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head: H = mean row entropy in nats (0 = all weight "
                    f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
                    "high max and low H mean a sharp, confident head.")
-        ring = grid_ring(sel, heads)
+        grid_part(model, spec, settings, mask_spec, layer, heads, per_head)
+    with right, st.container(key="why"):
+        why_part(model, spec, settings, mask_spec, layer)
+    focus_part(model, spec, settings, mask_spec, layer, heads)
+
+
+@st.fragment(key="explorer_grid")
+def grid_part(model, spec: str, settings, mask_spec: str, layer: int, heads: list[int], per_head: bool) -> None:
+    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
+
+    with ui.guard("The heatmaps"):
+        res = live_run(spec, settings, mask_spec)
+        ring = grid_ring(st.session_state.get("why_sel"), heads)
         picked = hm.layer_grid(res, spec, settings, mask_spec, layer, heads, key="grid", per_head_scale=per_head,
                                selection=ring, on_select=partial(take_click, "grid", heads))
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
-            sel = selection_from_click(picked, heads)
-            set_selection(sel)
-    with right, st.container(key="why"):
+            set_selection(selection_from_click(picked, heads))
+
+
+@st.fragment(key="explorer_why")
+def why_part(model, spec: str, settings, mask_spec: str, layer: int) -> None:
+    with ui.guard("Why this weight"):
         st.subheader("Why this weight?")
+        sel = st.session_state.get("why_sel")
+        scale = ui.live_scale(settings)
         if sel is None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
                     "of its row appear here.", icon=":material/touch_app:")
         else:
-            _why.why_this_weight(model, spec, settings, mask_spec, settings.scale, layer, sel)
+            _why.why_this_weight(model, spec, settings, mask_spec, scale, layer, sel)
             ui.page_link("pages/step_by_step.py", "Follow this pair step by step", ":material/footprint:",
                          {k: v for k, v in st.query_params.to_dict().items()})
         # open while no cell is selected, closed once one is (the key follows that, so each state starts so);
@@ -95,19 +122,34 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
                                 key=f"equations_open_{sel is None}")
         if equations.open:
             with equations:
-                equations_panel(model, res, mask_spec, n)
-
-    st.subheader("One head in full detail")
-    focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
-    ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
-    hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
-               title=f"layer {layer}, head {focus}: weights after softmax", on_select=partial(take_click, "focus_head", [focus]))
-    # made only when clicked: the CSV of a 512-token head is 3 MB of text
-    st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
-                       file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
+                equations_panel(model, live_run(spec, settings, mask_spec), mask_spec)
 
 
-def equations_panel(model, res, mask_spec: str, n: int) -> None:
+@st.fragment(key="explorer_focus")
+def focus_part(model, spec: str, settings, mask_spec: str, layer: int, heads: list[int]) -> None:
+    """The enlarged head and the downloads (of the weights at the scale shown)."""
+    from attnviz.draw.export import attentions_npz, head_csv
+
+    with ui.guard("The enlarged head"):
+        res = live_run(spec, settings, mask_spec)
+        sel = st.session_state.get("why_sel")
+        st.subheader("One head in full detail")
+        focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
+        ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
+        hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
+                   title=f"layer {layer}, head {focus}: weights after softmax",
+                   on_select=partial(take_click, "focus_head", [focus]))
+        # made only when clicked: the CSV of a 512-token head is 3 MB of text
+        st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
+                           file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
+        st.download_button(
+            "Download all layers and heads (NPZ)",
+            lambda: attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec,
+                                         "scale": res.scale}),
+            file_name="attnviz_attentions.npz", mime="application/octet-stream")
+
+
+def equations_panel(model, res, mask_spec: str) -> None:
     """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
     from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale
     from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
@@ -117,7 +159,7 @@ def equations_panel(model, res, mask_spec: str, n: int) -> None:
     layered = describe_layer_windows(getattr(model.cfg, "windows", ()))  # Qwen2: windows from some layer on
     st.markdown(f"**Mask.** {describe_mask(mask_spec, causal_model=model.cfg.causal, builtin_window=window)} {layered}")
     if res.mask is not None:
-        st.latex(mask_matrix(res.mask, n))
+        st.latex(mask_matrix(res.mask, len(res.tokens)))
     else:
         st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
     st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
@@ -137,7 +179,6 @@ def explorer_view(model, spec: str, settings) -> None:
 
 def explorer_body(model, spec: str, settings) -> None:
     from attnviz.draw.describe import head_facts
-    from attnviz.draw.export import attentions_npz
 
     facts = st.empty()
     badge = st.empty()
@@ -146,10 +187,6 @@ def explorer_body(model, spec: str, settings) -> None:
                    f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
                    f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
     heads_and_why(model, spec, settings, res, mask_spec)
-    st.download_button(
-        "Download all layers and heads (NPZ)",
-        lambda: attentions_npz(res, {"model": model.name, "text": settings.text, "mask": mask_spec, "scale": res.scale}),
-        file_name="attnviz_attentions.npz", mime="application/octet-stream")
     truth_badge(badge, spec, settings)
 
 

@@ -79,9 +79,10 @@ def test_scaling_off_and_a_custom_factor_change_the_weights(minilm):
     unscaled = minilm.run(TEXT, scale=False)
     assert_drawn_equals(grid(at), unscaled.attentions, 0, list(range(12)), unscaled.labels)
     assert "Scaling is off" in page_text(at)
-    # the toggle reran the explorer's fragment alone (its callback's st.rerun("explorer_view")): the sidebar and
-    # the page title were not redrawn, and the fragment read the new scale from the widget's state
-    assert not at.title and not at.sidebar.toggle
+    # the toggle reran the explorer's scale-dependent parts alone (its callback's st.rerun(SCALE_PARTS)): the
+    # sidebar, the page title and the layer picker were not redrawn, and the parts read the new scale from the
+    # widget's state
+    assert not at.title and not at.sidebar.toggle and not [s for s in at.selectbox if s.key == "layer"]
     at.run()  # a full run brings the sidebar back (a browser keeps it on screen all along)
     assert at.title and at.toggle(key="scaled").value is False
     at.number_input(key="factor").set_value(0.5).run()
@@ -174,7 +175,7 @@ def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_deco
 
 
 def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(monkeypatch, minilm):
-    """The scale controls' callback names the explorer's fragment; if the last run never drew it, the toggle
+    """The scale controls' callback names the explorer's fragments; if the last run never drew them, the toggle
     must still work (a whole-page rerun), not fail on an unknown fragment key."""
     from pages import _ui as ui
 
@@ -182,7 +183,7 @@ def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(
     real = ui.st.rerun
 
     def unknown_key(scope="app"):
-        if scope == "explorer_view":
+        if "explorer_grid" in scope:
             from streamlit.errors import StreamlitAPIException
 
             raise StreamlitAPIException("unknown fragment key")
