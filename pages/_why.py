@@ -18,10 +18,19 @@ def traced_run(spec: str, device: str, text: str, mask_spec: str, scale):
     return ui.cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=True)
 
 
-def pair_for(model, spec: str, settings, mask_spec: str, scale, layer: int, head: int, i: int, j: int):
-    from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
+@st.cache_resource(show_spinner=False, max_entries=8)
+def traced_head(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, head: int):
+    """One head's steps in that run, cached too: a scale toggle back to a run seen before, or another cell of the
+    same head, recomputes nothing."""
+    from attnviz.lessons.step_by_step.steps import head_steps
 
-    steps = head_steps(model, traced_run(spec, settings.device, settings.text, mask_spec, scale), layer, head)
+    return head_steps(ui.cached_model(spec, device), traced_run(spec, device, text, mask_spec, scale), layer, head)
+
+
+def pair_for(spec: str, settings, mask_spec: str, scale, layer: int, head: int, i: int, j: int):
+    from attnviz.lessons.step_by_step.steps import pair_detail
+
+    steps = traced_head(spec, settings.device, settings.text, mask_spec, scale, layer, head)
     return steps, pair_detail(steps, i, j)
 
 
@@ -44,7 +53,7 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
     )
 
     i, j = sel.query, sel.key
-    steps, pair = pair_for(model, spec, settings, mask_spec, scale, layer, sel.head, i, j)
+    steps, pair = pair_for(spec, settings, mask_spec, scale, layer, sel.head, i, j)
     labels = steps.labels
     st.markdown(f"**Layer {layer}, head {sel.head}: query {i} “{md(labels[i])}” → key {j} “{md(labels[j])}”**")
     every = model.d_head <= 8

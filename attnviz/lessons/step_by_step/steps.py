@@ -11,6 +11,7 @@ Shapes: T tokens, C = d_model, nh heads, hs = d_head (C / nh, unless a Llama-fam
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
@@ -44,7 +45,6 @@ class HeadSteps:
     w_o: torch.Tensor  # (nh·hs, C) stored (in, out); rows h·hs .. (h+1)·hs are W_Oʰ
     b_o: torch.Tensor  # (C,); zeros for a model without one
     attn_out: torch.Tensor  # Concat · W_O + b_O (T, C)
-    per_head_projections: torch.Tensor  # head_h · W_Oʰ for every head (nh, T, C)
     masked: bool  # whether any mask applied at all
     q_before: torch.Tensor | None = None  # RoPE models: Q = X W_Qʰ (+ b) before the rotation (T, hs)
     k_before: torch.Tensor | None = None  # RoPE models: K of K/V head kv_head before the rotation (T, hs)
@@ -54,6 +54,14 @@ class HeadSteps:
     @property
     def rope(self) -> bool:
         return self.q_before is not None
+
+    @cached_property
+    def per_head_projections(self) -> torch.Tensor:
+        """head_h · W_Oʰ for every head (nh, T, C): made when first read (Step by step's W_O step), since at 512
+        tokens it is 150 M multiply-adds that the explorer's 'why this weight' never needs."""
+        T, hs = self.concat.shape[0], self.q.shape[-1]
+        heads = self.concat.view(T, self.n_heads, hs).transpose(0, 1)  # (T, nh·hs) -> (nh, T, hs)
+        return per_head_output_projections(heads[None], self.w_o)[0]  # (nh, T, C)
 
     @property
     def d_head(self) -> int:
@@ -106,11 +114,10 @@ def head_steps(model, res, layer: int, head: int) -> HeadSteps:
     return HeadSteps(
         layer=layer, head=head, n_heads=model.n_heads, labels=list(res.labels), x=attention_input(model, t, layer),
         w_q=per_head["W_Q"][head], w_k=per_head["W_K"][head], w_v=per_head["W_V"][head],
-        q=t.q[0, head], k=t.k[0, head], v=t.v[0, head], scores=t.scores[0, head], scale=float(t.scale),
+        q=t.q[0, head], k=t.k[0, head], v=t.v[0, head], scale=float(t.scale),
+        scores=t.q[0, head] @ t.k[0, head].transpose(0, 1),  # this head's Q Kᵀ (T, T), not every head's
         allowed=allowed, weights=t.weights[0, head], head_out=t.head_outputs[0, head],
-        concat=concat, w_o=w_o, b_o=b_o, attn_out=t.attn_out[0],
-        per_head_projections=per_head_output_projections(t.head_outputs, w_o)[0],  # (nh, T, C)
-        masked=t.mask is not None, **rope,
+        concat=concat, w_o=w_o, b_o=b_o, attn_out=t.attn_out[0], masked=t.mask is not None, **rope,
     )
 
 
@@ -137,10 +144,11 @@ def pair_detail(steps: HeadSteps, i: int, j: int) -> PairDetail:
         if not 0 <= idx < T:
             raise AttnvizError(f"The {name} index {idx} is out of range: this text has tokens 0 to {T - 1}.")
     q_i, k_j = steps.q[i], steps.k[j]  # (hs,) each
+    scaled = steps.scores[i] * steps.scale  # row i of Q Kᵀ · s (T,): one row, not the whole (T, T) matrix
     return PairDetail(
         i=i, j=j, q_i=q_i, k_j=k_j, products=q_i * k_j, dot=float(steps.scores[i, j]), scale=steps.scale,
-        scaled=float(steps.scaled[i, j]), allowed=bool(steps.allowed[i, j]), row=steps.masked_scores[i],
-        weight=float(steps.weights[i, j]),
+        scaled=float(scaled[j]), allowed=bool(steps.allowed[i, j]),
+        row=scaled.masked_fill(~steps.allowed[i], float("-inf")), weight=float(steps.weights[i, j]),
     )
 
 
