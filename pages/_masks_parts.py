@@ -56,10 +56,11 @@ class Runner:
     head: int
 
     def run(self, mask_spec: str, keep: bool = False):
-        """The text with this mask, through the layers up to the one shown (none above it can change it):
-        at layer 0 of six, a sixth of the work, for each of the gallery's eight masks."""
+        """The text with this mask, through the layers below the one shown (none above it can change it) and
+        that layer's attention weights (without keep, not its feed-forward: over half a layer's work at 512
+        tokens). At layer 0 of six, about a tenth of a full run, for each of the gallery's eight masks."""
         s = self.settings
-        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep, layers=self.layer + 1)
+        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep, self.layer + 1, not keep)
 
     def batch(self, texts: list[str]):
         return cached_batch(self.spec, self.settings.device, tuple(texts), self.settings.scale)

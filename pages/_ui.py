@@ -85,20 +85,23 @@ def cached_model(spec: str, device: str):
     return attnviz.load_model(spec or None, device=device)
 
 
-def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None):
+def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None,
+               weights_only: bool = False):
     """The model's run of this text, cached (see _shared_run). layers: only the first `layers` layers (see
-    Model.run), for a page that shows one layer.
+    Model.run), for a page that shows one layer; weights_only: and of the last only its attention weights.
 
     Every argument goes on positionally: Streamlit keys its cache on the arguments as written, so
     cached_run(..., scale) and cached_run(..., scale, False) were two entries and two model runs."""
-    return _shared_run(spec, device, text, mask_spec, scale, bool(keep), layers)
+    return _shared_run(spec, device, text, mask_spec, scale, bool(keep), layers, bool(weights_only))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _shared_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool, layers: int | None):
+def _shared_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool, layers: int | None,
+                weights_only: bool):
     """One run, shared by every rerun and session that asks for it, not copied: st.cache_data unpickled 76 MB
     per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
-    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep, layers=layers)
+    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep, layers=layers,
+                                          weights_only=weights_only)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

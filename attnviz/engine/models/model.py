@@ -10,7 +10,7 @@ import torch
 from attnviz.engine.attention import resolve_scale
 from attnviz.engine.kv_cache import KVCache
 from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
-from attnviz.engine.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm
+from attnviz.engine.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm, layer_weights
 from attnviz.engine.models.tokenizer import Encoded
 from attnviz.errors import AttnvizError
 
@@ -126,7 +126,7 @@ class Model:
         return self.tokenizer.encode(text, n_pad=n_pad)
 
     def run(self, text: str, mask=None, scale=True, keep: bool = False, target: str | None = None,
-            layers: int | None = None) -> RunResult:
+            layers: int | None = None, weights_only: bool = False) -> RunResult:
         """Run the text through every layer with this mask and scale applied inside each attention.
 
         mask: None/"none", a spec such as "causal" or "window:3" (see attnviz.engine.masks), or a bool (n, n) tensor.
@@ -136,12 +136,17 @@ class Model:
         layers: run only the first `layers` layers (a page showing layer l needs none above it, since a layer
             depends only on those below): attentions is then (layers, H, n, n), and hidden the residual stream
             after them, with no final norm. None = every layer.
+        weights_only: with layers, the last of them stops at its attention weights (no W_O output, residual or
+            feed-forward): for a page that draws only that layer's pattern. hidden is then the residual stream
+            entering it. Not with keep (its trace would be incomplete).
         """
         if target is not None:
             raise AttnvizError(f"{self.name} has no decoder and so no cross-attention: a target text needs an "
                                "encoder–decoder model such as BART.")
         if layers is not None and not (isinstance(layers, int) and 1 <= layers <= self.n_layers):
             raise AttnvizError(f"layers must be a whole number from 1 to {self.n_layers}, not {layers!r}.")
+        if weights_only and (layers is None or keep):
+            raise AttnvizError("weights_only needs layers= (the layer whose pattern is wanted) and no keep.")
         enc = self.encode(text, n_pad=padding_count(mask))
         n = len(enc.ids)
         user_mask = parse_mask(mask, n)
@@ -149,7 +154,7 @@ class Model:
         ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
         dev_mask = None if full is None else full.to(self.device)
         with torch.inference_mode():
-            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep, n_layers=layers)
+            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep, n_layers=layers, weights_only=weights_only)
         atts = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
         res = RunResult(
             tokens=enc.tokens, labels=enc.labels, token_ids=enc.ids, attentions=atts, mask=full,
@@ -201,23 +206,28 @@ class Model:
         return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
 
     def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None,
-                n_layers: int | None = None):
+                n_layers: int | None = None, weights_only: bool = False):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
 
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
+        weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
         """
         start = 0 if caches is None else caches[0].length
         if start + ids.shape[1] > self.max_tokens:
             raise AttnvizError(f"{start + ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
         x = self.embedder(ids, start)  # (B, T, C)
         weights, traces = [], []
-        for i, lw in enumerate(self.layers[:n_layers]):
+        chosen = self.layers[:n_layers]
+        for i, lw in enumerate(chosen):
+            if weights_only and i == len(chosen) - 1:
+                weights.append(layer_weights(x, lw, self.cfg, mask, scale))
+                break
             x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep, cache=None if caches is None else caches[i])
             weights.append(w)
             if keep:
                 traces.append(trace)
-        if self.final_ln is not None and len(weights) == self.n_layers:
+        if self.final_ln is not None and len(weights) == self.n_layers and not weights_only:
             x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
         return x, weights, traces
 

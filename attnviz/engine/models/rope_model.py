@@ -11,7 +11,7 @@ import torch
 
 from attnviz.engine.masks import combine_masks
 from attnviz.engine.models.model import Model
-from attnviz.engine.models.rope_stack import RopeConfig, rms_norm, rope_layer_forward
+from attnviz.engine.models.rope_stack import RopeConfig, rms_norm, rope_layer_forward, rope_layer_weights
 from attnviz.engine.rope import rope_angles
 from attnviz.errors import AttnvizError
 
@@ -59,7 +59,8 @@ class RopeModel(Model):
         window = self.shared_window
         return causal if window is None else causal & sliding_window_mask(n, start, window)
 
-    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches=None, n_layers: int | None = None):
+    def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches=None, n_layers: int | None = None,
+                weights_only: bool = False):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces; see Model.forward."""
         B, T = ids.shape
         start = 0 if caches is None else caches[0].length
@@ -69,16 +70,21 @@ class RopeModel(Model):
         cos, sin = rope_angles(positions, self.inv_freq)  # each (T, hs): the rotation of every position
         x = self.embedder(ids)  # (B, T, C): token embeddings only, no positions added
         weights, traces = [], []
-        for i, lw in enumerate(self.layers[:n_layers]):
+        chosen = self.layers[:n_layers]
+        for i, lw in enumerate(chosen):
             window = self.cfg.windows[i] if self.cfg.windows else None
             layer_mask = mask
             if window is not None:  # the window is part of the architecture: it always applies
                 layer_mask = combine_masks(sliding_window_mask(T, start, window).to(self.device), mask)
+            if weights_only and i == len(chosen) - 1:
+                weights.append(rope_layer_weights(x, lw, self.cfg, cos, sin, layer_mask, scale))
+                break
             cache = None if caches is None else caches[i]
             x, w, trace = rope_layer_forward(x, lw, self.cfg, cos, sin, layer_mask, scale, keep, cache)
             weights.append(w)
             if keep:
                 traces.append(trace)
-        if len(weights) == self.n_layers:  # a run stopped early (n_layers) returns the residual stream as it is
+        # a run stopped early (n_layers, or weights_only in the last layer) returns the residual stream as it is
+        if len(weights) == self.n_layers and not weights_only:
             x = rms_norm(x, self.final_ln[0], self.cfg.ln_eps)
         return x, weights, traces

@@ -113,6 +113,12 @@ def rope_attention(x, lw: RopeLayerWeights, cfg: RopeConfig, cos, sin, mask, sca
     return out, att, (q, k, q_rot, k_all, v_all, k_rep, v_rep)
 
 
+def rope_layer_weights(x, lw: RopeLayerWeights, cfg: RopeConfig, cos, sin, mask, scale) -> torch.Tensor:
+    """One decoder layer's attention weights (B, nh, T, T) as rope_layer_forward computes them, without the
+    residual and the MLP after them (see stack.layer_weights)."""
+    return rope_attention(rms_norm(x, lw.norm1, cfg.ln_eps), lw, cfg, cos, sin, mask, scale)[1].weights
+
+
 def rope_layer_forward(x, lw: RopeLayerWeights, cfg: RopeConfig, cos, sin, mask, scale, keep: bool, cache=None):
     """One decoder layer; returns the new residual stream, the attention weights (B, nh, T, S) and a trace."""
     attn_out, att, parts = rope_attention(rms_norm(x, lw.norm1, cfg.ln_eps), lw, cfg, cos, sin, mask, scale, cache)

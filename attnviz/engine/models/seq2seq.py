@@ -109,7 +109,7 @@ class EncoderDecoderModel(Model):
                                    self.decoder_start_id, self.source, device)
 
     def run(self, text: str, mask=None, scale=True, keep: bool = False, target: str | None = None,
-            layers: int | None = None) -> RunResult:
+            layers: int | None = None, weights_only: bool = False) -> RunResult:
         """run(text): the encoder alone (res.notes says so). run(source, target=...): both halves.
 
         With a target, mask applies to the decoder's self-attention (on top of its causal mask) and
@@ -119,7 +119,7 @@ class EncoderDecoderModel(Model):
         if target is not None and layers is not None:
             raise AttnvizError("layers= stops the encoder early; a run with a target needs the whole encoder.")
         if target is None:
-            res = super().run(text, mask=mask, scale=scale, keep=keep, layers=layers)
+            res = super().run(text, mask=mask, scale=scale, keep=keep, layers=layers, weights_only=weights_only)
             res.notes.append(f"{self.name} is an encoder–decoder: this is its encoder's self-attention. Give a target "
                              "text (the Cross-attention page) to see the decoder and its cross-attention.")
             return res

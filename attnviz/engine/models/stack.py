@@ -127,6 +127,13 @@ def attention_sublayer(x, lw: LayerWeights, cfg: StackConfig, mask, scale, cache
     return out, q, k, v, att
 
 
+def layer_weights(x, lw: LayerWeights, cfg: StackConfig, mask, scale) -> torch.Tensor:
+    """softmax(Q Kᵀ · s + M) of one layer (B, nh, T, T), computed as layer_forward computes it, without the
+    residual, LayerNorm and FFN after it: at 512 tokens the FFN is over half of a layer's work."""
+    attended = layer_norm(x, lw.ln1_w, lw.ln1_b, cfg.ln_eps) if cfg.pre_ln else x
+    return attention_sublayer(attended, lw, cfg, mask, scale)[4].weights
+
+
 def layer_forward(x, lw: LayerWeights, cfg: StackConfig, mask, scale, keep: bool, cache=None):
     """One transformer layer; returns the new residual stream and, if keep, its LayerTrace."""
     act = ACTIVATIONS[cfg.activation]
