@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from attnviz.errors import AttnvizError
@@ -13,7 +14,12 @@ def row_entropy(weights: torch.Tensor) -> torch.Tensor:
 
     0 means all weight on one key (saturated); log(n_k) means spread evenly. 0·log 0 counts as 0.
     """
-    return -torch.special.xlogy(weights, weights).sum(-1)  # xlogy(a, a) = a·log a, and 0 where a = 0: one pass
+    # numpy's log is vectorised on this CPU build and torch's is not: 13 vs 82 ms for a model view's 6 × 12 heads
+    # of 512 tokens (torch's xlogy took 154 ms); the patterns are small enough to cross over
+    a = weights.detach().cpu().numpy()
+    log_a = np.maximum(a, np.finfo(a.dtype).tiny)  # finite where a = 0, so 0·log 0 counts as 0 exactly
+    np.log(log_a, out=log_a)
+    return torch.from_numpy(-np.einsum("...j,...j->...", a, log_a)).to(weights.device)  # Σ_j a_j log a_j (..., n_q)
 
 
 def live_rows(weights: torch.Tensor) -> torch.Tensor:
@@ -140,15 +146,17 @@ def head_statistics(attentions: torch.Tensor, tokens: list[str]) -> list[dict]:
     if len(tokens) != n:
         raise AttnvizError(f"There are {len(tokens)} tokens but the patterns are {n}×{n}.")
     sinks = [0] + [j for j, tok in enumerate(tokens) if tok in SPECIAL_TOKENS]
-    columns = {  # each (L, H) -> nested lists of floats
-        "entropy": head_entropy(attentions),
-        "max_weight": head_max_weight(attentions),
-        "mean_distance": mean_attention_distance(attentions),
-        "to_cls_sep_first": share_to_positions(attentions, sinks),
-        "to_self": self_share(attentions),
-        "to_previous": previous_token_share(attentions),
+    statistics = {
+        "entropy": head_entropy,
+        "max_weight": head_max_weight,
+        "mean_distance": mean_attention_distance,
+        "to_cls_sep_first": lambda w: share_to_positions(w, sinks),
+        "to_self": self_share,
+        "to_previous": previous_token_share,
     }
-    columns = {name: values.tolist() for name, values in columns.items()}
+    # layer by layer: a whole run's temporaries (6 × 12 × 512² floats, 75 MB each) are fresh memory every time,
+    # and faulting it in cost more than the arithmetic; one layer's fit in memory the allocator reuses
+    columns = {name: torch.stack([of(layer) for layer in attentions]).tolist() for name, of in statistics.items()}  # (L, H)
     n_layers, n_heads = attentions.shape[:2]
     return [
         {"layer": layer, "head": head, **{name: float(values[layer][head]) for name, values in columns.items()}}
