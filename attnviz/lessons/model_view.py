@@ -57,9 +57,13 @@ def pool_patterns(attentions, block: int) -> np.ndarray:
     n = a.shape[-1]
     m = math.ceil(n / block)
     lead = a.shape[:-2]
-    padded = np.zeros((*lead, m * block, m * block), dtype=np.float32)  # zero rows/cols pad to a multiple of b
-    padded[..., :n, :n] = a
-    sums = padded.reshape(*lead, m, block, m, block).sum(axis=(-3, -1))  # Σ_{i∈I} Σ_{j∈J} a_ij  (..., m, m)
+    if n % block:  # zero rows/cols pad to a multiple of b (not copied when n already is one)
+        padded = np.zeros((*lead, m * block, m * block), dtype=np.float32)
+        padded[..., :n, :n] = a
+        a = padded
+    # keys first, along the contiguous axis, then queries: one sum over both strided axes took 5x as long
+    keys = a.reshape(*lead, m * block, m, block).sum(axis=-1)  # Σ_{j∈J} a_ij  (..., m·b, m)
+    sums = keys.reshape(*lead, m, block, m).sum(axis=-2)  # Σ_{i∈I} of those  (..., m, m)
     rows_per_block = np.minimum(block, n - np.arange(m) * block).astype(np.float32)  # |I|, the last may be short (m,)
     return sums / rows_per_block[:, None]  # (..., m, m)
 
