@@ -15,7 +15,7 @@ st.caption("Each heatmap is one attention head: row = the query token that is lo
            "looks at, colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; "
            "click one to see the arithmetic behind it.")
 # A scale toggle or a click changes only these parts: each is its own keyed fragment, rerun alone, so the
-# browser re-renders the heatmaps and the arithmetic and not the ~15 controls, captions and badges around them.
+# browser re-renders the heatmaps and the arithmetic, not the controls, captions and badge around them.
 SCALE_PARTS = ["explorer_grid", "explorer_why", "explorer_focus"]
 settings = ui.page_settings(scale_reruns=SCALE_PARTS)
 
@@ -39,9 +39,9 @@ def take_click(key: str, heads: list[int]) -> None:
         ui.rerun_only(SCALE_PARTS)
 
 
-def current_selection(n: int, n_heads: int):
-    """The link's selection if it carries one, else this session's; clamped to this text with a message.
-    Always left in session state, where the parts below read it."""
+def settle_selection(n: int, n_heads: int) -> None:
+    """The link's selection if it carries one, else this session's, clamped to this text with a message, into
+    session state, where the parts below read it."""
     from attnviz.lessons.explorer.selection import clamp_selection, selection_from_params
 
     sel = selection_from_params(st.query_params) or st.session_state.get("why_sel")
@@ -52,7 +52,6 @@ def current_selection(n: int, n_heads: int):
     if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
         set_selection(fitted)  # also refreshes the token names in the URL after the text changed
     st.session_state["why_sel"] = fitted
-    return fitted
 
 
 def live_run(spec: str, settings, mask_spec: str):
@@ -68,7 +67,7 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
 
     n = len(res.tokens)
     st.session_state["why_labels"] = list(res.labels)
-    current_selection(n, model.n_heads)
+    settle_selection(n, model.n_heads)
     left, right = st.columns([3, 2], gap="medium")
     with left:
         controls = st.columns([1, 2], vertical_alignment="bottom")
@@ -84,14 +83,16 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
         st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head: H = mean row entropy in nats (0 = all weight "
                    f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
                    "high max and low H mean a sharp, confident head.")
-        grid_part(model, spec, settings, mask_spec, layer, heads, per_head)
+        grid_part(spec, settings, mask_spec, layer, heads, per_head)
     with right, st.container(key="why"):
+        st.subheader("Why this weight?")  # headings outside the parts: a part's rerun need not send them again
         why_part(model, spec, settings, mask_spec, layer)
+    st.subheader("One head in full detail")
     focus_part(model, spec, settings, mask_spec, layer, heads)
 
 
 @st.fragment(key="explorer_grid")
-def grid_part(model, spec: str, settings, mask_spec: str, layer: int, heads: list[int], per_head: bool) -> None:
+def grid_part(spec: str, settings, mask_spec: str, layer: int, heads: list[int], per_head: bool) -> None:
     from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
 
     with ui.guard("The heatmaps"):
@@ -106,7 +107,6 @@ def grid_part(model, spec: str, settings, mask_spec: str, layer: int, heads: lis
 @st.fragment(key="explorer_why")
 def why_part(model, spec: str, settings, mask_spec: str, layer: int) -> None:
     with ui.guard("Why this weight"):
-        st.subheader("Why this weight?")
         sel = st.session_state.get("why_sel")
         scale = ui.live_scale(settings)
         if sel is None:
@@ -133,7 +133,6 @@ def focus_part(model, spec: str, settings, mask_spec: str, layer: int, heads: li
     with ui.guard("The enlarged head"):
         res = live_run(spec, settings, mask_spec)
         sel = st.session_state.get("why_sel")
-        st.subheader("One head in full detail")
         focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
         ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
         hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
@@ -171,8 +170,8 @@ def equations_panel(model, res, mask_spec: str) -> None:
 
 @st.fragment(key="explorer_view")
 def explorer_view(model, spec: str, settings) -> None:
-    """Everything the run draws. A click, a layer or head change and the sidebar's scale controls rerun only
-    this (in a browser): the sidebar, the model load and the page around it are not redone."""
+    """Everything the run draws. A layer or head change reruns only this (in a browser): the sidebar, the model
+    load and the page around it are not redone; a click or the scale controls rerun only its SCALE_PARTS."""
     with ui.guard("The explorer"):  # here, not around the call: a fragment rerun runs this function alone
         explorer_body(model, spec, dataclasses.replace(settings, scale=ui.live_scale(settings)))
 
