@@ -193,7 +193,8 @@ class Model:
         """Next-token scores: final hidden (..., C) @ W_lmᵀ -> (..., V)."""
         if self.lm_head is None:
             raise AttnvizError(f"{self.name} has no language-model head: it cannot predict the next token.")
-        return hidden @ self.lm_head.t()
+        # a run's hidden states come back on the CPU (RunResult), a forward's stay on the model's device
+        return (hidden.to(self.lm_head.device) @ self.lm_head.t()).to(hidden.device)
 
     def new_caches(self, capacity: int, batch: int = 1) -> list[KVCache]:
         """An empty KV cache per layer with room for `capacity` tokens."""
@@ -216,6 +217,7 @@ class Model:
         start = 0 if caches is None else caches[0].length
         if start + ids.shape[1] > self.max_tokens:
             raise AttnvizError(f"{start + ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
+        ids, mask = on_device(self.device, ids, mask)
         x = self.embedder(ids, start)  # (B, T, C)
         weights, traces = [], []
         chosen = self.layers[:n_layers]
@@ -230,6 +232,12 @@ class Model:
         if self.final_ln is not None and len(weights) == self.n_layers and not weights_only:
             x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
         return x, weights, traces
+
+
+def on_device(device: torch.device, *tensors):
+    """The tensors on the model's device (None stays None): callers build masks with causal_mask() and
+    builtin_mask(), on the CPU, and on a GPU the attention would refuse to add a CPU mask to CUDA scores."""
+    return tuple(None if t is None else t.to(device) for t in tensors)
 
 
 def _is_visible(c: str) -> bool:

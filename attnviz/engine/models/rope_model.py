@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.engine.masks import combine_masks
-from attnviz.engine.models.model import Model
+from attnviz.engine.models.model import Model, on_device
 from attnviz.engine.models.rope_stack import RopeConfig, rms_norm, rope_layer_forward, rope_layer_weights
 from attnviz.engine.rope import rope_angles
 from attnviz.errors import AttnvizError
@@ -66,6 +66,7 @@ class RopeModel(Model):
         start = 0 if caches is None else caches[0].length
         if start + T > self.max_tokens:
             raise AttnvizError(f"{start + T} tokens is more than {self.name} can take ({self.max_tokens}).")
+        ids, mask = on_device(self.device, ids, mask)
         positions = torch.arange(start, start + T, device=self.device)
         cos, sin = rope_angles(positions, self.inv_freq)  # each (T, hs): the rotation of every position
         x = self.embedder(ids)  # (B, T, C): token embeddings only, no positions added

@@ -65,7 +65,7 @@ def _frequencies(d_head: int, inv_freq: torch.Tensor | None) -> torch.Tensor:
         return rope_frequencies(d_head, DEFAULT_THETA)
     if inv_freq.shape != (d_head // 2,):
         raise AttnvizError(f"{inv_freq.shape[0]} frequencies do not fit a head of {d_head} numbers.")
-    return inv_freq
+    return inv_freq.detach().float().cpu()  # a model's own may sit on its GPU; this demo turns CPU tensors
 
 
 def rotated(x: torch.Tensor, positions: torch.Tensor, inv_freq: torch.Tensor | None = None) -> torch.Tensor:
