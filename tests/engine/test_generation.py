@@ -89,11 +89,13 @@ def test_cache_holds_rotated_keys_per_kv_head_and_its_size_matches_the_formula(m
     with torch.inference_mode():
         _, _, traces = model.forward(ids, model.builtin_mask(n), True, keep=True)
     for i, step in enumerate(g.steps):  # each step's query is the row its last context token had in a full run
-        torch.testing.assert_close(step.query, torch.stack([t.q[0, :, g.n_prompt + i - 1] for t in traces]), atol=1e-5, rtol=0)
+        # (a raw forward's traces stay on the model's device; a generation's records are on the CPU)
+        torch.testing.assert_close(step.query, torch.stack([t.q[0, :, g.n_prompt + i - 1] for t in traces]).cpu(),
+                                   atol=1e-5, rtol=0)
     for layer, cache in enumerate(g.kv):
         assert cache.keys.shape == cache.values.shape == (1, model.n_kv_heads, n, model.d_head)
-        torch.testing.assert_close(cache.keys, traces[layer].k_cached, atol=1e-5, rtol=0)  # after RoPE, not repeated
-        torch.testing.assert_close(cache.values, traces[layer].v_cached, atol=1e-5, rtol=0)
+        torch.testing.assert_close(cache.keys.cpu(), traces[layer].k_cached.cpu(), atol=1e-5, rtol=0)  # after RoPE, not repeated
+        torch.testing.assert_close(cache.values.cpu(), traces[layer].v_cached.cpu(), atol=1e-5, rtol=0)
     total = sum(c.nbytes for c in g.kv)
     assert total == n * kv_cache_bytes_per_token(model.n_layers, model.n_kv_heads, model.d_head, FLOAT32_BYTES)
     assert model.n_kv_heads == model.n_heads // 2  # GQA: half the K/V heads, so half the cache of multi-head attention

@@ -39,10 +39,11 @@ def test_rope_matters_without_it_the_attention_differs(decoder):
 
     res = decoder.run(TEXT, keep=True)
     trace = res.traces[0]
-    lw, cfg = decoder.layers[0], decoder.cfg
+    lw, cfg = decoder.layers[0].to(torch.device("cpu")), decoder.cfg  # the trace is on the CPU; on a GPU the weights are not
     u, _ = rms_norm_parts(trace.x_in[0], lw.norm1, cfg.ln_eps)
-    rotated = rope_block_attention(u, lw, cfg, decoder.inv_freq, trace.mask, trace.scale)
-    unrotated = rope_block_attention(u, lw, cfg, torch.zeros_like(decoder.inv_freq), trace.mask, trace.scale)
+    inv_freq = decoder.inv_freq.cpu()
+    rotated = rope_block_attention(u, lw, cfg, inv_freq, trace.mask, trace.scale)
+    unrotated = rope_block_attention(u, lw, cfg, torch.zeros_like(inv_freq), trace.mask, trace.scale)
     torch.testing.assert_close(rotated, trace.attn_out[0], rtol=1e-5, atol=1e-5)
     assert (unrotated - trace.attn_out[0]).abs().max() > 1e-3
 
@@ -55,7 +56,7 @@ def test_rms_norm_numbers_and_latex(tiny_decoder_folder):
     rms = (x.pow(2).mean(-1) + model.cfg.ln_eps).sqrt()
     torch.testing.assert_close(steps.ln["ln1"][1], rms)
     assert steps.ln["ln1"][0] is None
-    torch.testing.assert_close(steps.stage("ln1").value, x / rms[:, None] * model.layers[0].norm1)
+    torch.testing.assert_close(steps.stage("ln1").value, x / rms[:, None] * model.layers[0].norm1.cpu())
     tex = layer_norm_numbers(steps, "ln1", 3)
     assert r"\mathrm{rms}_{3}" in tex and f"{float(rms[3]):.4g}"[:5] in tex
     ln = stage_latex(steps.stage("ln1"), 3)

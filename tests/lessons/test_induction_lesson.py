@@ -30,11 +30,11 @@ def test_probe_scores_equal_the_head_score_functions_on_the_models_attentions(ra
     x = torch.tensor([ids])
     with torch.inference_mode():
         hidden, weights, _ = random_llama.forward(x, random_llama.builtin_mask(len(ids)), True, False)
-    attn = torch.stack([w[0] for w in weights])
+    attn = torch.stack([w[0] for w in weights]).cpu()  # (the probe's are on the CPU, a forward's on the model's device)
     torch.testing.assert_close(p.attentions, attn)
     torch.testing.assert_close(p.previous, previous_token_scores(attn))
     torch.testing.assert_close(p.induction, induction_scores(attn, period, first))
-    expected = torch.nn.functional.cross_entropy(random_llama.logits(hidden[0])[:-1], x[0, 1:], reduction="none")
+    expected = torch.nn.functional.cross_entropy(random_llama.logits(hidden[0].cpu())[:-1], x[0, 1:], reduction="none")
     torch.testing.assert_close(p.loss, expected)
     fig = loss_figure(p)
     assert list(fig.data[0].y) == pytest.approx(p.loss.tolist())

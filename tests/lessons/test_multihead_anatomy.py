@@ -84,7 +84,7 @@ def test_contribution_norms_are_each_heads_block_of_w_o_applied_to_its_output(mi
     norms = proj.contribution_norms
     assert norms.shape == (12, len(minilm_run.tokens))
     head_out = minilm_run.traces[1].head_outputs[0, 7]  # (T, 32)
-    block = minilm.layers[1].w_o[32 * 7:32 * 8]  # W_O⁷ (32, 384)
+    block = minilm.layers[1].w_o[32 * 7:32 * 8].cpu()  # W_O⁷ (32, 384), beside the trace on the CPU
     torch.testing.assert_close(norms[7], (head_out @ block).norm(dim=-1), rtol=1e-5, atol=1e-5)
     assert (norms > 0).all()
     torch.testing.assert_close(proj.contribution_shares.sum(dim=0), torch.ones(norms.shape[1]))
@@ -111,7 +111,7 @@ def test_one_group_is_mqa_every_query_head_uses_the_mean_k(minilm, minilm_run):
     assert gp.group_of_head == [0] * 12
     torch.testing.assert_close(gp.grouped.sum(dim=-1), torch.ones(12, n))
     # by hand: one K from the mean of the 12 heads' W_K and b_K
-    lw, C = minilm.layers[layer], 384
+    lw, C = minilm.layers[layer].to(torch.device("cpu")), 384  # beside the trace, on the CPU
     x = attention_input(minilm, minilm_run.traces[layer], layer)
     w_q, w_k, _ = lw.w_qkv.split(C, dim=1)
     b_q, b_k, _ = lw.b_qkv.split(C)
@@ -126,7 +126,7 @@ def test_three_groups_share_the_mean_k_of_four_consecutive_heads(minilm, minilm_
     layer, C = 4, 384
     gp = grouped_patterns(minilm, minilm_run, layer, 3)
     assert gp.group_of_head == [0] * 4 + [1] * 4 + [2] * 4
-    lw = minilm.layers[layer]
+    lw = minilm.layers[layer].to(torch.device("cpu"))
     x = attention_input(minilm, minilm_run.traces[layer], layer)
     w_q, w_k, _ = lw.w_qkv.split(C, dim=1)
     b_q, b_k, _ = lw.b_qkv.split(C)
@@ -143,7 +143,7 @@ def test_gqa_groups_consecutive_heads_and_keeps_the_mask(toy):
     upper = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
     assert (gp.grouped[:, upper] == 0).all() and (gp.original[:, upper] == 0).all()
     x = attention_input(model, res.traces[1], 1)
-    lw = model.layers[1]
+    lw = model.layers[1].to(torch.device("cpu"))
     w_q, w_k, _ = lw.w_qkv.split(8, dim=1)
     k = x @ (w_k[:, :4] + w_k[:, 4:]) / 2  # toy biases are zero
     weights = masked_softmax((x @ w_q[:, 4:]) @ k.T / 2.0, ~upper)

@@ -24,7 +24,7 @@ def test_split_acts_on_the_unrotated_projection_of_width_n_heads_times_d_head(ll
     split = head_split(res, 1)
     assert (split.d_model, split.n_heads, split.d_head, split.width) == (32, 4, 16, 64)
     x = attention_input(llama, t, 1)  # RMSNorm(x)
-    w_q = llama.layers[1].w_qkv[:, :64]  # (C, nh·hs)
+    w_q = llama.layers[1].w_qkv[:, :64].cpu()  # (C, nh·hs), beside the trace on the CPU
     torch.testing.assert_close(split.q, x @ w_q, rtol=1e-5, atol=1e-5)  # Q = X W_Q, before RoPE
     assert split.round_trip_gap == 0.0
     assert not torch.allclose(split.per_head, t.q[0], atol=1e-3)  # the rotated q differs

@@ -52,8 +52,8 @@ def test_a_random_table_is_not_distance_only():
 
 
 def test_learned_table_is_the_models_own_rows(minilm):
-    assert torch.equal(learned_table(minilm, 10), minilm.embedder.position[:10])
-    assert torch.equal(learned_table(minilm, 10, first=1), minilm.embedder.position[1:11])
+    assert torch.equal(learned_table(minilm, 10), minilm.embedder.position[:10].cpu())
+    assert torch.equal(learned_table(minilm, 10, first=1), minilm.embedder.position[1:11].cpu())
     assert learned_table(minilm, 512).shape == (512, 384)
 
 
@@ -95,4 +95,4 @@ def test_a_bart_models_learned_positions_start_past_its_offset(tiny_model_folder
     assert learned_positions_source(bart)[0] is bart
     offset = bart.embedder.position_offset
     assert offset == 2  # BART numbers positions from 2
-    assert torch.equal(learned_table(bart, 5), bart.embedder.position[offset : offset + 5])
+    assert torch.equal(learned_table(bart, 5), bart.embedder.position[offset : offset + 5].cpu())

@@ -33,7 +33,7 @@ def test_rope_steps_equal_the_models_trace(decoder, layer, head):
     r = decoder.n_heads // decoder.n_kv_heads
     assert s.rope and s.kv_head == head // r and s.n_kv_heads == decoder.n_kv_heads
     # Q and K before RoPE are X W (+ b), with X = RMSNorm(x); K from the K/V head this query head shares
-    lw, hs = decoder.layers[layer], decoder.d_head
+    lw, hs = decoder.layers[layer].to(torch.device("cpu")), decoder.d_head  # beside the trace, on the CPU
     x = attention_input(decoder, t, layer)
     nh, nkv = decoder.n_heads, decoder.n_kv_heads
     qkv = x @ lw.w_qkv + (0 if lw.b_qkv is None else lw.b_qkv)  # (T, (nh + 2nkv)·hs)
@@ -42,8 +42,8 @@ def test_rope_steps_equal_the_models_trace(decoder, layer, head):
     torch.testing.assert_close(s.k_before, k_all[:, s.kv_head * hs:(s.kv_head + 1) * hs], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(s.v, v_all[:, s.kv_head * hs:(s.kv_head + 1) * hs], rtol=1e-5, atol=1e-5)
     # after RoPE: the 2 × 2 turn of every pair, and what the model itself used
-    torch.testing.assert_close(s.q, turn_pairs(s.q_before, decoder.inv_freq), rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(s.k, turn_pairs(s.k_before, decoder.inv_freq), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(s.q, turn_pairs(s.q_before, decoder.inv_freq.cpu()), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(s.k, turn_pairs(s.k_before, decoder.inv_freq.cpu()), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(s.q, t.q[0, head])
     torch.testing.assert_close(s.k, t.k_cached[0, s.kv_head])
     assert not torch.allclose(s.q, s.q_before, atol=1e-3)
