@@ -152,9 +152,8 @@ class Model:
         user_mask = parse_mask(mask, n)
         full = combine_masks(self.builtin_mask(n), user_mask)
         ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
-        dev_mask = None if full is None else full.to(self.device)
-        with torch.inference_mode():
-            hidden, weights, traces = self.forward(ids, dev_mask, scale, keep, n_layers=layers, weights_only=weights_only)
+        with torch.inference_mode():  # forward takes the mask to the model's device; res.mask stays on the CPU
+            hidden, weights, traces = self.forward(ids, full, scale, keep, n_layers=layers, weights_only=weights_only)
         atts = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
         res = RunResult(
             tokens=enc.tokens, labels=enc.labels, token_ids=enc.ids, attentions=atts, mask=full,
@@ -179,7 +178,7 @@ class Model:
         key_mask = real.bool()[:, None, None, :]  # (B, 1, 1, T)
         full = combine_masks(key_mask, self.builtin_mask(T))
         with torch.inference_mode():
-            _, weights, _ = self.forward(ids, full.to(self.device), scale, keep=False)
+            _, weights, _ = self.forward(ids, full, scale, keep=False)
         return encs, torch.stack(weights, dim=1).float().cpu()  # (B, L, nh, T, T)
 
     def builtin_mask(self, n: int, start: int = 0) -> torch.Tensor | None:

@@ -77,7 +77,7 @@ def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
     if model.cfg.causal:
         from attnviz.engine.masks import causal_mask
 
-        mask = causal_mask(len(enc.ids)).to(model.device)
+        mask = causal_mask(len(enc.ids))
     with torch.inference_mode():
         hidden, weights, _ = model.forward(ids, mask, True, keep=False)
         hidden_s, weights_s, _ = model.forward(ids[:, order], mask, True, keep=False)
