@@ -11,10 +11,14 @@ kind:
 selectable=True: a click on a cell selects it (ring drawn in the browser) and the call returns
 {"panel", "row", "col"} (or None); on_select (no arguments) runs first, before the rerun, and can read
 st.session_state[key]["selection"]. `selection` is the cell the page wants ringed (a restored link).
+
+other_state: the same heatmap with a sidebar switch in its other state (OtherState). The browser then swaps to
+it the moment that switch flips, before the rerun's payload arrives (attnviz.draw.heatmap_switch).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -56,6 +60,23 @@ def _noop() -> None:
     pass
 
 
+@dataclass(frozen=True)
+class OtherState:
+    """What a heatmap shows with a sidebar switch flipped."""
+    control: str  # the switch's widget key
+    shown: bool  # the switch's state now: the one the page draws
+    data: object  # heatmap(): the matrix with the switch flipped; layer_grid(): the run with it flipped
+
+
+def with_other_state(payload_for, other_payload_for, other: OtherState | None):
+    """payload_for(selection), extended with the switch's other state when there is one."""
+    if other is None:
+        return payload_for
+    from attnviz.draw.heatmap_switch import switch_payload
+
+    return lambda sel: switch_payload(other.control, other.shown, payload_for(sel), other_payload_for(sel))
+
+
 def draw_payload(payload_for, *, key: str, panels: int, rows: int, cols: int, selectable: bool,
                  selection: dict | None, on_select=None) -> dict | None:
     """Mount the component with payload_for(selection to ring) and return the selection (when selectable).
@@ -84,7 +105,8 @@ def draw_payload(payload_for, *, key: str, panels: int, rows: int, cols: int, se
 def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, *, key: str, title: str = "",
             kind: str = "weights", x_title: str = "key (attended to)", show_values: bool | None = None,
             limit: float | None = None, selectable: bool = False, per_head_scale: bool = False,
-            selection: dict | None = None, on_select=None, bytes_per_cell: int | None = None) -> dict | None:
+            selection: dict | None = None, on_select=None, bytes_per_cell: int | None = None,
+            other_state: OtherState | None = None) -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
     bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap); None = chosen from the matrix."""
@@ -96,11 +118,15 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
     _, rows, cols = z.shape
     if kind == "signed" and col_labels is None:
         x_title = x_title if x_title != "key (attended to)" else "feature"
+
+    def payload_of(cells):
+        return lambda sel: heatmap_payload(
+            cells, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
+            y_title="query (attending)" if kind == "weights" else "row", show_values=show_values,
+            selectable=selectable, selection=sel, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key)
+
     return draw_payload(
-        lambda sel: heatmap_payload(z, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
-                                    y_title="query (attending)" if kind == "weights" else "row",
-                                    show_values=show_values, selectable=selectable, selection=sel,
-                                    per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key),
+        with_other_state(payload_of(z), other_state and payload_of(as_panels(other_state.data)), other_state),
         key=key, panels=1, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 
@@ -143,11 +169,17 @@ def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale,
 
 
 def layer_grid(res, spec: str, settings, mask_spec: str, layer: int, heads: list[int], *, key: str,
-               per_head_scale: bool = False, selection: dict | None = None, on_select=None, columns: int = 3) -> dict | None:
+               per_head_scale: bool = False, selection: dict | None = None, on_select=None, columns: int = 3,
+               other_state: OtherState | None = None) -> dict | None:
     """heatmap_grid for the heads of one layer of the page's run `res` (made from the sidebar's settings with
-    this mask spec), with the payload cached (see above)."""
+    this mask spec), with the payload cached (see above). other_state.data: the run with the switch flipped."""
     n = len(res.labels)
+
+    def payload_of(run):
+        return lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, run.scale, layer,
+                                              tuple(heads), per_head_scale, sel, key, run.attentions[layer],
+                                              list(run.labels), columns)
+
     return draw_payload(
-        lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, res.scale, layer, tuple(heads),
-                                       per_head_scale, sel, key, res.attentions[layer], list(res.labels), columns),
+        with_other_state(payload_of(res), other_state and payload_of(other_state.data), other_state),
         key=key, panels=len(heads), rows=n, cols=n, selectable=True, selection=selection, on_select=on_select)

@@ -209,6 +209,9 @@ def mask_controls() -> str:
     return mask_spec_from_values(values)
 
 
+SCALE_SWITCH = "scaled"  # the 1/√d_k switch's widget key (the browser finds the switch by it: heatmap_switch)
+
+
 def scale_from(scaled, factor) -> bool | float:
     """The scale the two controls mean: your own factor when it is above 0, else the switch (True = 1/√d_k)."""
     return float(factor) if factor and factor > 0 else bool(scaled)
@@ -217,9 +220,26 @@ def scale_from(scaled, factor) -> bool | float:
 def live_scale(settings: Settings) -> bool | float:
     """The scale the sidebar holds now. A fragment rerun (see page_settings' scale_reruns) gets the Settings of
     the last full run, so it reads the scale from the widgets' state instead."""
-    if "scaled" not in st.session_state:
+    if SCALE_SWITCH not in st.session_state:
         return settings.scale
-    return scale_from(st.session_state.get("scaled", True), st.session_state.get("factor", 0.0))
+    return scale_from(st.session_state.get(SCALE_SWITCH, True), st.session_state.get("factor", 0.0))
+
+
+# Up to this many tokens a page may send its heatmaps with the 1/√d_k switch flipped too, for the browser to swap
+# in at once (flipped_scale_state). Longer, the second run and the doubled bytes (64 tokens: 98 kB more for 12
+# heads; 512: 6 MB) cost more than the round trip they hide, and the switch waits for the rerun as before.
+SWAP_MAX_TOKENS = 64
+
+
+def flipped_scale_state(spec: str, settings: Settings, mask_spec: str, n_tokens: int):
+    """The run with the 1/√d_k switch flipped (same text and mask), as pages/_heatmap's OtherState; None where the
+    switch decides nothing (a factor of your own is set) or the text is too long (see SWAP_MAX_TOKENS)."""
+    from pages._heatmap import OtherState
+
+    scale = live_scale(settings)
+    if not isinstance(scale, bool) or n_tokens > SWAP_MAX_TOKENS:
+        return None
+    return OtherState(SCALE_SWITCH, scale, cached_run(spec, settings.device, settings.text, mask_spec, not scale))
 
 
 def rerun_only(fragment_keys: str | list[str]) -> None:
@@ -238,7 +258,7 @@ def scale_controls(scale_reruns: str | list[str] | None = None) -> bool | float:
     # a page that draws everything the scale changes inside keyed fragments names them: a toggle then reruns
     # those alone, not the sidebar, the model load and the rest of the page
     rerun = dict(on_change=rerun_only, args=(scale_reruns,)) if scale_reruns else {}
-    scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key="scaled", **rerun, **BOUND)
+    scaled = sb.toggle("Scale scores by 1/√d_k", value=True, key=SCALE_SWITCH, **rerun, **BOUND)
     factor = sb.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, 0.05, key="factor",
                              help="The scores are multiplied by this number instead. Leave it at 0 to use the "
                                   "switch above (0 means: no factor of your own, not ×0).", **rerun, **BOUND)

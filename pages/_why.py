@@ -6,6 +6,8 @@ their LaTeX from its latex module, so the explorer and Step by step always show 
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from pages import _heatmap as hm
@@ -69,7 +71,9 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
     st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=2))
     st.markdown(f"In short: q·k = `{plain(pair.dot)}` · × s = `{plain(pair.scaled)}` · + M = "
                 f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
+    other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels))
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
                title=f"row {i} after the softmax (sums to 1)",
-               selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12)
+               selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12,
+               other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, sel.head, i][None]))
     st.caption(f"The ringed cell is this weight, A[{i}, {j}]; the other cells are the rest of row {i}.")

@@ -99,7 +99,8 @@ def grid_part(spec: str, settings, mask_spec: str, layer: int, heads: list[int],
         res = live_run(spec, settings, mask_spec)
         ring = grid_ring(st.session_state.get("why_sel"), heads)
         picked = hm.layer_grid(res, spec, settings, mask_spec, layer, heads, key="grid", per_head_scale=per_head,
-                               selection=ring, on_select=partial(take_click, "grid", heads))
+                               selection=ring, on_select=partial(take_click, "grid", heads),
+                               other_state=ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens)))
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             set_selection(selection_from_click(picked, heads))
 
@@ -135,9 +136,11 @@ def focus_part(model, spec: str, settings, mask_spec: str, layer: int, heads: li
         sel = st.session_state.get("why_sel")
         focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
         ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
+        other = ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens))
         hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
                    title=f"layer {layer}, head {focus}: weights after softmax",
-                   on_select=partial(take_click, "focus_head", [focus]))
+                   on_select=partial(take_click, "focus_head", [focus]),
+                   other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, focus]))
         # made only when clicked: the CSV of a 512-token head is 3 MB of text
         st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
                            file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")

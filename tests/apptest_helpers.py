@@ -64,13 +64,28 @@ def assert_healthy(at: AppTest) -> None:
 def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
     """key -> the payload bytes of each heatmap component (pages/_heatmap) on the page."""
     from attnviz.draw.heatmap import decode_payload
+    from attnviz.draw.heatmap_switch import shown_payload
 
     out = {}
     for element in at.get("bidi_component"):
-        raw = element.proto.bytes
+        raw = shown_payload(element.proto.bytes)  # a switch payload: the state drawn first
         if raw[:4] == b"AVHM":
             out[decode_payload(raw)[0]["name"]] = raw
     return out
+
+
+def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, np.ndarray]]:
+    """The heatmap under this key in each state of the switch it carries: (the switch's widget key,
+    {state: values as drawn (panels, rows, cols)}); (None, {}) for a heatmap that carries none."""
+    from attnviz.draw.heatmap import decode_payload
+    from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
+
+    for element in at.get("bidi_component"):
+        raw = element.proto.bytes
+        if raw[:4] in (b"AVHM", b"AVSW") and decode_payload(shown_payload(raw))[0]["name"] == key:
+            control, states = split_switch_payload(raw)
+            return control, {state: decode_payload(payload)[1] for state, payload in states.items()}
+    raise KeyError(key)
 
 
 def drawn_grid(at: AppTest, key: str) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:

@@ -65,11 +65,19 @@ def test_grid_holds_attnviz_weights_and_a_scaling_toggle_redraws_it(server, toy)
         labels = page.evaluate("() => window.attnvizHeatmaps.grid.labels()")
         assert {"bright", "students", "questions"} <= set(labels)
         before = page.evaluate("() => window.attnvizHeatmaps.grid.drawn")
+        assert page.evaluate("() => window.attnvizHeatmaps.grid.switch()") == {"control": "scaled",
+                                                                               "states": [True, False]}
         page.get_by_text("Scale scores by 1/√d_k").click()
-        page.wait_for_function("(b) => window.attnvizHeatmaps.grid.drawn !== b", arg=before, timeout=60_000, polling=50)
+        swapped = page.wait_for_function("(b) => { const g = window.attnvizHeatmaps.grid; return g.drawn !== b && g.drawn; }",
+                                         arg=before, timeout=60_000, polling=50).json_value()
         wait_for_app_idle(page)
         _, redrawn = drawn_panels(page)
         np.testing.assert_allclose(redrawn, toy.run(TEXT, scale=False).attentions[0].numpy(), atol=1e-5)
+        # the browser drew the unscaled state itself, from the payload's second state, as the switch flipped;
+        # the rerun's payload then held the same cells (the grid and the enlarged head, one swap each)
+        grid, focus = (page.evaluate(f"() => window.attnvizHeatmaps.{k}.swaps") for k in ("grid", "focus_head"))
+        assert grid == focus == 1
+        assert page.evaluate("() => window.attnvizHeatmaps.grid.drawn") == swapped
         assert not exceptions_on(page)
 
 

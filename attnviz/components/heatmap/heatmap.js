@@ -43,6 +43,49 @@ function decode(bytes) {
   return { meta, cells, top, bpc, sum: checksum(u8.subarray(off, off + bpc * count)) };
 }
 
+// A switch payload (attnviz/draw/heatmap_switch.py) holds the heatmap in both states of a sidebar switch, the one
+// shown now first: {model: that one, switch: {control: the switch's widget key, byState: Map(state -> model)}}.
+// A plain payload: {model, switch: null}.
+function decodeAny(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  if (String.fromCharCode(u8[0], u8[1], u8[2], u8[3]) !== "AVSW") return { model: decode(u8), switch: null };
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength), len = dv.getUint32(4, true);
+  const head = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + len)));
+  const byState = new Map();
+  let off = 8 + len;
+  for (const state of head.states) {
+    const size = dv.getUint32(off, true);
+    byState.set(state, decode(u8.subarray(off + 4, off + 4 + size)));
+    off += 4 + size + ((4 - (size % 4)) % 4);
+  }
+  return { model: byState.get(head.states[0]), switch: { control: head.control, byState } };
+}
+
+const sameCells = (a, b) => a.sum === b.sum && a.cells.length === b.cells.length;
+
+// Every mounted heatmap, for the switch watcher below (shared by every copy of this module the page loads).
+const LIVE = window.__avhmLive || (window.__avhmLive = new Set());
+
+// Streamlit draws a switch (st.toggle) as an element whose data-selected attribute follows its state, inside a
+// container classed st-key-<its widget key>. Watching that attribute sees a flip, by mouse or keyboard, as soon
+// as the page shows it: each heatmap holding that switch's other state draws it then, before the rerun arrives.
+// Should Streamlit ever draw switches differently, nothing breaks: the heatmaps wait for the rerun, as without this.
+function watchSwitches() {
+  if (window.__avhmSwitchWatch) return;
+  window.__avhmSwitchWatch = new MutationObserver((records) => {
+    for (const r of records) {
+      const box = r.target;
+      if (!box.dataset || box.dataset.testid !== "stCheckbox") continue;
+      const holder = box.closest('[class*="st-key-"]');
+      const keyClass = holder && [...holder.classList].find((c) => c.startsWith("st-key-"));
+      if (!keyClass) continue;
+      const control = keyClass.slice("st-key-".length), state = box.dataset.selected === "true";
+      for (const s of LIVE) if (s.onSwitch) s.onSwitch(control, state);
+    }
+  });
+  window.__avhmSwitchWatch.observe(document.body, { attributes: true, attributeFilter: ["data-selected"], subtree: true });
+}
+
 function checksum(bytes) {  // of the cells' bytes, for the redraw check and for tests that wait for new data
   let h = 0x811c9dc5 ^ bytes.length, i = 0;  // four bytes a step where aligned: 3 MB of cells at 512 tokens
   if (bytes.byteOffset % 4 === 0) {
@@ -314,10 +357,35 @@ function render(s) {
   s.root.dataset.draws = String((+s.root.dataset.draws || 0) + 1);
   s.root.dataset.checksum = `${s.model.sum}:${s.model.cells.length}`;
   s.root.dataset.cell = s.lay.cell.toFixed(2);
+  // when these cells were first drawn, on the page's clock (benchmarks time a click to here): a later redraw of the
+  // same cells (a resize, or the rerun's payload after a switch already swapped them in) keeps the first time
+  if (s.hook.drawn !== s.root.dataset.checksum) s.hook.at = performance.now();
   s.hook.drawn = s.root.dataset.checksum;
   s.hook.draws = +s.root.dataset.draws;
   s.hook.ms = s.decodeMs + performance.now() - started;  // decode + paint of the last payload, for benchmarks
-  s.hook.at = performance.now();  // when it was drawn, on the page's clock (benchmarks time a click to here)
+}
+
+function show(s, model) {  // make `model` the one drawn (the next render paints it)
+  // a selection the server asserts (a restored link, a clamp) replaces the one clicked here; one it merely
+  // repeats from an unchanged payload does not
+  if (!s.model || JSON.stringify(s.model.meta.selection) !== JSON.stringify(model.meta.selection)) s.selection = model.meta.selection;
+  s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
+  s.model = model;
+  s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
+  s.rowTextW = textWidth(model.meta.row_labels, "11px sans-serif");
+  s.colTextW = textWidth(model.meta.col_labels, "11px sans-serif");
+  const m = model.meta;
+  s.canvas.setAttribute("aria-label", `${m.panels === 1 ? m.titles[0] : m.panels + " heatmaps"}: ${m.rows} × ${m.cols} ${m.kind}`);
+  s.root.dataset.kind = m.kind;
+  legend(s);
+}
+
+function onSwitch(s, control, state) {  // a sidebar switch flipped: draw this heatmap's state for it, if it has one
+  const next = s.switch && s.switch.control === control ? s.switch.byState.get(state) : null;
+  if (!next || sameCells(next, s.model)) return;
+  show(s, next);
+  s.hook.swaps = (s.hook.swaps || 0) + 1;  // drawn here, without the server (tests read this)
+  if (s.width) render(s);
 }
 
 export default function (component) {
@@ -340,23 +408,13 @@ export default function (component) {
   const s = root.__avhm;
   s.setStateValue = setStateValue;
   if (!data) return;
-  const model = decode(data);
-  const fresh = !s.model || s.model.sum !== model.sum || s.model.cells.length !== model.cells.length ||
-    JSON.stringify(s.model.meta) !== JSON.stringify(model.meta);
-  if (fresh) {
-    // a selection the server asserts (a restored link, a clamp) replaces the one clicked here; one it merely
-    // repeats from an unchanged payload does not
-    if (!s.model || JSON.stringify(s.model.meta.selection) !== JSON.stringify(model.meta.selection)) s.selection = model.meta.selection;
-    s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
-    s.model = model;
-    s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
-    s.rowTextW = textWidth(model.meta.row_labels, "11px sans-serif");
-    s.colTextW = textWidth(model.meta.col_labels, "11px sans-serif");
-    const m = model.meta;
-    s.canvas.setAttribute("aria-label", `${m.panels === 1 ? m.titles[0] : m.panels + " heatmaps"}: ${m.rows} × ${m.cols} ${m.kind}`);
-    root.dataset.kind = m.kind;
-    legend(s);
-  }
+  const { model, switch: other } = decodeAny(data);
+  s.switch = other;
+  if (other) { s.onSwitch = (control, state) => onSwitch(s, control, state); watchSwitches(); }
+  else s.onSwitch = null;
+  LIVE.add(s);
+  // unchanged cells and meta (e.g. the rerun after a switch this heatmap already swapped for) are not redone
+  if (!s.model || !sameCells(s.model, model) || JSON.stringify(s.model.meta) !== JSON.stringify(model.meta)) show(s, model);
   s.decodeMs = performance.now() - started;
   // a JS-readable hook per heatmap, by the key the page gave it (tests and benchmarks read the drawn data here)
   const name = s.model.meta.name || key;
@@ -371,6 +429,8 @@ export default function (component) {
     pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,
     highlight: () => s.highlight,
+    // the switch whose other state this heatmap holds ({control, states}), or null
+    switch: () => (s.switch ? { control: s.switch.control, states: [...s.switch.byState.keys()] } : null),
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
     cellCenter: (p, r, c) => { const b = s.lay.boxes[p], rect = s.canvas.getBoundingClientRect(), k = rect.width / s.lay.width;
       return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cellH) * k }; },
@@ -411,5 +471,6 @@ export default function (component) {
     });
     s.observer.observe(root);
   }
-  return () => { if (s.observer) s.observer.disconnect(); s.observer = null; if (window.attnvizHeatmaps) delete window.attnvizHeatmaps[root.dataset.name]; };
+  return () => { if (s.observer) s.observer.disconnect(); s.observer = null; LIVE.delete(s);
+    if (window.attnvizHeatmaps) delete window.attnvizHeatmaps[root.dataset.name]; };
 }
