@@ -23,6 +23,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages._memo import SharedCache
+
 KINDS = ("weights", "signed")
 NAME = "attnviz_heatmap"
 ASSETS = Path(__file__).resolve().parent.parent / "attnviz" / "components" / "heatmap"
@@ -151,21 +153,28 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
         key=key, panels=panels, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 
-@st.cache_data(show_spinner=False, max_entries=24)
+GRID_PAYLOADS = SharedCache(max_entries=24)
+
+
 def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, heads: tuple,
-                       per_head_scale: bool, selection: dict | None, key: str, _weights, _labels: list[str],
+                       per_head_scale: bool, selection: dict | None, key: str, weights, labels: list[str],
                        columns: int = 3) -> bytes:
     """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
-    The run is named by its settings (spec … scale); _weights (n_heads, n, n) and _labels are that run's
-    layer, passed along unhashed (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
+    The run is named by its settings (spec … scale); weights (n_heads, n, n) and labels are that run's
+    layer, not part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     from attnviz.analysis.stats import head_entropy, head_max_weight
     from attnviz.draw.heatmap import heatmap_payload
 
-    entropy, peak = head_entropy(_weights), head_max_weight(_weights)
-    titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
-    return heatmap_payload(_weights[list(heads)], _labels, titles=titles, columns=columns, per_head_scale=per_head_scale,
-                           selectable=True, selection=selection, name=key)
+    def make() -> bytes:
+        entropy, peak = head_entropy(weights), head_max_weight(weights)
+        titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
+        return heatmap_payload(weights[list(heads)], labels, titles=titles, columns=columns,
+                               per_head_scale=per_head_scale, selectable=True, selection=selection, name=key)
+
+    ring = None if selection is None else tuple(sorted(selection.items()))
+    return GRID_PAYLOADS.get((spec, device, text, mask_spec, repr(scale), layer, tuple(heads), bool(per_head_scale),
+                              ring, key, columns), make)
 
 
 def layer_grid(res, spec: str, settings, mask_spec: str, layer: int, heads: list[int], *, key: str,

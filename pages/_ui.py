@@ -15,6 +15,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages._memo import SharedCache
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 # Bound selectboxes put the option's text in the URL, so options are short names, described in help.
@@ -87,28 +89,26 @@ def cached_model(spec: str, device: str):
 
 def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None,
                weights_only: bool = False):
-    """The model's run of this text, cached (see _shared_run). layers: only the first `layers` layers (see
+    """The model's run of this text, cached. layers: only the first `layers` layers (see
     Model.run), for a page that shows one layer; weights_only: and of the last only its attention weights.
 
-    Every argument goes on positionally: Streamlit keys its cache on the arguments as written, so
-    cached_run(..., scale) and cached_run(..., scale, False) were two entries and two model runs."""
-    return _shared_run(spec, device, text, mask_spec, scale, bool(keep), layers, bool(weights_only))
+    Shared by every rerun and session that asks for it, not copied (st.cache_data unpickled 76 MB per rerun
+    at 512 tokens: 82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
+    # repr(scale): True (1/√d_k) and the factor 1.0 are equal as Python values, and False and 0.0 too
+    key = (spec, device, text, mask_spec, repr(scale), bool(keep), layers, bool(weights_only))
+    return RUNS.get(key, lambda: cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep,
+                                                                layers=layers, weights_only=weights_only))
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _shared_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool, layers: int | None,
-                weights_only: bool):
-    """One run, shared by every rerun and session that asks for it, not copied: st.cache_data unpickled 76 MB
-    per rerun at 512 tokens (82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
-    return cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep, layers=layers,
-                                          weights_only=weights_only)
+RUNS = SharedCache(max_entries=64)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_truth(spec: str, device: str, text: str):
     from attnviz.engine.truth import check_against_transformers
 
-    return check_against_transformers(cached_model(spec, device), text)
+    # our side is the run a page at the default mask and scale already made (shared): not a second model run
+    return check_against_transformers(cached_model(spec, device), text, ours=cached_run(spec, device, text, "none", True))
 
 
 def truth_badge(badge, check, matched) -> None:
@@ -231,15 +231,18 @@ def live_scale(settings: Settings) -> bool | float:
 SWAP_MAX_TOKENS = 64
 
 
-def flipped_scale_state(spec: str, settings: Settings, mask_spec: str, n_tokens: int):
-    """The run with the 1/√d_k switch flipped (same text and mask), as pages/_heatmap's OtherState; None where the
-    switch decides nothing (a factor of your own is set) or the text is too long (see SWAP_MAX_TOKENS)."""
+def flipped_scale_state(spec: str, settings: Settings, mask_spec: str, n_tokens: int, layer: int):
+    """The run with the 1/√d_k switch flipped (same text and mask) as far as this layer's attention weights, as
+    pages/_heatmap's OtherState; None where the switch decides nothing (a factor of your own is set) or the text
+    is too long (see SWAP_MAX_TOKENS). Only that far: a class's every new sentence pays for it, most of them on
+    layer 0, where it costs a fraction of a whole run; the rerun after a flip runs the whole model as before."""
     from pages._heatmap import OtherState
 
     scale = live_scale(settings)
     if not isinstance(scale, bool) or n_tokens > SWAP_MAX_TOKENS:
         return None
-    return OtherState(SCALE_SWITCH, scale, cached_run(spec, settings.device, settings.text, mask_spec, not scale))
+    flipped = cached_run(spec, settings.device, settings.text, mask_spec, not scale, False, layer + 1, True)
+    return OtherState(SCALE_SWITCH, scale, flipped)
 
 
 def rerun_only(fragment_keys: str | list[str]) -> None:

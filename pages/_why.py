@@ -71,7 +71,7 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
     st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=2))
     st.markdown(f"In short: q·k = `{plain(pair.dot)}` · × s = `{plain(pair.scaled)}` · + M = "
                 f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
-    other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels))
+    other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels), layer)
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
                title=f"row {i} after the softmax (sums to 1)",
                selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12,

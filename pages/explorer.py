@@ -100,7 +100,7 @@ def grid_part(spec: str, settings, mask_spec: str, layer: int, heads: list[int],
         ring = grid_ring(st.session_state.get("why_sel"), heads)
         picked = hm.layer_grid(res, spec, settings, mask_spec, layer, heads, key="grid", per_head_scale=per_head,
                                selection=ring, on_select=partial(take_click, "grid", heads),
-                               other_state=ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens)))
+                               other_state=ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens), layer))
         if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
             set_selection(selection_from_click(picked, heads))
 
@@ -136,7 +136,7 @@ def focus_part(model, spec: str, settings, mask_spec: str, layer: int, heads: li
         sel = st.session_state.get("why_sel")
         focus = st.selectbox("Head to enlarge", heads, key="focus", **ui.BOUND)
         ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
-        other = ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens))
+        other = ui.flipped_scale_state(spec, settings, mask_spec, len(res.tokens), layer)
         hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
                    title=f"layer {layer}, head {focus}: weights after softmax",
                    on_select=partial(take_click, "focus_head", [focus]),

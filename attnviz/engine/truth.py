@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import torch
 
-from attnviz.engine.models.model import Model
+from attnviz.engine.models.model import Model, RunResult
 
 
 @dataclass
@@ -65,16 +65,18 @@ def check_seq2seq_against_transformers(model: Model, source: str, target: str, t
     return TruthCheck(max(parts.values()), tolerance, parts=parts)
 
 
-def check_against_transformers(model: Model, text: str, tolerance: float = 1e-5, target: str | None = None) -> TruthCheck:
+def check_against_transformers(model: Model, text: str, tolerance: float = 1e-5, target: str | None = None,
+                               ours: RunResult | None = None) -> TruthCheck:
     """Max |ours - transformers| over every layer, head and cell, at the default mask and scale.
 
     With a target (an encoder–decoder only), every kind of attention is compared: see TruthCheck.parts.
+    ours: model.run(text) when the caller already holds it (a page's cached run), so the model does not run twice.
     """
     if model.source is None:
         return TruthCheck(None, tolerance, "the toy model's weights are seeded here; transformers has no copy of it")
     if target is not None:
         return check_seq2seq_against_transformers(model, text, target, tolerance)
-    res = model.run(text)
+    res = model.run(text) if ours is None else ours
     if getattr(model, "is_encoder_decoder", False):  # the encoder alone: transformers' encoder alone
         with torch.inference_mode():
             out = reference_model(model.source).get_encoder()(torch.tensor([res.token_ids]), output_attentions=True)

@@ -158,6 +158,9 @@ def test_npz_holds_all_layers_heads_tokens_and_settings(toy_result):
 def test_truth_check_matches_transformers_for_the_bundled_model():
     check = check_against_transformers(attnviz.load_model(), "Trust, but verify.")
     assert check.matches and check.max_abs_diff < 1e-5
+    model = attnviz.load_model()  # the explorer's own run ("none" mask), handed in: the same comparison
+    given = check_against_transformers(model, "Trust, but verify.", ours=model.run("Trust, but verify.", mask="none"))
+    assert given.max_abs_diff == check.max_abs_diff
 
 
 def test_truth_check_explains_that_the_toy_model_has_no_reference():

@@ -144,6 +144,12 @@ def test_per_head_weights_repeat_kv_heads_for_query_heads(decoders):
 def test_truth_check_works_for_the_family(decoders, name):
     check = check_against_transformers(decoders[name][0], TEXTS[0])
     assert check.max_abs_diff is not None and check.matches
+    # the explorer hands in its own run with the sidebar's "none" mask: for a decoder that is the causal default
+    model = decoders[name][0]
+    given = check_against_transformers(model, TEXTS[0], ours=model.run(TEXTS[0], mask="none"))
+    assert given.max_abs_diff == check.max_abs_diff
+    # and the run handed in is the one compared: an unscaled run differs from transformers
+    assert not check_against_transformers(model, TEXTS[0], ours=model.run(TEXTS[0], scale=False)).matches
 
 
 def test_run_batch_real_rows_equal_single_runs(decoders):

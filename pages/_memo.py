@@ -1,0 +1,50 @@
+"""A least-recently-used cache shared by every session of the server, keyed on a tuple of plain values.
+
+For the values a click asks for several times over (a run, a layer's heatmap payload). st.cache_resource and
+st.cache_data hash every argument and inspect the function's signature on every call, hit or miss: about 1 ms a
+call on this machine, and the explorer made fourteen such calls per rerun. A tuple of strings and numbers is
+looked up in microseconds. Like st.cache_resource, a value is made once even when several sessions ask for it
+at the same moment (a class opening one shared link), and is shared, not copied: callers must not change it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class SharedCache:
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._making: dict[Hashable, threading.Lock] = {}  # one lock per key being made: others wait for it
+        self._lock = threading.Lock()  # guards the two dicts, never held while a value is made
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value for key, made with make() (once, however many threads ask) when it is not held."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._lock:
+                if key in self._values:  # made by another thread while this one waited
+                    return self._values[key]
+            try:
+                value = make()
+            except BaseException:  # nothing is kept: the next caller tries again
+                with self._lock:
+                    self._making.pop(key, None)
+                raise
+            with self._lock:
+                self._values[key] = value
+                self._making.pop(key, None)
+                while len(self._values) > self.max_entries:
+                    self._values.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._values)
