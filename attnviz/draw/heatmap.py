@@ -5,8 +5,9 @@ component in attnviz/components/heatmap/, whose JS decodes it). Integers, not fi
 32 tokens are 24 kB of uint16, and the browser paints them on a canvas in well under a millisecond.
 
 Layout (little-endian):
-    b"AVHM"  u8 version  u8 bytes-per-cell (1, 2 or 4)  u16 reserved  u32 JSON length  JSON (UTF-8, padded to 4)
-    then panels × rows × cols cells, row-major: uint8, uint16 or float32.
+    b"AVHM"  u8 version  u8 bytes-per-cell (1, 2 or 4; 0 = one bit)  u16 reserved  u32 JSON length  JSON (UTF-8,
+    padded to 4), then panels × rows × cols cells, row-major: uint8, uint16 or float32, or bits (least significant
+    first) where 1 = −inf and 0 = the panel's one finite value: a mask's M (0 and −∞) in an eighth of a byte.
 
 Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
     weights  w in [0, 1]      -> round(w · (TOP − 1)); TOP is never used          |error| ≤ 0.5 / (TOP − 1)
@@ -34,8 +35,11 @@ KINDS = ("weights", "signed")
 UINT8_ABOVE = 2_000_000  # more cells than this travel as uint8 (half the bytes, 2 decimals in hover)
 
 
+BITS = 0  # the bytes-per-cell code of a payload whose cells are single bits
+
+
 def top_code(bytes_per_cell: int) -> int:
-    return 255 if bytes_per_cell == 1 else 65535
+    return 255 if bytes_per_cell in (BITS, 1) else 65535
 
 
 def as_panels(matrices) -> np.ndarray:
@@ -58,11 +62,14 @@ def symmetric_limit(z: np.ndarray) -> float:
 
 def auto_bytes_per_cell(z: np.ndarray, kind: str, thumbnails: bool = False) -> int:
     """Weights: uint16 (3 decimals in hover), uint8 for thumbnails or above UINT8_ABOVE cells. Signed: float32,
-    exact, except a matrix whose finite cells all hold one value (a mask's M: 0 and −∞ only), exact in 1 byte."""
+    exact, except a matrix of one finite value and −∞ (a mask's M), exact in one bit a cell (BITS). At 512
+    tokens an M is 32 kB that way, against 262 kB in bytes: the Masks lab sends eight of them."""
     if kind == "weights":
         return 1 if thumbnails or z.size > UINT8_ABOVE else 2
     finite = z[np.isfinite(z)]
-    return 1 if finite.size == 0 or finite.min() == finite.max() else 4
+    if finite.size and finite.min() != finite.max():
+        return 4
+    return BITS if np.isfinite(z).sum() + np.isneginf(z).sum() == z.size else 1
 
 
 def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndarray, list[list[float]]]:
@@ -75,7 +82,7 @@ def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndar
                    float(p[np.isfinite(p)].max()) if np.isfinite(p).any() else 0.0] for p in z]
         return np.where(np.isposinf(z), hi, z).astype(np.float32), bounds
     top = top_code(bytes_per_cell)
-    dtype = np.uint8 if bytes_per_cell == 1 else np.uint16
+    dtype = np.uint8 if bytes_per_cell in (BITS, 1) else np.uint16
     if kind == "weights":
         codes = np.rint(np.clip(np.nan_to_num(z, posinf=1.0, neginf=0.0), 0.0, 1.0) * (top - 1))
         return codes.astype(dtype), [[0.0, 1.0]] * z.shape[0]
@@ -133,6 +140,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         bytes_per_cell = auto_bytes_per_cell(z, kind, thumbnails)
     if bytes_per_cell == 4 and kind == "weights":
         raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
+    if bytes_per_cell == BITS and kind == "weights":
+        raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)
     meta = {
         "kind": kind, "panels": panels, "rows": rows, "cols": cols, "columns": max(1, min(columns, panels)),
@@ -146,19 +155,29 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     }
     block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary
-    cell_type = "<f4" if bytes_per_cell == 4 else f"<u{bytes_per_cell}"
-    return HEADER.pack(MAGIC, VERSION, bytes_per_cell, 0, len(block)) + block + codes.astype(cell_type).tobytes()
+    if bytes_per_cell == BITS:  # 1 where masked (code TOP), least significant bit first
+        if not np.isin(codes, (0, top_code(BITS))).all():
+            raise AttnvizError("One bit a cell holds one finite value per panel and −∞, no more.")
+        cells = np.packbits(codes.reshape(-1) == top_code(BITS), bitorder="little").tobytes()
+    else:
+        cells = codes.astype("<f4" if bytes_per_cell == 4 else f"<u{bytes_per_cell}").tobytes()
+    return HEADER.pack(MAGIC, VERSION, bytes_per_cell, 0, len(block)) + block + cells
 
 
 def decode_payload(payload: bytes) -> tuple[dict, np.ndarray]:
     """payload -> (its JSON block, the values as drawn (panels, rows, cols) float64, −inf where masked)."""
     magic, version, bpc, _, length = HEADER.unpack_from(payload)
-    if magic != MAGIC or version != VERSION or bpc not in (1, 2, 4):
+    if magic != MAGIC or version != VERSION or bpc not in (BITS, 1, 2, 4):
         raise AttnvizError("Not an attnviz heatmap payload.")
     meta = json.loads(payload[HEADER.size:HEADER.size + length])
     shape = (meta["panels"], meta["rows"], meta["cols"])
-    cell_type = "<f4" if bpc == 4 else f"<u{bpc}"
-    codes = np.frombuffer(payload, dtype=cell_type, offset=HEADER.size + length).reshape(shape).astype(np.float64)
+    if bpc == BITS:
+        bits = np.frombuffer(payload, dtype=np.uint8, offset=HEADER.size + length)
+        masked = np.unpackbits(bits, count=int(np.prod(shape)), bitorder="little").reshape(shape)
+        codes = masked.astype(np.float64) * top_code(BITS)
+    else:
+        cell_type = "<f4" if bpc == 4 else f"<u{bpc}"
+        codes = np.frombuffer(payload, dtype=cell_type, offset=HEADER.size + length).reshape(shape).astype(np.float64)
     if bpc == 4:
         return meta, codes
     top = top_code(bpc)
@@ -173,8 +192,8 @@ def precision(meta_or_payload) -> float:
     """The largest |decoded − original| a payload allows (per panel for signed: the widest panel's)."""
     meta = decode_payload(meta_or_payload)[0] if isinstance(meta_or_payload, (bytes, bytearray)) else meta_or_payload
     bpc = meta.get("bytes_per_cell", 2)
-    if bpc == 4:
-        return 0.0  # float32: the float32 value itself
+    if bpc in (4, BITS):
+        return 0.0  # float32: the float32 value itself; bits: one finite value and −∞, both exact
     step = 1.0 / (top_code(bpc) - 1)
     if meta["kind"] == "weights":
         return step / 2

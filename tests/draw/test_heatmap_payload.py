@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.draw.heatmap import HEADER, decode_payload, heatmap_payload, precision
+from attnviz.draw.heatmap import BITS, HEADER, decode_payload, heatmap_payload, precision
 from attnviz.draw.text import markdown_literal
 from attnviz.errors import AttnvizError
 
@@ -127,14 +127,27 @@ def test_a_highlight_names_one_panel_and_thumbnails_travel_as_uint8():
             heatmap_payload(list(w), list("abcdef"), titles=list("pqrs"), thumbnails=True, highlight=bad)
 
 
-def test_a_mask_matrix_travels_exactly_in_one_byte_per_cell():
+@pytest.mark.parametrize("n", [300, 7])  # 7 × 7 = 49 cells: the last byte of bits is partly filled
+def test_a_mask_matrix_travels_exactly_in_one_bit_per_cell(n):
     from attnviz.engine.masks import causal_mask
 
-    n = 300
     m = np.where(causal_mask(n).numpy(), 0.0, -np.inf)  # M: 0 where allowed, −∞ where forbidden
     payload = heatmap_payload(m, [str(i) for i in range(n)], titles=["M"], kind="signed")
     meta, drawn = decode_payload(payload)
-    assert meta["bytes_per_cell"] == 1 and len(payload) < n * n + 20_000
+    assert meta["bytes_per_cell"] == BITS and len(payload) < n * n / 8 + 1 + 20_000
     np.testing.assert_array_equal(drawn[0], m)  # exact: 0 stays 0, −∞ stays −∞
+    assert precision(meta) == 0.0
     other = heatmap_payload(np.array([[0.0, -1.5], [2.0, -np.inf]]), ["a", "b"], titles=["S"], kind="signed")
     assert decode_payload(other)[0]["bytes_per_cell"] == 4  # several finite values: float32, exact
+
+
+def test_bits_hold_one_finite_value_per_panel_and_refuse_weights():
+    """Two panels of one value each (3 and −2) with −∞ cells: each panel's value comes back, exactly."""
+    z = np.array([[[3.0, -np.inf], [3.0, 3.0]], [[-np.inf, -2.0], [-np.inf, -np.inf]]])
+    meta, drawn = decode_payload(heatmap_payload(list(z), ["a", "b"], titles=["p", "q"], kind="signed",
+                                                 bytes_per_cell=BITS))
+    np.testing.assert_array_equal(drawn, z)
+    with pytest.raises(AttnvizError, match="uint8 or uint16"):
+        heatmap_payload(np.eye(2), ["a", "b"], titles=["w"], bytes_per_cell=BITS)
+    with pytest.raises(AttnvizError, match="one finite value"):  # 0 and 1 in one panel: a bit cannot tell them
+        heatmap_payload(np.eye(2), ["a", "b"], titles=["s"], kind="signed", bytes_per_cell=BITS)

@@ -34,6 +34,12 @@ function decode(bytes) {
   const meta = JSON.parse(new TextDecoder().decode(u8.subarray(12, 12 + len)));
   const count = meta.panels * meta.rows * meta.cols, off = 12 + len;
   let cells;
+  if (bpc === 0) {  // one bit a cell (a mask's M), least significant first: 1 = −∞ -> the uint8 code 255 below
+    const bits = u8.subarray(off, off + Math.ceil(count / 8));
+    cells = new Uint8Array(count);
+    for (let i = 0; i < count; i++) if ((bits[i >> 3] >> (i & 7)) & 1) cells[i] = 255;
+    return { meta, cells, top: 255, bpc: 1, sum: checksum(bits) };
+  }
   if (bpc === 4) cells = (u8.byteOffset + off) % 4 === 0 ? new Float32Array(u8.buffer, u8.byteOffset + off, count)
     : new Float32Array(u8.slice(off, off + 4 * count).buffer);
   else if (bpc === 1) cells = u8.subarray(off, off + count);
