@@ -73,19 +73,27 @@ def auto_bytes_per_cell(z: np.ndarray, kind: str, thumbnails: bool = False) -> i
 
 
 def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndarray, list[list[float]]]:
-    """(panels, rows, cols) floats -> integer codes and each panel's [lo, hi] (see the module text)."""
-    z = np.where(np.isnan(z), 0.0, z)  # NaN never reaches the screen
+    """(panels, rows, cols) floats -> integer codes and each panel's [lo, hi] (see the module text).
+    NaN never reaches the screen: it is drawn as 0."""
+    top = top_code(bytes_per_cell)
+    dtype = np.uint8 if bytes_per_cell in (BITS, 1) else np.uint16
+    if kind == "weights":
+        # a panel at a time, in place: at 512 tokens a layer is 3M cells, and each whole-layer float64 temporary
+        # (25 MB) was fresh memory for the server to fault in, ~20 ms apiece; a panel's 2 MB is reused
+        codes = np.empty(z.shape, dtype=dtype)
+        for p, panel in enumerate(z):
+            scaled = np.nan_to_num(panel, nan=0.0, posinf=1.0, neginf=0.0)
+            np.clip(scaled, 0.0, 1.0, out=scaled)
+            scaled *= top - 1
+            codes[p] = np.rint(scaled, out=scaled)
+        return codes, [[0.0, 1.0]] * z.shape[0]
+    z = np.where(np.isnan(z), 0.0, z)
     if bytes_per_cell == 4:
         finite = z[np.isfinite(z)]
         hi = float(finite.max()) if finite.size else 0.0
         bounds = [[float(p[np.isfinite(p)].min()) if np.isfinite(p).any() else 0.0,
                    float(p[np.isfinite(p)].max()) if np.isfinite(p).any() else 0.0] for p in z]
         return np.where(np.isposinf(z), hi, z).astype(np.float32), bounds
-    top = top_code(bytes_per_cell)
-    dtype = np.uint8 if bytes_per_cell in (BITS, 1) else np.uint16
-    if kind == "weights":
-        codes = np.rint(np.clip(np.nan_to_num(z, posinf=1.0, neginf=0.0), 0.0, 1.0) * (top - 1))
-        return codes.astype(dtype), [[0.0, 1.0]] * z.shape[0]
     bounds, out = [], np.empty(z.shape, dtype=dtype)
     for p, panel in enumerate(z):
         finite = panel[np.isfinite(panel)]
