@@ -46,5 +46,10 @@ class SharedCache:
                     self._values.popitem(last=False)
         return value
 
+    def peek(self, key: Hashable) -> Any | None:
+        """The value for key if it is held now, else None (nothing is made)."""
+        with self._lock:
+            return self._values.get(key)
+
     def __len__(self) -> int:
         return len(self._values)

@@ -94,13 +94,18 @@ def cached_run(spec: str, device: str, text: str, mask_spec: str, scale, keep: b
 
     Shared by every rerun and session that asks for it, not copied (st.cache_data unpickled 76 MB per rerun
     at 512 tokens: 82 ms). Pages only read a RunResult; nothing in pages/ or attnviz changes one."""
-    # repr(scale): True (1/√d_k) and the factor 1.0 are equal as Python values, and False and 0.0 too
-    key = (spec, device, text, mask_spec, repr(scale), bool(keep), layers, bool(weights_only))
+    key = run_key(spec, device, text, mask_spec, scale, keep, layers, weights_only)
     return RUNS.get(key, lambda: cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=keep,
                                                                 layers=layers, weights_only=weights_only))
 
 
 RUNS = SharedCache(max_entries=64)
+
+
+def run_key(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None,
+            weights_only: bool = False) -> tuple:
+    # repr(scale): True (1/√d_k) and the factor 1.0 are equal as Python values, and False and 0.0 too
+    return spec, device, text, mask_spec, repr(scale), bool(keep), layers, bool(weights_only)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -241,7 +246,9 @@ def flipped_scale_state(spec: str, settings: Settings, mask_spec: str, n_tokens:
     scale = live_scale(settings)
     if not isinstance(scale, bool) or n_tokens > SWAP_MAX_TOKENS:
         return None
-    flipped = cached_run(spec, settings.device, settings.text, mask_spec, not scale, False, layer + 1, True)
+    # after a flip, the state flipped back to is usually held whole already: no need for a partial run of it
+    flipped = (RUNS.peek(run_key(spec, settings.device, settings.text, mask_spec, not scale))
+               or cached_run(spec, settings.device, settings.text, mask_spec, not scale, False, layer + 1, True))
     return OtherState(SCALE_SWITCH, scale, flipped)
 
 

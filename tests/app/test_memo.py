@@ -49,3 +49,10 @@ def test_keys_tell_the_scale_true_from_the_factor_one():
     scaled = cached_run("toy", "cpu", "red green blue", "none", True)
     factor_one = cached_run("toy", "cpu", "red green blue", "none", 1.0)
     assert scaled.scale != factor_one.scale == 1.0
+
+
+def test_peek_reads_a_held_value_and_makes_nothing():
+    cache = SharedCache(max_entries=2)
+    assert cache.peek("k") is None and len(cache) == 0
+    cache.get("k", lambda: 7)
+    assert cache.peek("k") == 7

@@ -477,6 +477,13 @@ export default function (component) {
     });
     s.observer.observe(root);
   }
-  return () => { if (s.observer) s.observer.disconnect(); s.observer = null; LIVE.delete(s);
-    if (window.attnvizHeatmaps) delete window.attnvizHeatmaps[root.dataset.name]; };
+  // Streamlit may run a superseded call's cleanup after a newer call has drawn (data that changed while the module
+  // loaded): only the latest call's cleanup unregisters the heatmap
+  const generation = s.generation = (s.generation || 0) + 1;
+  return () => {
+    if (s.generation !== generation) return;
+    if (s.observer) s.observer.disconnect();
+    s.observer = null; LIVE.delete(s);
+    if (window.attnvizHeatmaps) delete window.attnvizHeatmaps[root.dataset.name];
+  };
 }
