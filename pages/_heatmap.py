@@ -68,6 +68,7 @@ class OtherState:
     control: str  # the switch's widget key
     shown: bool  # the switch's state now: the one the page draws
     data: object  # heatmap(): the matrix with the switch flipped; layer_grid(): the run with it flipped
+    title: str | None = None  # heatmap(): its title with the switch flipped, where the title names the state
 
 
 def with_other_state(payload_for, other_payload_for, other: OtherState | None):
@@ -121,14 +122,15 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
     if kind == "signed" and col_labels is None:
         x_title = x_title if x_title != "key (attended to)" else "feature"
 
-    def payload_of(cells):
+    def payload_of(cells, title):
         return lambda sel: heatmap_payload(
             cells, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
             y_title="query (attending)" if kind == "weights" else "row", show_values=show_values,
             selectable=selectable, selection=sel, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key)
 
     return draw_payload(
-        with_other_state(payload_of(z), other_state and payload_of(as_panels(other_state.data)), other_state),
+        with_other_state(payload_of(z, title),
+                         other_state and payload_of(as_panels(other_state.data), other_state.title or title), other_state),
         key=key, panels=1, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 

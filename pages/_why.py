@@ -36,6 +36,15 @@ def pair_for(spec: str, settings, mask_spec: str, scale, layer: int, head: int, 
     return steps, pair_detail(steps, i, j)
 
 
+def scale_name(scale: float, d_head: int) -> str:
+    """The factor on the scores, as the row's title names it: 1/√32, 1 (unscaled) or your own 0.5."""
+    import math
+
+    if math.isclose(scale, 1 / math.sqrt(d_head)):
+        return f"1/√{d_head}"
+    return "1 (unscaled)" if scale == 1.0 else f"{scale:g}"
+
+
 def plain(x: float) -> str:
     """A number for markdown text: 4 decimals, a real minus sign, −∞ for a masked score."""
     if x == float("-inf"):
@@ -71,9 +80,14 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
     st.latex(softmax_latex(i, j, pair.row, pair.weight, limit=2))
     st.markdown(f"In short: q·k = `{plain(pair.dot)}` · × s = `{plain(pair.scaled)}` · + M = "
                 f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
+    # the row names its scale: when the switch flips, the browser swaps in the other state's row at once, while
+    # the arithmetic above follows with the rerun (see attnviz/draw/heatmap_switch.py)
+    row_title = f"row {i} after the softmax (sums to 1), scores × {{}}"
     other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels), layer)
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
-               title=f"row {i} after the softmax (sums to 1)",
+               title=row_title.format(scale_name(pair.scale, model.d_head)),
                selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12,
-               other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, sel.head, i][None]))
+               other_state=other and dataclasses.replace(
+                   other, data=other.data.attentions[layer, sel.head, i][None],
+                   title=row_title.format(scale_name(other.data.scale, model.d_head))))
     st.caption(f"The ringed cell is this weight, A[{i}, {j}]; the other cells are the rest of row {i}.")

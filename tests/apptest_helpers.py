@@ -74,9 +74,9 @@ def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
     return out
 
 
-def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, np.ndarray]]:
+def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[dict, np.ndarray]]]:
     """The heatmap under this key in each state of the switch it carries: (the switch's widget key,
-    {state: values as drawn (panels, rows, cols)}); (None, {}) for a heatmap that carries none."""
+    {state: (its JSON block, values as drawn (panels, rows, cols))}); (None, {}) for a heatmap that carries none."""
     from attnviz.draw.heatmap import decode_payload
     from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
 
@@ -84,7 +84,7 @@ def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, np.ndar
         raw = element.proto.bytes
         if raw[:4] in (b"AVHM", b"AVSW") and decode_payload(shown_payload(raw))[0]["name"] == key:
             control, states = split_switch_payload(raw)
-            return control, {state: decode_payload(payload)[1] for state, payload in states.items()}
+            return control, {state: decode_payload(payload) for state, payload in states.items()}
     raise KeyError(key)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, run_app, switch_states
 
+from attnviz.analysis.stats import head_entropy, head_max_weight
 from pages._ui import SWAP_MAX_TOKENS
 
 TEXT = "red green blue yellow"
@@ -24,8 +25,12 @@ def test_the_grid_and_the_enlarged_head_carry_both_states_of_the_switch(toy, sca
     for key, pick in (("grid", lambda a: a[1]), ("focus_head", lambda a: a[1, 0][None])):
         control, states = switch_states(at, key)
         assert control == "scaled" and list(states) == [scaled, not scaled]  # the switch's state now drawn first
-        for state, drawn in states.items():
+        for state, (_, drawn) in states.items():
             np.testing.assert_allclose(drawn, pick(runs[state].attentions).numpy(), atol=1e-5)
+    # each state's head titles (entropy H, mean max weight) are that state's own, not copied from the other
+    for state, (meta, _) in switch_states(at, "grid")[1].items():
+        entropy, peak = head_entropy(runs[state].attentions[1]), head_max_weight(runs[state].attentions[1])
+        assert meta["titles"] == [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in range(2)]
 
 
 def test_the_selected_cells_row_carries_both_states_too(toy):
@@ -35,8 +40,10 @@ def test_the_selected_cells_row_carries_both_states_too(toy):
     assert_healthy(at)
     control, states = switch_states(at, "why_row")
     assert control == "scaled"
-    for state, drawn in states.items():
+    for state, (meta, drawn) in states.items():
         np.testing.assert_allclose(drawn[0, 0], toy.run(TEXT, scale=state).attentions[1, 1, 3].numpy(), atol=1e-5)
+        # the row names its own scale: it is swapped in before the arithmetic above it follows
+        assert meta["titles"][0].endswith("scores × 1/√4" if state else "scores × 1 (unscaled)")
 
 
 def test_no_second_state_when_a_factor_of_your_own_decides_the_scale(toy):
