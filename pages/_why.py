@@ -82,7 +82,8 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
                 f"`{plain(pair.scaled if pair.allowed else float('-inf'))}` · softmax → **weight `{plain(pair.weight)}`**")
     # the row names its scale: when the switch flips, the browser swaps in the other state's row at once, while
     # the arithmetic above follows with the rerun (see attnviz/draw/heatmap_switch.py)
-    row_title = f"row {i} after the softmax (sums to 1), scores × {{}}"
+    # (the scale first: a narrow panel drops the title's trailing " · " part, never the scale)
+    row_title = f"row {i}, scores × {{}} · after the softmax (sums to 1)"
     other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels), layer)
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
                title=row_title.format(scale_name(pair.scale, model.d_head)),

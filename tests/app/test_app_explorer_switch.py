@@ -43,7 +43,7 @@ def test_the_selected_cells_row_carries_both_states_too(toy):
     for state, (meta, drawn) in states.items():
         np.testing.assert_allclose(drawn[0, 0], toy.run(TEXT, scale=state).attentions[1, 1, 3].numpy(), atol=1e-5)
         # the row names its own scale: it is swapped in before the arithmetic above it follows
-        assert meta["titles"][0].endswith("scores × 1/√4" if state else "scores × 1 (unscaled)")
+        assert meta["titles"][0].startswith(f"row 3, scores × {'1/√4' if state else '1 (unscaled)'} · ")
 
 
 def test_no_second_state_when_a_factor_of_your_own_decides_the_scale(toy):
