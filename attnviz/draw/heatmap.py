@@ -146,9 +146,7 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         raise AttnvizError(f"There is no panel {highlight} to frame among {panels}.")
     if bytes_per_cell is None:
         bytes_per_cell = auto_bytes_per_cell(z, kind, thumbnails)
-    if bytes_per_cell == 4 and kind == "weights":
-        raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
-    if bytes_per_cell == BITS and kind == "weights":
+    if kind == "weights" and bytes_per_cell in (4, BITS):
         raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)
     meta = {
