@@ -38,9 +38,9 @@ def pair_for(spec: str, settings, mask_spec: str, scale, layer: int, head: int, 
 
 def scale_name(scale: float, d_head: int) -> str:
     """The factor on the scores, as the row's title names it: 1/√32, 1 (unscaled) or your own 0.5."""
-    import math
+    from attnviz.engine.attention import is_standard_scale
 
-    if math.isclose(scale, 1 / math.sqrt(d_head)):
+    if is_standard_scale(scale, d_head):
         return f"1/√{d_head}"
     return "1 (unscaled)" if scale == 1.0 else f"{scale:g}"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from itertools import groupby
 
+from attnviz.engine.attention import is_standard_scale
+
 MASK_SENTENCES = {
     "none": "no mask: every token may look at every token, before and after it",
     "causal": "causal: each token sees itself and the tokens before it, never the ones after (as when generating text)",
@@ -82,7 +84,7 @@ def describe_scale(scale: float, d_k: int, trained: bool = True) -> str:
     """trained=False for a model with seeded weights (the toy), which has a standard setting but no training."""
     standard = 1 / math.sqrt(d_k)
     usual = "the trained" if trained else "the standard"
-    if math.isclose(scale, standard, rel_tol=1e-6):
+    if is_standard_scale(scale, d_k):
         return f"Scores are divided by √d_k = √{d_k} ≈ {math.sqrt(d_k):.2f}, " + (
             "as the model was trained." if trained else "the standard setting.")
     if scale == 1.0:
@@ -93,7 +95,7 @@ def describe_scale(scale: float, d_k: int, trained: bool = True) -> str:
 
 def describe_effect(spec, scale: float, d_k: int, trained: bool = True) -> str | None:
     """A reminder that a changed setting acts in every layer, so later layers change too."""
-    default_scale = math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6)
+    default_scale = is_standard_scale(scale, d_k)
     no_mask = spec in (None, "", "none")
     if default_scale and no_mask:
         return None

@@ -6,6 +6,8 @@ import math
 
 import torch
 
+from attnviz.engine.attention import is_standard_scale
+
 MAX_MATRIX = 5  # larger masks: their first rows/columns, ⋯, and the last two (where [PAD] keys are)
 
 
@@ -23,7 +25,7 @@ def fmt(x: float, digits: int = 3) -> str:
 
 def scale_text(scale: float, d_k: int) -> str:
     """How the scores are scaled, in LaTeX: \\frac{QK^T}{\\sqrt{32}}, or QK^T · 0.25, or QK^T."""
-    if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
+    if is_standard_scale(scale, d_k):
         return rf"\frac{{QK^\top}}{{\sqrt{{{d_k}}}}}"
     if scale == 1.0:
         return r"QK^\top"
@@ -37,7 +39,7 @@ def attention_equation(scale: float, d_k: int, masked: bool) -> str:
     screen: KaTeX never wraps a formula itself, so the lines are broken here.
     """
     m = " + M" if masked else ""
-    if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
+    if is_standard_scale(scale, d_k):
         numbers = [rf"d_k = {d_k},\ \tfrac{{1}}{{\sqrt{{d_k}}}} = {fmt(scale, 4)}"]
     elif scale == 1.0:
         numbers = [rf"d_k = {d_k}", r"\text{no scaling (factor 1)}"]

@@ -70,6 +70,12 @@ def resolve_scale(scale: bool | float | None, d_k: int) -> float:
     return factor
 
 
+def is_standard_scale(scale: float, d_k: int) -> bool:
+    """Whether a resolved factor is resolve_scale(True, d_k) = 1/sqrt(d_k), the scaling a model is trained with
+    (to float32 rounding: a run's factor has been through a tensor)."""
+    return math.isclose(scale, 1.0 / math.sqrt(d_k), rel_tol=1e-6)
+
+
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """softmax over keys of the scores with forbidden keys removed; fully masked rows give zeros."""
     if mask is None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.draw.latex import fmt
+from attnviz.engine.attention import is_standard_scale
 
 TOP_TERMS = 6  # on real models (d_head 32, 64) only the largest products of q_i · k_j are written out
 VECTOR_LIMIT = 8  # entries of q_i, k_j shown before "…"
@@ -49,7 +50,7 @@ def shape(rows: int, cols: int, row_name: str = "n", col_name: str = r"d_{head}"
 
 def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
     """(title, sentence, LaTeX) of the scaling step for this factor."""
-    if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
+    if is_standard_scale(scale, d_k):
         return ("÷ √d_k", "Dot products grow with d_k; dividing by √d_k keeps the softmax from becoming too peaked.",
                 rf"S' = \frac{{S}}{{\sqrt{{d_k}}}} = \frac{{S}}{{\sqrt{{{d_k}}}}} = S \cdot {fmt(scale, 4)}")
     if scale == 1.0:
@@ -169,7 +170,7 @@ def dot_product_latex(i: int, j: int, q_i: torch.Tensor, k_j: torch.Tensor, dot:
 def scaled_latex(i: int, j: int, dot: float, scale: float, d_k: int) -> str:
     """S'_ij = q_i·k_j ÷ √d_k (or × factor, or unchanged) = value."""
     value = fmt(dot * scale, 4)
-    if math.isclose(scale, 1 / math.sqrt(d_k), rel_tol=1e-6):
+    if is_standard_scale(scale, d_k):
         return (rf"S'_{{{i},{j}}} = \frac{{q_{{{i}}} \cdot k_{{{j}}}}}{{\sqrt{{{d_k}}}}}"
                 rf" = \frac{{{fmt(dot, 4)}}}{{{fmt(math.sqrt(d_k), 4)}}} = {value}")
     if scale == 1.0:
