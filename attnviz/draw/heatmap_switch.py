@@ -6,54 +6,33 @@ machine, four to eight times a bare toggle). When a heatmap's payload also holds
 switch in its other state, the component draws that one as soon as the switch changes, and the rerun's
 payload, when it lands, holds the same cells. Both are the from-scratch run's numbers.
 
-Layout (little-endian), around two payloads of attnviz.draw.heatmap:
-    b"AVSW"  u32 JSON length  JSON {"control": the switch's widget key, "states": [first's, second's]} padded to 4
-    then twice: u32 payload length, the payload, padding to 4
-The first payload is the one drawn now (the switch's present state).
+Layout: b"AVSW", the head {"control": the switch's widget key, "states": [first's, second's]}, then two payloads of
+attnviz.draw.heatmap, framed as attnviz.draw.payload_frames says. The first is the one drawn now (the switch's
+present state).
 """
 
 from __future__ import annotations
 
-import json
-import struct
-
 from attnviz.draw.heatmap import MAGIC as HEATMAP_MAGIC
+from attnviz.draw.payload_frames import unwrap, wrap
 from attnviz.errors import AttnvizError
 
 MAGIC = b"AVSW"
-LENGTH = struct.Struct("<I")
-
-
-def _padded(block: bytes) -> bytes:
-    return block + b"\0" * (-len(block) % 4)
 
 
 def switch_payload(control: str, shown_state: bool, shown: bytes, other: bytes) -> bytes:
     """The payload `shown` (drawn with the switch keyed `control` in shown_state) and `other` (its other state)."""
     if not control or shown[:4] != HEATMAP_MAGIC or other[:4] != HEATMAP_MAGIC:
         raise AttnvizError("A switch payload needs the switch's key and two heatmap payloads.")
-    meta = json.dumps({"control": control, "states": [bool(shown_state), not shown_state]}).encode("utf-8")
-    # the JSON ends on a 4-byte boundary counted from the start, so both payloads (and their cells) stay aligned
-    meta += b" " * (-(len(MAGIC) + LENGTH.size + len(meta)) % 4)
-    parts = [MAGIC, LENGTH.pack(len(meta)), meta]
-    for payload in (shown, other):
-        parts += [LENGTH.pack(len(payload)), _padded(payload)]
-    return b"".join(parts)
+    return wrap(MAGIC, {"control": control, "states": [bool(shown_state), not shown_state]}, [shown, other])
 
 
 def split_switch_payload(payload: bytes) -> tuple[str | None, dict[bool, bytes]]:
     """A heatmap payload -> (None, {}); a switch payload -> (its control, {state: that state's heatmap payload})."""
     if payload[:4] != MAGIC:
         return None, {}
-    (length,) = LENGTH.unpack_from(payload, 4)
-    offset = 8 + length
-    meta = json.loads(payload[8:offset])
-    found = {}
-    for state in meta["states"]:
-        (size,) = LENGTH.unpack_from(payload, offset)
-        found[state] = bytes(payload[offset + 4:offset + 4 + size])
-        offset += 4 + size + (-size % 4)
-    return meta["control"], found
+    head, payloads = unwrap(payload, lambda head: len(head["states"]))
+    return head["control"], dict(zip(head["states"], payloads, strict=True))
 
 
 def shown_payload(payload: bytes) -> bytes:
