@@ -113,6 +113,32 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
     bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap); None = chosen from the matrix."""
+    payload_for, rows, cols = _heatmap_payload_for(
+        matrix, row_labels, col_labels, key=key, title=title, kind=kind, x_title=x_title, show_values=show_values,
+        limit=limit, selectable=selectable, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell,
+        other_state=other_state)
+    return draw_payload(payload_for, key=key, panels=1, rows=rows, cols=cols, selectable=selectable,
+                        selection=selection, on_select=on_select)
+
+
+def heatmap_bytes(matrix, row_labels: list[str], col_labels: list[str] | None = None, *, key: str, **options) -> bytes:
+    """The payload heatmap() draws with these arguments (not selectable), to draw in a heatmap_row under `key`."""
+    return _heatmap_payload_for(matrix, row_labels, col_labels, key=key, **options)[0](None)
+
+
+def heatmap_row(key: str, payloads: list[bytes]) -> None:
+    """Heatmaps (heatmap_bytes) side by side in equal columns, as one component: one element of the page instead
+    of st.columns and one per heatmap (attnviz.draw.heatmap_row). Each keeps the key it was made with."""
+    from attnviz.draw.heatmap_row import row_payload
+
+    _component()(key=key, data=row_payload(payloads), width="stretch", height="content")
+
+
+def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str = "", kind: str = "weights",
+                         x_title: str = "key (attended to)", show_values: bool | None = None, limit: float | None = None,
+                         selectable: bool = False, per_head_scale: bool = False, bytes_per_cell: int | None = None,
+                         other_state: OtherState | None = None):
+    """heatmap()'s payload as a function of the cell to ring, and the matrix's rows and cols."""
     from attnviz.draw.heatmap import as_panels, heatmap_payload
 
     if kind not in KINDS:
@@ -128,10 +154,9 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
             y_title="query (attending)" if kind == "weights" else "row", show_values=show_values,
             selectable=selectable, selection=sel, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key)
 
-    return draw_payload(
-        with_other_state(payload_of(z, title),
-                         other_state and payload_of(as_panels(other_state.data), other_state.title or title), other_state),
-        key=key, panels=1, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
+    payload_for = with_other_state(
+        payload_of(z, title), other_state and payload_of(as_panels(other_state.data), other_state.title or title), other_state)
+    return payload_for, rows, cols
 
 
 def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, key: str,

@@ -34,7 +34,7 @@ from attnviz.lessons.masks.gallery import (
     real_rows_difference,
 )
 from pages import _ui as ui
-from pages._heatmap import heatmap
+from pages._heatmap import heatmap, heatmap_bytes, heatmap_row
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
 COST_NS = np.arange(8, 513)  # n = 8..512
@@ -69,16 +69,16 @@ class Runner:
         return attentions[self.layer, self.head]  # (n, n)
 
 
-def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> None:
-    """M (0 / −∞, as the softmax adds it) beside the weights it produces: keys key_mask and key_weights."""
+def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> list[bytes]:
+    """M (0 / −∞, as the softmax adds it) beside the weights it produces: the payloads of one heatmap_row
+    (drawn under key), heatmaps key_mask and key_weights."""
     n = len(labels)
-    left, right = st.columns(2, gap="small")
-    with left:
-        heatmap(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
-                title="M (0 may look, −∞ forbidden)", limit=1.0)
-    with right:  # above 128 tokens a card's weights travel as uint8 (2 decimals in hover): 8 cards of 512² add up
-        heatmap(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False,
-                bytes_per_cell=1 if n > 128 else None)
+    return [
+        heatmap_bytes(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
+                      title="M (0 may look, −∞ forbidden)", limit=1.0),
+        # above 128 tokens a card's weights travel as uint8 (2 decimals in hover): 8 cards of 512² add up
+        heatmap_bytes(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False,
+                      bytes_per_cell=1 if n > 128 else None)]
 
 
 def _pairs_line(pairs: int, n: int) -> str:
@@ -86,6 +86,16 @@ def _pairs_line(pairs: int, n: int) -> str:
 
 
 # ---- (a) the gallery -------------------------------------------------------------------------------
+
+
+def gallery_card(run: Runner, kind: str, spec: str, n: int) -> tuple[str, str, list[bytes]]:
+    """One card of the gallery: its heading, what the mask does, and the payloads of M beside its weights."""
+    res = run.run(spec)
+    m = len(res.tokens)
+    shown = f"custom, {n}×{n}" if kind == "custom" else spec
+    heading = f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}"
+    return heading, describe_mask(spec, causal_model=run.model.cfg.causal), mask_and_weights(
+        f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels, f"L{run.layer} H{run.head}")
 
 
 def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
@@ -103,24 +113,23 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     st.caption(f"Left of each card: the mask M (global + local uses token 0 as the global token; random is seeded "
                f"with 0; custom is the mask drawn in (c) below). Right: layer {run.layer}, head {run.head} of "
                f"{run.model.name} with that mask applied in every layer.")
-    runs = {}  # every run first, then every card: the browser draws the cards in one go instead of one
-    with st.spinner("Running the text with every mask…"):  # redraw of the page per card while the next one runs
+    # every card made first (its runs and its heatmaps' bytes), then every card sent: the browser draws them in one
+    # go, instead of laying the page out again for each card while the server makes the next one
+    cards = {}
+    with st.spinner("Running the text with every mask…"):
         for kind, spec in specs.items():
             try:
-                runs[kind] = run.run(spec)
+                cards[kind] = gallery_card(run, kind, spec, n)
             except Exception as err:  # reported on its own card, by that card's guard
-                runs[kind] = err
-    for kind, spec in specs.items():  # one card per row: M and its weights each get half the page, readable
+                cards[kind] = err
+    for kind, card in cards.items():  # one card per row: M and its weights each get half the page, readable
         with st.container(border=True), ui.guard(f"The {kind} card"):
-            res = runs[kind]
-            if isinstance(res, Exception):
-                raise res
-            m = len(res.tokens)
-            shown = f"custom, {n}×{n}" if kind == "custom" else spec
-            st.markdown(f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}")
-            st.caption(describe_mask(spec, causal_model=run.model.cfg.causal))
-            mask_and_weights(f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels,
-                             f"L{run.layer} H{run.head}")
+            if isinstance(card, Exception):
+                raise card
+            heading, description, payloads = card
+            st.markdown(heading)
+            st.caption(description)
+            heatmap_row(f"masks_gallery_{kind}", payloads)
 
     st.subheader("The O(n²) lesson: pairs scored as the text grows")
     curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
@@ -227,6 +236,6 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
         st.code(spec, language=None, wrap_lines=True)
     with result_col:
         st.markdown(f"**Your mask**, applied in every layer: layer {run.layer}, head {run.head}")
-        mask_and_weights("masks_custom_result", res.mask, run.pattern(res.attentions), res.labels,
-                         f"L{run.layer} H{run.head}")
+        heatmap_row("masks_custom_result", mask_and_weights("masks_custom_result", res.mask,
+                                                            run.pattern(res.attentions), res.labels, f"L{run.layer} H{run.head}"))
     return spec

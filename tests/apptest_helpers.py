@@ -67,11 +67,18 @@ def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
     from attnviz.draw.heatmap_switch import shown_payload
 
     out = {}
-    for element in at.get("bidi_component"):
-        raw = shown_payload(element.proto.bytes)  # a switch payload: the state drawn first
+    for raw in drawn_payloads(at):
+        raw = shown_payload(raw)  # a switch payload: the state drawn first
         if raw[:4] == b"AVHM":
             out[decode_payload(raw)[0]["name"]] = raw
     return out
+
+
+def drawn_payloads(at: AppTest) -> list[bytes]:
+    """Every payload the heatmap components on the page draw, a row payload's parts one by one."""
+    from attnviz.draw.heatmap_row import row_parts
+
+    return [part for element in at.get("bidi_component") for part in row_parts(element.proto.bytes)]
 
 
 def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[dict, np.ndarray]]]:
@@ -80,8 +87,7 @@ def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[d
     from attnviz.draw.heatmap import decode_payload
     from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
 
-    for element in at.get("bidi_component"):
-        raw = element.proto.bytes
+    for raw in drawn_payloads(at):
         if raw[:4] in (b"AVHM", b"AVSW") and decode_payload(shown_payload(raw))[0]["name"] == key:
             control, states = split_switch_payload(raw)
             return control, {state: decode_payload(payload) for state, payload in states.items()}

@@ -131,6 +131,15 @@ def test_every_cell_is_painted_in_the_colour_of_its_value(server, toy):
         np.testing.assert_array_equal(m[0], np.where(np.triu(np.ones((n, n), dtype=bool), 1), -np.inf, 0.0))
         lo, hi = meta["ranges"][0]
         assert_painted(drawn_pixels(page, "masks_gallery_causal_mask", 0), m[0], lo, hi, RDBU_R)
+        # the card's M and its weights are one component (heatmap_row): the two halves of one row, M on the left
+        row = page.locator(".avhm-many").filter(has=page.locator('.avhm[data-name="masks_gallery_causal_mask"]'))
+        halves = row.locator(":scope > .avhm-slot > .avhm")
+        assert [halves.nth(i).get_attribute("data-name") for i in range(halves.count())] == [
+            "masks_gallery_causal_mask", "masks_gallery_causal_weights"]
+        left, right = halves.nth(0).bounding_box(), halves.nth(1).bounding_box()
+        assert left["x"] + left["width"] <= right["x"] and abs(left["y"] - right["y"]) < 1
+        _, w = drawn_panels(page, "masks_gallery_causal_weights")
+        np.testing.assert_allclose(w[0], toy.run(TEXT, mask="causal").attentions[0, 0].numpy(), atol=1e-4)
         assert not exceptions_on(page)
 
 

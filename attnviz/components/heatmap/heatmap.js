@@ -55,16 +55,30 @@ function decode(bytes) {
 function decodeAny(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   if (String.fromCharCode(u8[0], u8[1], u8[2], u8[3]) !== "AVSW") return { model: decode(u8), switch: null };
+  const { head, parts } = unwrap(u8, (h) => h.states.length);
+  const byState = new Map(head.states.map((state, i) => [state, decode(parts[i])]));
+  return { model: byState.get(head.states[0]), switch: { control: head.control, byState } };
+}
+
+// A row payload (attnviz/draw/heatmap_row.py) holds several payloads drawn side by side; any other is one part.
+function rowParts(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  if (String.fromCharCode(u8[0], u8[1], u8[2], u8[3]) !== "AVRW") return [u8];
+  return unwrap(u8, (h) => h.count).parts;
+}
+
+// A wrapper payload's JSON head and inner payloads, each starting on a 4-byte boundary (attnviz/draw/payload_frames.py)
+function unwrap(u8, countOf) {
   const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength), len = dv.getUint32(4, true);
   const head = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + len)));
-  const byState = new Map();
+  const parts = [];
   let off = 8 + len;
-  for (const state of head.states) {
+  for (let i = 0, n = countOf(head); i < n; i++) {
     const size = dv.getUint32(off, true);
-    byState.set(state, decode(u8.subarray(off + 4, off + 4 + size)));
+    parts.push(u8.subarray(off + 4, off + 4 + size));
     off += 4 + size + ((4 - (size % 4)) % 4);
   }
-  return { model: byState.get(head.states[0]), switch: { control: head.control, byState } };
+  return { head, parts };
 }
 
 const sameCells = (a, b) => a.sum === b.sum && a.cells.length === b.cells.length;
@@ -395,9 +409,25 @@ function onSwitch(s, control, state) {  // a sidebar switch flipped: draw this h
 }
 
 export default function (component) {
-  const started = performance.now();
   const { data, parentElement, setStateValue, key } = component;  // key: Streamlit's element id
-  let root = parentElement.querySelector(".avhm");
+  if (!data) return undefined;
+  const parts = rowParts(data), boxes = slots(parentElement, parts.length);
+  const cleanups = parts.map((bytes, i) => mount(boxes[i], bytes, setStateValue, parts.length === 1 ? key : `${key}_${i}`));
+  return () => cleanups.forEach((cleanup) => cleanup());
+}
+
+function slots(parent, count) {  // where each heatmap goes: the component itself for one, else equal columns of a row
+  if (count === 1) return [parent];
+  const row = parent.querySelector(":scope > .avhm-many") || el("div", "avhm-many", parent);
+  row.style.gridTemplateColumns = `repeat(${count}, minmax(0, 1fr))`;
+  while (row.children.length > count) row.lastChild.remove();
+  while (row.children.length < count) el("div", "avhm-slot", row);
+  return [...row.children];
+}
+
+function mount(parentElement, data, setStateValue, key) {  // one heatmap in parentElement -> its cleanup
+  const started = performance.now();
+  let root = parentElement.querySelector(":scope > .avhm");
   if (!root) {
     root = el("div", "avhm", parentElement);
     const wrap = el("div", "avhm-wrap", root);
@@ -413,7 +443,6 @@ export default function (component) {
   }
   const s = root.__avhm;
   s.setStateValue = setStateValue;
-  if (!data) return;
   const { model, switch: other } = decodeAny(data);
   s.switch = other;
   if (other) { s.onSwitch = (control, state) => onSwitch(s, control, state); watchSwitches(); }
