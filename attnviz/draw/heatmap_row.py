@@ -1,9 +1,9 @@
 """Several heatmaps side by side in one component: a mask's M beside the weights it produces, in one piece.
 
-Each heatmap drawn costs the browser an element of Streamlit's page, and a pair in st.columns three more (the
-columns and their two cells). The Masks lab shows nine such pairs: as one component each, its page has 27
-elements fewer, and at 512 tokens it is drawn about a third of a second sooner (benchmarks/bench_clicks.py).
-Each heatmap keeps its own payload, name, kind and legend; the component lays them out in equal columns.
+A pair of heatmaps in st.columns is five elements of Streamlit's page (the columns, its two cells and two
+components), each of which the browser renders and lays out; as one component it is one. The Masks lab shows
+nine such pairs. Each heatmap keeps its own payload, name, kind and legend; the component lays them out in
+equal columns.
 
 Layout: b"AVRW", the head {"count": n}, then n payloads of attnviz.draw.heatmap (or switch payloads), framed as
 attnviz.draw.payload_frames says, left to right.
