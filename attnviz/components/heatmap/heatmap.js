@@ -295,13 +295,14 @@ function placeLabels(s) {  // token labels as DOM text, every k-th when dense so
 function legend(s) {
   const { meta } = s.model;
   s.legend.replaceChildren();
-  const bar = el("canvas", "avhm-bar", s.legend);
+  const scale = el("div", "avhm-scale", s.legend);  // the bar and its ticks: the title goes beside them, or below
+  const bar = el("canvas", "avhm-bar", scale);
   bar.width = 256; bar.height = 1;
   const ctx = bar.getContext("2d"), img = ctx.createImageData(256, 1), table = LUTS[meta.kind];
   for (let i = 0; i < 256; i++) { img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4); }
   ctx.putImageData(img, 0, 0);
   const [lo, hi] = meta.ranges[0];
-  const ticks = el("div", "avhm-ticks", s.legend);
+  const ticks = el("div", "avhm-ticks", scale);
   const same = meta.ranges.every((r) => r[0] === lo && r[1] === hi);
   if (meta.kind === "weights") {
     el("span", "", ticks, "0"); el("span", "", ticks, same ? short(hi / 2) : "½ max"); el("span", "", ticks, same ? short(hi) : "max");
