@@ -56,11 +56,14 @@ with ui.guard("The model view"):
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
     n = len(res.tokens)
+    run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
+    # everything the page shows is computed before any of it is sent: the browser then lays the page out once,
+    # not once for the top and again for each part that follows a computation
+    pooled, pooled_labels, block = _thumbnails(*run_key)
+    stats, rollout = _statistics_and_rollout(*run_key)
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads = "
                 f"{model.n_layers * model.n_heads} patterns · **{n} tokens**")
-    run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
 
-    pooled, pooled_labels, block = _thumbnails(*run_key)
     cells = pooled.shape[-1]
     take_click(model.n_layers, model.n_heads, cells)  # a click AppTest wrote (in a browser, on_select took it)
     grid_slot = st.container()  # the grid goes above the pickers, but its frame needs their values
@@ -83,7 +86,6 @@ with ui.guard("The model view"):
                     "average query of the block gives to the keys of the block, so rows still sum to 1). "
                     "The enlarged head below shows every token.", icon=":material/zoom_in:")
 
-    stats, rollout = _statistics_and_rollout(*run_key)
     st.subheader("What each head does, in numbers")
     st.markdown("Entropy says how spread out a head's rows are; mean distance how far it looks; the shares say how much "
                 "weight goes to the sink tokens ([CLS], [SEP] or the first token), to the token itself and to the "
