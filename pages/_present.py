@@ -26,41 +26,62 @@ FIT_MATH = """<script>
 (() => {
   const doc = window.parent ? window.parent.document : document;
   const win = doc.defaultView;
-  // At most one pass per animation frame however many DOM mutations a rerun makes, and in it first every
-  // write that a measurement needs, then every read (one layout), then only the font sizes that change.
-  // A formula's natural width is remembered per rendered node and text, so an unchanged formula is never
-  // reset and re-measured: a per-formula reset-read-write loop cost 66 ms per scaling toggle.
+  if (win.__attnvizFitMath) return;
+  win.__attnvizFitMath = true;
+  // A formula's natural width is remembered per rendered node, text, type size and fonts: an unchanged formula is
+  // never reset and measured again. Its room is read when that room changes size (a ResizeObserver) or the formula
+  // is new or changed, not after every change of the page: that read every formula's width, and so laid the page
+  // out, four or five times per layer change of the explorer.
   const natural = new WeakMap();
-  const fit = () => {
-    win.__attnvizFitPending = false;
-    const shown = [...doc.querySelectorAll('.katex-display')].filter(d => d.firstElementChild);
-    // presentation mode sets larger type (and leaves its marker): natural widths measured without it are stale.
-    // Looking the marker up costs nothing; reading the computed font size forced a style pass every frame.
-    const type = doc.getElementById('attnviz-present') ? 'present' : 'normal';
+  // KaTeX's fonts arrive after the first formulas are drawn, and change their widths: each arrival measures anew
+  let fonts = 0;
+  doc.fonts.addEventListener('loadingdone', () => { fonts += 1; fit([...doc.querySelectorAll('.katex-display')]); });
+  const fit = (displays) => {  // first every write a measurement needs, then every read (one layout), then the sizes
+    // presentation mode sets larger type (and leaves its marker), fonts arrive: natural widths measured before are stale
+    const type = (doc.getElementById('attnviz-present') ? 'present' : 'normal') + fonts;
+    for (const d of displays) if (!d.isConnected) sized.unobserve(d);  // a box gone with a rerun: let it go
+    const shown = displays.filter(d => d.isConnected && d.firstElementChild);
     const fresh = shown.map(d => {
       const k = d.firstElementChild, known = natural.get(k);
       return !known || known.text !== k.textContent || known.type !== type;
     });
     shown.forEach((d, i) => { if (fresh[i] && d.firstElementChild.style.fontSize) d.firstElementChild.style.fontSize = ''; });
-    const sizes = shown.map((d, i) => [d.clientWidth, fresh[i] ? d.scrollWidth : 0]);
+    // a fresh formula's natural width, and its type size as a multiple of the text around it (KaTeX's 1.21em, or
+    // what Streamlit's or presentation mode's CSS made it): the fitted size is that multiple, scaled down
+    const em = (e) => parseFloat(win.getComputedStyle(e).fontSize);
+    const sizes = shown.map((d, i) => [room(d).clientWidth, fresh[i] ? d.scrollWidth : 0,
+                                       fresh[i] ? em(d.firstElementChild) / em(d) : 0]);
     shown.forEach((d, i) => {
-      const k = d.firstElementChild, [w, s] = sizes[i];
-      if (fresh[i]) natural.set(k, {text: k.textContent, type, width: s});
-      const full = natural.get(k).width;
-      const size = w > 0 && full > w + 1 ? (1.21 * (w - 2) / full).toFixed(3) + 'em' : '';
+      const k = d.firstElementChild, [w, s, base] = sizes[i];
+      if (fresh[i] && s > 0) natural.set(k, {text: k.textContent, type, width: s, base});
+      if (!natural.has(k)) return;  // hidden (a closed expander, another tab): measured once it is shown
+      const {width: full, base: times} = natural.get(k);
+      const size = w > 0 && full > w + 1 ? (times * (w - 2) / full).toFixed(3) + 'em' : '';
       if (k.style.fontSize !== size) k.style.fontSize = size;
     });
   };
-  const soon = () => {
-    if (win.__attnvizFitPending) return;
-    win.__attnvizFitPending = true;
-    win.requestAnimationFrame(fit);
+  // the room a formula has: its element's box, which the column sets. Not the formula's own box: inside a flex
+  // item that box follows the formula's size, and a fit made it narrower, so the next fit smaller, and so on.
+  const room = (d) => d.closest('[data-testid="stElementContainer"]') || d.parentElement || d;
+  // a box whose size changed (a new formula, a resized column, presentation mode's type): fit the formulas in it
+  const sized = new win.ResizeObserver((entries) =>
+    fit(entries.flatMap(e => e.target.isConnected ? [...e.target.querySelectorAll('.katex-display')] : [e.target])));
+  const watched = new WeakSet();
+  const changed = (d) => {  // its text changed in place, or it was drawn anew inside the same box
+    const k = d.firstElementChild, known = k && natural.get(k);
+    return !!k && (!known || known.text !== k.textContent);
   };
-  if (!win.__attnvizFitMath) {
-    win.__attnvizFitMath = true;
-    new MutationObserver(soon).observe(doc.body, {childList: true, subtree: true});
-    win.addEventListener('resize', soon);
-  }
+  let pending = false;
+  const look = () => {  // once per animation frame with changes: no layout is read here, unless a formula changed
+    pending = false;
+    const again = [];
+    for (const d of doc.querySelectorAll('.katex-display')) {
+      if (!watched.has(d)) { watched.add(d); sized.observe(room(d)); again.push(d); } else if (changed(d)) again.push(d);
+    }
+    if (again.length) fit(again);
+  };
+  const soon = () => { if (!pending) { pending = true; win.requestAnimationFrame(look); } };
+  new MutationObserver(soon).observe(doc.body, {childList: true, subtree: true});
   soon();
 })();
 </script>"""

@@ -221,6 +221,11 @@ WIDER_THAN_COLUMN = """() => {
     const canvas = host && host.shadowRoot && host.shadowRoot.querySelector('canvas.avhm-canvas');
     if (canvas && canvas.getBoundingClientRect().right > b.getBoundingClientRect().right + 1) bad.push('canvas');
   }
+  for (const d of document.querySelectorAll('.katex-display')) {  // a formula's content, not KaTeX's capped box
+    const box = d.closest('[data-testid="stElementContainer"]');
+    if (box && d.offsetParent !== null && d.scrollWidth > box.clientWidth + 1)
+      bad.push(`formula ${d.scrollWidth} px in ${box.clientWidth} px: ${d.textContent.slice(0, 40)}`);
+  }
   return bad;
 }"""
 

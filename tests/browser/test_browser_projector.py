@@ -20,7 +20,8 @@ LINK = "?mask=padding&pad=3"
 
 # JS: is the page wider than the window; which formulas (KaTeX) or texts reach past the element that holds
 # them. KaTeX's own box is always 2 px wider than its content (italic overhang), so formulas are measured
-# by their drawn rectangle against their Streamlit element container, not by scrollWidth.
+# by their drawn rectangle against their Streamlit element container, and their content's width too (KaTeX's
+# box is capped at its column while what it holds runs on past it).
 OVERFLOW = """() => {
   const doc = document.documentElement;
   const text = e => (e.innerText || '').replace(/\\s+/g, ' ').slice(0, 50);
@@ -31,6 +32,9 @@ OVERFLOW = """() => {
     const r = k.getBoundingClientRect(), b = box.getBoundingClientRect();
     if (r.right > b.right + 1 || r.left < b.left - 1)
       wide.push(`math ${text(k)} (${r.width.toFixed(0)} px in ${b.width.toFixed(0)} px)`);
+    // KaTeX's box stops at its column while its content runs on (no wrapping): the content's width counts
+    const content = k.parentElement.scrollWidth;
+    if (content > b.width + 1) wide.push(`math ${text(k)} (its content ${content} px in ${b.width.toFixed(0)} px)`);
   }
   for (const e of document.querySelectorAll('[data-testid="stMarkdownContainer"]')) {
     if (e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
