@@ -78,7 +78,13 @@ def test_grid_holds_attnviz_weights_and_a_scaling_toggle_redraws_it(server, toy)
         grid, focus = (page.evaluate(f"() => window.attnvizHeatmaps.{k}.swaps") for k in ("grid", "focus_head"))
         assert grid == focus == 1
         assert page.evaluate("() => window.attnvizHeatmaps.grid.drawn") == swapped
+        # each update redraws the component's one heatmap in place, never adds another below it
+        assert page.evaluate(HEATMAPS_PER_COMPONENT) == [1] * len(page.evaluate("() => Object.keys(window.attnvizHeatmaps)"))
         assert not exceptions_on(page)
+
+
+HEATMAPS_PER_COMPONENT = """() => [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
+  .filter(h => h.shadowRoot).map(h => h.shadowRoot.querySelectorAll('.avhm').length)"""
 
 
 # the component's colour maps, written out again here as the test's own oracle: 256 colours between the stops

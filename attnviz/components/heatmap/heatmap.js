@@ -417,9 +417,13 @@ export default function (component) {
   return () => cleanups.forEach((cleanup) => cleanup());
 }
 
+// parent's own child of this class. Not querySelector(":scope > …"): the component's parent is a shadow root, where
+// :scope matches nothing, and every update then added one more heatmap below the last.
+const child = (parent, cls) => [...parent.children].find((e) => e.classList.contains(cls)) || null;
+
 function slots(parent, count) {  // where each heatmap goes: the component itself for one, else equal columns of a row
   if (count === 1) return [parent];
-  const row = parent.querySelector(":scope > .avhm-many") || el("div", "avhm-many", parent);
+  const row = child(parent, "avhm-many") || el("div", "avhm-many", parent);
   row.style.gridTemplateColumns = `repeat(${count}, minmax(0, 1fr))`;
   while (row.children.length > count) row.lastChild.remove();
   while (row.children.length < count) el("div", "avhm-slot", row);
@@ -428,7 +432,7 @@ function slots(parent, count) {  // where each heatmap goes: the component itsel
 
 function mount(parentElement, data, setStateValue, key) {  // one heatmap in parentElement -> its cleanup
   const started = performance.now();
-  let root = parentElement.querySelector(":scope > .avhm");
+  let root = child(parentElement, "avhm");
   if (!root) {
     root = el("div", "avhm", parentElement);
     const wrap = el("div", "avhm-wrap", root);
