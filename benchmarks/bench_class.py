@@ -29,7 +29,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_helpers import free_port  # noqa: E402
+from browser_helpers import cpu_seconds, free_port  # noqa: E402
 
 WORDS = ["the", "cat", "dog", "bird", "sat", "ran", "flew", "on", "under", "over", "a", "mat", "road", "tree",
          "because", "it", "was", "tired", "happy", "late"]
@@ -165,12 +165,6 @@ async def class_of(port: int, n: int) -> list[Session]:
     sessions = [Session(port, i) for i in range(n)]
     await asyncio.gather(*(s.run(0.1 * i) for i, s in enumerate(sessions)))  # a class opens the link within 3 s
     return sessions
-
-
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU time of a process (Linux /proc), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def load(n: int) -> None:

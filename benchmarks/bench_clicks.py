@@ -43,7 +43,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_helpers import cell_on_screen, chromium_page, streamlit_server, wait_for_app_idle, wait_for_drawn  # noqa: E402
+from browser_helpers import (  # noqa: E402
+    cell_on_screen,
+    chromium_page,
+    cpu_seconds,
+    streamlit_server,
+    wait_for_app_idle,
+    wait_for_drawn,
+)
 
 import attnviz  # noqa: E402
 
@@ -60,12 +67,6 @@ def text_of(model, n_tokens: int, words=WORDS) -> str:
     text = " ".join((words * (n_tokens // len(words) + 2))[: n_tokens - 2])
     assert len(model.encode(text).ids) == n_tokens, len(model.encode(text).ids)
     return text
-
-
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU time of a process (Linux /proc), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def p95(xs: list[float]) -> float:
