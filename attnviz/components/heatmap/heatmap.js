@@ -25,11 +25,12 @@ const WORDS = Object.fromEntries(Object.entries(LUTS).map(([k, t]) =>
   [k, Uint32Array.from({ length: 256 }, (_, i) => rgba(t[i * 3], t[i * 3 + 1], t[i * 3 + 2]))]));
 const MASKED_WORD = rgba(...MASKED);
 
-function decode(bytes) {
-  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+// The four letters a payload starts with: AVHM (a heatmap), AVSW (a switch's two states), AVRW (a row of heatmaps)
+const magicOf = (u8) => String.fromCharCode(u8[0], u8[1], u8[2], u8[3]);
+
+function decode(u8) {  // u8: a Uint8Array, here and below (rowParts wraps what Streamlit hands the component)
   const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
-  const magic = String.fromCharCode(u8[0], u8[1], u8[2], u8[3]);
-  if (magic !== "AVHM") throw new Error("not an attnviz heatmap payload");
+  if (magicOf(u8) !== "AVHM") throw new Error("not an attnviz heatmap payload");
   const bpc = dv.getUint8(5), len = dv.getUint32(8, true);
   const meta = JSON.parse(new TextDecoder().decode(u8.subarray(12, 12 + len)));
   const count = meta.panels * meta.rows * meta.cols, off = 12 + len;
@@ -52,9 +53,8 @@ function decode(bytes) {
 // A switch payload (attnviz/draw/heatmap_switch.py) holds the heatmap in both states of a sidebar switch, the one
 // shown now first: {model: that one, switch: {control: the switch's widget key, byState: Map(state -> model)}}.
 // A plain payload: {model, switch: null}.
-function decodeAny(bytes) {
-  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  if (String.fromCharCode(u8[0], u8[1], u8[2], u8[3]) !== "AVSW") return { model: decode(u8), switch: null };
+function decodeAny(u8) {
+  if (magicOf(u8) !== "AVSW") return { model: decode(u8), switch: null };
   const { head, parts } = unwrap(u8, (h) => h.states.length);
   const byState = new Map(head.states.map((state, i) => [state, decode(parts[i])]));
   return { model: byState.get(head.states[0]), switch: { control: head.control, byState } };
@@ -63,7 +63,7 @@ function decodeAny(bytes) {
 // A row payload (attnviz/draw/heatmap_row.py) holds several payloads drawn side by side; any other is one part.
 function rowParts(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  if (String.fromCharCode(u8[0], u8[1], u8[2], u8[3]) !== "AVRW") return [u8];
+  if (magicOf(u8) !== "AVRW") return [u8];
   return unwrap(u8, (h) => h.count).parts;
 }
 
