@@ -33,18 +33,21 @@ FIT_MATH = """<script>
   // is new or changed, not after every change of the page: that read every formula's width, and so laid the page
   // out, four or five times per layer change of the explorer.
   const natural = new WeakMap();
+  const hidden = new WeakSet();  // formulas met with no width: their room's ResizeObserver sees them shown, not look
   // KaTeX's fonts arrive after the first formulas are drawn, and change their widths: each arrival measures anew
   let fonts = 0;
   doc.fonts.addEventListener('loadingdone', () => { fonts += 1; fit([...doc.querySelectorAll('.katex-display')]); });
+  // presentation mode sets larger type (and leaves its marker), fonts arrive: natural widths measured before are stale
+  const typeNow = () => (doc.getElementById('attnviz-present') ? 'present' : 'normal') + fonts;
+  const stale = (k, type) => {  // a formula (its KaTeX node) new, changed in place, or measured at another type
+    const known = natural.get(k);
+    return !known || known.text !== k.textContent || known.type !== type;
+  };
   const fit = (displays) => {  // first every write a measurement needs, then every read (one layout), then the sizes
-    // presentation mode sets larger type (and leaves its marker), fonts arrive: natural widths measured before are stale
-    const type = (doc.getElementById('attnviz-present') ? 'present' : 'normal') + fonts;
+    const type = typeNow();
     for (const d of displays) if (!d.isConnected) sized.unobserve(d);  // a box gone with a rerun: let it go
     const shown = displays.filter(d => d.isConnected && d.firstElementChild);
-    const fresh = shown.map(d => {
-      const k = d.firstElementChild, known = natural.get(k);
-      return !known || known.text !== k.textContent || known.type !== type;
-    });
+    const fresh = shown.map(d => stale(d.firstElementChild, type));
     shown.forEach((d, i) => { if (fresh[i] && d.firstElementChild.style.fontSize) d.firstElementChild.style.fontSize = ''; });
     // a fresh formula's natural width, and its type size as a multiple of the text around it (KaTeX's 1.21em, or
     // what Streamlit's or presentation mode's CSS made it): the fitted size is that multiple, scaled down
@@ -53,8 +56,9 @@ FIT_MATH = """<script>
                                        fresh[i] ? em(d.firstElementChild) / em(d) : 0]);
     shown.forEach((d, i) => {
       const k = d.firstElementChild, [w, s, base] = sizes[i];
-      if (fresh[i] && s > 0) natural.set(k, {text: k.textContent, type, width: s, base});
-      if (!natural.has(k)) return;  // hidden (a closed expander, another tab): measured once it is shown
+      if (fresh[i] && s > 0) { natural.set(k, {text: k.textContent, type, width: s, base}); hidden.delete(k); }
+      if (fresh[i] && s === 0) hidden.add(k);
+      if (!natural.has(k)) return;  // hidden (a closed expander, another tab): measured when its room is shown
       const {width: full, base: times} = natural.get(k);
       const size = w > 0 && full > w + 1 ? (times * (w - 2) / full).toFixed(3) + 'em' : '';
       if (k.style.fontSize !== size) k.style.fontSize = size;
@@ -67,16 +71,14 @@ FIT_MATH = """<script>
   const sized = new win.ResizeObserver((entries) =>
     fit(entries.flatMap(e => e.target.isConnected ? [...e.target.querySelectorAll('.katex-display')] : [e.target])));
   const watched = new WeakSet();
-  const changed = (d) => {  // its text changed in place, or it was drawn anew inside the same box
-    const k = d.firstElementChild, known = k && natural.get(k);
-    return !!k && (!known || known.text !== k.textContent);
-  };
   let pending = false;
   const look = () => {  // once per animation frame with changes: no layout is read here, unless a formula changed
     pending = false;
-    const again = [];
+    const again = [], type = typeNow();
     for (const d of doc.querySelectorAll('.katex-display')) {
-      if (!watched.has(d)) { watched.add(d); sized.observe(room(d)); again.push(d); } else if (changed(d)) again.push(d);
+      if (!watched.has(d)) { watched.add(d); sized.observe(room(d)); again.push(d); }
+      else if (d.firstElementChild && !hidden.has(d.firstElementChild) && stale(d.firstElementChild, type))
+        again.push(d);  // drawn anew in the same box, or its text changed
     }
     if (again.length) fit(again);
   };
