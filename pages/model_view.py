@@ -51,7 +51,7 @@ st.caption("One small heatmap per head: rows = layers (L0 is closest to the inpu
            "Click a thumbnail to enlarge that head below.")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_figure, thumbnail_of, thumbnail_titles
+    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_map, thumbnail_of, thumbnail_titles
 
     model, spec = ui.load_model_or_fallback(settings)
     res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
@@ -92,7 +92,7 @@ with ui.guard("The model view"):
                 "token just before. Heads that park their weight on a sink often have nothing useful to add.")
     statistic = st.selectbox("Statistic to map", list(STATISTICS), format_func=STATISTICS.get, key="mv_stat",
                              **ui.BOUND)
-    st.plotly_chart(statistics_figure(stats, statistic), width="stretch", key="mv_stats")
+    st.html(statistics_map(stats, statistic))
     st.dataframe(stats, hide_index=True, width="stretch", height=min(400, 35 * len(stats) + 38),
                   column_config={name: st.column_config.NumberColumn(STATISTICS_SHORT[name], help=label, format="%.3f")
                                 for name, label in STATISTICS.items()})

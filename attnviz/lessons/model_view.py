@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import plotly.graph_objects as go
 
 from attnviz.errors import AttnvizError
 
 THUMBNAIL_CELLS = 32  # at most this many cells per side on a thumbnail
 
-STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the heatmap's colour bar says
+STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the map's colours say
     "entropy": "mean row entropy (nats)",
     "max_weight": "mean largest weight in a row",
     "mean_distance": "mean attention distance (tokens)",
@@ -117,18 +116,11 @@ def statistics_grid(rows: list[dict], statistic: str) -> np.ndarray:
     return grid  # (L, H)
 
 
-def statistics_figure(rows: list[dict], statistic: str) -> go.Figure:
-    """A layer × head heatmap of one head statistic, its value printed in each cell."""
+def statistics_map(rows: list[dict], statistic: str) -> str:
+    """A layer × head map of one head statistic, its value printed in each cell (HTML: see attnviz.draw.value_map)."""
+    from attnviz.draw.value_map import value_map_html
+
     grid = statistics_grid(rows, statistic)  # (L, H)
     n_layers, n_heads = grid.shape
-    fig = go.Figure(go.Heatmap(
-        z=grid, x=[f"H{h}" for h in range(n_heads)], y=[f"L{layer}" for layer in range(n_layers)],
-        colorscale="Cividis", texttemplate="%{z:.2f}", textfont={"size": 10},
-        colorbar={"thickness": 12},  # the title sits above the map, not along the bar
-        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{STATISTICS[statistic]}: %{{z:.3f}}<extra></extra>",
-    ))
-    fig.update_xaxes(type="category", side="top", title_text="head")
-    fig.update_yaxes(type="category", autorange="reversed", title_text="layer")
-    fig.update_layout(title=STATISTICS[statistic], height=min(700, 42 * n_layers + 130),
-                      margin={"l": 10, "r": 10, "t": 80, "b": 10})
-    return fig
+    return value_map_html(grid, [f"L{layer}" for layer in range(n_layers)], [f"H{h}" for h in range(n_heads)],
+                          title=STATISTICS[statistic], row_name="layer", col_name="head", corner="layer \\ head")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from browser_helpers import DRAWN_CHARTS, cell_on_screen, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
 
+from attnviz.analysis.stats import head_statistics
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -45,7 +46,15 @@ def test_the_grid_holds_attnviz_thumbnails_and_a_click_enlarges_that_head(server
         assert meta["thumbnails"] and meta["titles"] == thumbnail_titles(2, 2) and meta["row_labels"] == labels
         drawn = np.array(page.evaluate("() => [0, 1, 2, 3].map(p => window.attnvizHeatmaps.mv_grid.values(p))"))
         np.testing.assert_allclose(drawn, pooled, atol=0.5 / 254 + 1e-7)  # uint8 thumbnails
-        assert page.evaluate(DRAWN_CHARTS) >= 3  # the grid, the enlarged head, the rollout (+ the statistics chart)
+        assert page.evaluate(DRAWN_CHARTS) >= 3  # the grid, the enlarged head, the rollout
+        # the statistics map is a table in the page: each head's value in its cell, the table within its column
+        stats = head_statistics(res.attentions, res.tokens)
+        shown = page.evaluate("""() => [...document.querySelectorAll('.av-map td')].map(
+                                       td => [Number(td.dataset.value), td.textContent])""")
+        np.testing.assert_allclose([v for v, _ in shown], [r["entropy"] for r in stats], rtol=1e-5)
+        assert [t for _, t in shown] == [f"{r['entropy']:.2f}" for r in stats]
+        assert page.evaluate("""() => { const s = document.querySelector('.av-map-scroll');
+                                        return s.scrollWidth <= s.clientWidth + 1; }""")
         assert page.evaluate("() => window.attnvizHeatmaps.mv_grid.highlight()") == 0
 
         click_thumbnail(page, 3)  # panel 3 = layer 1, head 1

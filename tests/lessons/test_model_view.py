@@ -1,7 +1,6 @@
 """The model view's numbers: pooling that keeps row sums, thumbnails in layer-major order with their labels and
 titles, the panel <-> (layer, head) map, and a grid payload that stays about one byte per pooled cell."""
 
-import json
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from hypothesis import strategies as st
 
 from attnviz.analysis.stats import head_statistics
 from attnviz.draw.heatmap import HEADER, decode_payload, heatmap_payload, precision
-from attnviz.draw.plotting import decode_plotly_array
+from attnviz.draw.value_map import map_values
 from attnviz.errors import AttnvizError
 from attnviz.lessons.model_view import (
     STATISTICS,
@@ -19,8 +18,8 @@ from attnviz.lessons.model_view import (
     pool_patterns,
     pooled_block_size,
     pooled_labels,
-    statistics_figure,
     statistics_grid,
+    statistics_map,
     thumbnail_of,
     thumbnail_titles,
     thumbnails,
@@ -108,14 +107,14 @@ def test_the_grid_payload_is_about_one_byte_per_pooled_cell_for_6_by_12(n):
     assert meta["highlight"] == 27 and np.abs(drawn - pooled).max() <= precision(meta) + 1e-7
 
 
-def test_statistics_grid_and_figure_match_head_statistics():
+def test_statistics_grid_and_map_match_head_statistics():
     a = random_attentions(2, 3, 5)
     rows = head_statistics(a, ["[CLS]", "a", "b", "c", "[SEP]"])
     grid = statistics_grid(rows, "to_self")
     assert grid.shape == (2, 3)
     assert grid[1, 2] == pytest.approx(next(r["to_self"] for r in rows if (r["layer"], r["head"]) == (1, 2)))
-    z = decode_plotly_array(json.loads(statistics_figure(rows, "entropy").to_json())["data"][0]["z"])
-    np.testing.assert_allclose(z, statistics_grid(rows, "entropy"))
+    shown = map_values(statistics_map(rows, "entropy"))
+    np.testing.assert_allclose(shown, statistics_grid(rows, "entropy").reshape(-1), rtol=1e-6)
     assert set(STATISTICS) <= set(rows[0])
     with pytest.raises(AttnvizError, match="Unknown head statistic"):
         statistics_grid(rows, "colour")
