@@ -26,8 +26,8 @@ from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
     additive_matrix,
     attended_pairs,
+    attended_pairs_chart,
     attended_pairs_curves,
-    attended_pairs_figure,
     cost_lesson,
     gallery_specs,
     pad_column_weight,
@@ -133,8 +133,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
 
     st.subheader("The O(n²) lesson: pairs scored as the text grows")
     curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
-    st.plotly_chart(attended_pairs_figure(COST_NS, curves, current_n=n, log_axes=log_axes), width="stretch",
-                    key="masks_cost")
+    st.markdown(attended_pairs_chart(COST_NS, curves, current_n=n, log_axes=log_axes), unsafe_allow_html=True)
     st.markdown(cost_lesson(512, window))
     st.page_link("pages/efficient_attention.py", label="Efficient attention: sparse kernels that really skip the work, "
                  "measured", icon=":material/speed:")

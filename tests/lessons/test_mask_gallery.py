@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import torch
 
+from attnviz.draw.line_chart import chart_lines
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
     attended_pairs,
+    attended_pairs_chart,
     attended_pairs_curves,
-    attended_pairs_figure,
     attended_pairs_formula,
     cost_lesson,
     gallery_masks,
@@ -74,8 +75,11 @@ def test_curves_cover_every_sized_mask_and_full_grows_quadratically():
     assert set(curves) == set(MASK_KINDS) - {"custom"}
     assert curves["none"].tolist() == [64, 256, 512 * 512]
     assert curves["window"][-1] < 0.02 * curves["none"][-1]
-    fig = attended_pairs_figure(ns, curves, current_n=16, log_axes=True)
-    assert fig.layout.xaxis.type == "log" and len(fig.data) == len(curves)
+    chart = attended_pairs_chart(ns, curves, current_n=16, log_axes=True)
+    drawn = chart_lines(chart)
+    assert list(drawn) == [MASK_TITLES[k] for k in curves]
+    np.testing.assert_array_equal(drawn[MASK_TITLES["none"]], curves["none"])
+    assert "your text: n = 16" in chart and ">100k<" in chart  # log axes: decade ticks up to 512² ≈ 262k
 
 
 def test_cost_lesson_quotes_the_numbers():

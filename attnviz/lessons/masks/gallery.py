@@ -7,10 +7,7 @@ pairs, and a sliding window only about n·(2w + 1).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-import plotly.graph_objects as go
 import torch
 
 from attnviz.engine.masks import MASK_KINDS, parse_mask
@@ -101,29 +98,17 @@ def attended_pairs_curves(ns, **params) -> dict[str, np.ndarray]:
     }
 
 
-def attended_pairs_figure(ns, curves: dict[str, np.ndarray], current_n: int | None = None,
-                          log_axes: bool = False) -> go.Figure:
-    """One line per mask: how the scored pairs grow with n. Log-log turns n² into slope 2, n into slope 1."""
-    fig = go.Figure()
-    for kind, pairs in curves.items():
-        fig.add_trace(go.Scatter(
-            x=np.asarray(ns, dtype=np.float64), y=pairs, mode="lines", name=MASK_TITLES.get(kind, kind),
-            line={"dash": "dot" if kind == "padding" else "solid"},  # padding runs just under full: keep both visible
-            hovertemplate=f"{MASK_TITLES.get(kind, kind)}<br>n = %{{x}}<br>pairs = %{{y:,.0f}}<extra></extra>",
-        ))
-    if current_n is not None:
-        fig.add_vline(x=current_n, line_dash="dot", line_color="grey",
-                      annotation_text=f"your text: n = {current_n}", annotation_position="top left")
-    axis_type = "log" if log_axes else "linear"
-    lo, hi = float(np.min(ns)), float(np.max(ns))
-    if current_n is not None:
-        lo, hi = min(lo, current_n), max(hi, current_n)
-    # the x axis stops at the data (plotly's log autorange ran on to 10¹⁰ because of the vline)
-    x_range = [math.log10(lo) - 0.02, math.log10(hi) + 0.02] if log_axes else [lo, hi]
-    fig.update_xaxes(title_text="n (tokens)", type=axis_type, range=x_range)
-    fig.update_yaxes(title_text="(query, key) pairs scored", type=axis_type)
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"title": "mask"})
-    return fig
+def attended_pairs_chart(ns, curves: dict[str, np.ndarray], current_n: int | None = None,
+                         log_axes: bool = False) -> str:
+    """One line per mask: how the scored pairs grow with n (an SVG, see attnviz.draw.line_chart). Log-log turns
+    n² into slope 2, n into slope 1. The x axis runs over the data (and the user's n), not beyond."""
+    from attnviz.draw.line_chart import line_chart_svg
+
+    return line_chart_svg(ns, {MASK_TITLES.get(kind, kind): pairs for kind, pairs in curves.items()},
+                          x_title="n (tokens)", y_title="(query, key) pairs scored", log_axes=log_axes,
+                          marker_x=current_n, marker_label="" if current_n is None else f"your text: n = {current_n}",
+                          dashed=(MASK_TITLES["padding"],),  # padding runs just under full: keep both visible
+                          label="pairs scored as the text grows, one line per mask")
 
 
 def cost_lesson(n: int = 512, window: int = 2) -> str:

@@ -1,0 +1,133 @@
+"""Lines on linear or log-log axes, as an inline SVG with an HTML legend: the Masks lab's cost chart.
+
+An SVG, not a chart library: the page would otherwise load plotly.js (4.7 MB) on every first load only for
+this chart. Hover: each line names itself, and the marked n (the user's text) has a dot per line with its value.
+Every line carries its values in data-y, for tests (`chart_lines`).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import numpy as np
+
+# plotly's default line colours, so the chart looks as it did
+COLOURS = ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880"]
+WIDTH, HEIGHT = 640, 340  # the drawing's own units; it is scaled to its column (at most MAX_PX wide)
+MAX_PX = 760
+LEFT, RIGHT, TOP, BOTTOM = 72, 16, 24, 46  # room for tick labels and axis titles
+
+CSS = """<style>
+.av-line { max-width: MAX_PXpx; margin: 0.25rem 0 0.75rem; }
+.av-line svg { width: 100%; height: auto; font-family: sans-serif; }
+.av-line-legend { display: flex; flex-wrap: wrap; gap: 0.2em 1em; font-size: 0.85em; margin-top: 0.3rem; }
+.av-line-legend span { display: inline-flex; align-items: center; gap: 0.35em; white-space: nowrap; }
+.av-line-legend i { display: inline-block; width: 1.6em; border-top: 3px solid; }
+</style>""".replace("MAX_PX", str(MAX_PX))
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2 or 5 × 10^k apart) covering [lo, hi], about `count` of them."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = max(m * power for m in (1, 2, 5) if m * power <= raw)  # the largest round step giving ≥ count ticks
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def decade_ticks(lo: float, hi: float) -> list[float]:
+    """10^k for every whole k in [log10 lo, log10 hi] (the log axes' ticks)."""
+    return [10.0 ** k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+
+
+def tick_label(v: float) -> str:
+    """12, 1,500, 262k, 1.5M: short enough for the axis."""
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:g}M"
+    if abs(v) >= 1e4:
+        return f"{v / 1e3:g}k"
+    return f"{v:,.0f}" if v == int(v) else f"{v:g}"
+
+
+def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: str, log_axes: bool = False,
+                   marker_x: float | None = None, marker_label: str = "", dashed: tuple[str, ...] = (),
+                   label: str = "") -> str:
+    """One polyline per entry of `lines` (name -> y at each x), x from its smallest to its largest value (and
+    the marker), y from 0 (linear) or the smallest positive value (log) to the largest. Names are escaped."""
+    x = np.asarray(x, dtype=np.float64)
+    ys = {name: np.asarray(y, dtype=np.float64) for name, y in lines.items()}
+    every = np.concatenate([y[np.isfinite(y)] for y in ys.values()] or [np.zeros(1)])
+    x_lo, x_hi = float(x.min()), float(x.max())
+    if marker_x is not None:
+        x_lo, x_hi = min(x_lo, marker_x), max(x_hi, marker_x)
+    if log_axes:
+        positive = every[every > 0]
+        y_lo, y_hi = (float(positive.min()), float(positive.max())) if positive.size else (1.0, 10.0)
+        x_lo = max(x_lo, 1e-9)
+    else:
+        y_lo, y_hi = 0.0, float(every.max()) if every.size and every.max() > 0 else 1.0
+    fx, fy = (math.log10, math.log10) if log_axes else (float, float)
+    x0, x1, y0, y1 = fx(x_lo), fx(x_hi), fy(y_lo), fy(y_hi)
+    x_span, y_span = (x1 - x0) or 1.0, (y1 - y0) or 1.0
+
+    def px(v: float) -> float:  # x value -> drawing units
+        return LEFT + (fx(v) - x0) / x_span * (WIDTH - LEFT - RIGHT)
+
+    def py(v: float) -> float:  # y value -> drawing units (up is smaller)
+        return HEIGHT - BOTTOM - (fy(v) - y0) / y_span * (HEIGHT - TOP - BOTTOM)
+
+    esc = html.escape
+    parts = [f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
+             'fill="#fafafa" stroke="#ddd"/>']
+    x_ticks = decade_ticks(x_lo, x_hi) if log_axes else nice_ticks(x_lo, x_hi)
+    y_ticks = decade_ticks(y_lo, y_hi) if log_axes else nice_ticks(y_lo, y_hi)
+    for t in x_ticks:
+        parts.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#e6e6e6"/>'
+                     f'<text x="{px(t):.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="13" text-anchor="middle" '
+                     f'fill="#444">{tick_label(t)}</text>')
+    for t in y_ticks:
+        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e6e6e6"/>'
+                     f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" font-size="13" text-anchor="end" fill="#444">'
+                     f'{tick_label(t)}</text>')
+    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" font-size="14" text-anchor="middle" '
+                 f'fill="#222">{esc(x_title)}</text>'
+                 f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" font-size="14" text-anchor="middle" fill="#222" '
+                 f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">{esc(y_title)}</text>')
+    legend = []
+    for k, (name, y) in enumerate(ys.items()):
+        colour = COLOURS[k % len(COLOURS)]
+        keep = np.isfinite(y) & ((y > 0) if log_axes else True) & (x > 0 if log_axes else True)
+        points = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[keep], y[keep], strict=True))
+        dash = ' stroke-dasharray="5 4"' if name in dashed else ""
+        values = ",".join(f"{v:.9g}" for v in y)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash} '
+                     f'data-name="{esc(name)}" data-y="{values}"><title>{esc(name)}</title></polyline>')
+        legend.append(f'<span><i style="border-color:{colour};{"border-top-style:dashed" if dash else ""}"></i>'
+                      f'{esc(name)}</span>')
+    if marker_x is not None:
+        mx = px(marker_x)
+        parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#777" '
+                     f'stroke-dasharray="3 3"/>')
+        # the label beside the line, on the side with more room: never over the axis's tick labels
+        right = mx < (LEFT + WIDTH - RIGHT) / 2
+        parts.append(f'<text x="{mx + 5 if right else mx - 5:.1f}" y="{TOP + 15}" font-size="13" '
+                     f'text-anchor="{"start" if right else "end"}" fill="#444">{esc(marker_label)}</text>')
+        for k, (name, y) in enumerate(ys.items()):  # a dot per line at the marked x, its value on hover
+            at = float(np.interp(marker_x, x, y))
+            if np.isfinite(at) and (at > 0 or not log_axes):
+                parts.append(f'<circle cx="{mx:.1f}" cy="{py(at):.1f}" r="4" fill="{COLOURS[k % len(COLOURS)]}">'
+                             f'<title>{esc(name)}: {esc(x_title)} = {marker_x:g}, {esc(y_title)} = {at:,.0f}</title>'
+                             '</circle>')
+    return (f'{CSS}<div class="av-line"><svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+            f'aria-label="{esc(label or y_title)}">{"".join(parts)}</svg>'
+            f'<div class="av-line-legend">{"".join(legend)}</div></div>')
+
+
+def chart_lines(markup: str) -> dict[str, np.ndarray]:
+    """name -> the values of each line a line_chart_svg drew (for tests)."""
+    return {html.unescape(name): np.array([float(v) for v in values.split(",")])
+            for name, values in re.findall(r'data-name="([^"]*)" data-y="([^"]*)"', markup)}
