@@ -8,7 +8,6 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
 from attnviz.draw.describe import describe_mask
@@ -28,6 +27,7 @@ from attnviz.lessons.masks.gallery import (
     attended_pairs,
     attended_pairs_chart,
     attended_pairs_curves,
+    cost_grid,
     cost_lesson,
     gallery_specs,
     pad_column_weight,
@@ -37,7 +37,6 @@ from pages import _ui as ui
 from pages._heatmap import heatmap, heatmap_bytes, heatmap_row
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
-COST_NS = np.arange(8, 513)  # n = 8..512
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -132,8 +131,10 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
             heatmap_row(f"masks_gallery_{kind}", payloads)
 
     st.subheader("The O(n²) lesson: pairs scored as the text grows")
-    curves = attended_pairs_curves(COST_NS, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
-    st.markdown(attended_pairs_chart(COST_NS, curves, current_n=n, log_axes=log_axes), unsafe_allow_html=True)
+    ns = cost_grid(n)  # n = 8..512 and the text's own n
+    curves = attended_pairs_curves(ns, window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2))
+    # an SVG: st.html's sanitiser drops SVG, markdown's raw HTML keeps it (every text in it is escaped)
+    st.markdown(attended_pairs_chart(ns, curves, current_n=n, log_axes=log_axes), unsafe_allow_html=True)
     st.markdown(cost_lesson(512, window))
     st.page_link("pages/efficient_attention.py", label="Efficient attention: sparse kernels that really skip the work, "
                  "measured", icon=":material/speed:")

@@ -12,6 +12,7 @@ from attnviz.lessons.masks.gallery import (
     MASK_TITLES,
     attended_pairs,
     attended_pairs_chart,
+    cost_grid,
     attended_pairs_curves,
     attended_pairs_formula,
     cost_lesson,
@@ -80,6 +81,17 @@ def test_curves_cover_every_sized_mask_and_full_grows_quadratically():
     assert list(drawn) == [MASK_TITLES[k] for k in curves]
     np.testing.assert_array_equal(drawn[MASK_TITLES["none"]], curves["none"])
     assert "your text: n = 16" in chart and ">100k<" in chart  # log axes: decade ticks up to 512² ≈ 262k
+
+
+def test_the_cost_grid_holds_both_ends_and_the_users_n_whose_dots_are_exact():
+    ns = cost_grid(13)
+    assert ns[0] == 8 and ns[-1] == 512 and 13 in ns and len(ns) <= 100
+    assert np.all(np.diff(ns) > 0) and np.diff(ns).max() <= 12  # evenly spaced enough for a smooth n² on linear axes
+    curves = attended_pairs_curves(ns, **PARAMS)
+    chart = attended_pairs_chart(ns, curves, current_n=13)
+    full = attended_pairs_formula("none", 13)
+    assert f"{MASK_TITLES['none']}: n (tokens) = 13, (query, key) pairs scored = {full:,.0f}</title>" in chart
+    assert len(chart) < 25_000  # the page sends it as markdown, which the browser parses on every draw
 
 
 def test_cost_lesson_quotes_the_numbers():

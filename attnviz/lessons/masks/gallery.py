@@ -90,6 +90,16 @@ def attended_pairs_formula(kind: str, n: int, *, window: int = 2, stride: int = 
     return float("nan")
 
 
+def cost_grid(current_n: int | None = None, lo: int = 8, hi: int = 512, points: int = 48) -> np.ndarray:
+    """The n at which the cost chart evaluates its formulas: evenly spaced and evenly spaced in log n (so both axes
+    draw smooth curves from ~90 points, not 505), the two ends, and the user's n (its dots are then exact values,
+    not interpolated). Sorted whole numbers."""
+    grid = np.concatenate([np.linspace(lo, hi, points), np.geomspace(lo, hi, points)])
+    if current_n is not None:
+        grid = np.append(grid, current_n)
+    return np.unique(np.rint(grid).astype(np.int64))
+
+
 def attended_pairs_curves(ns, **params) -> dict[str, np.ndarray]:
     """kind -> allowed pairs at every n in ns (custom left out: it has no size of its own)."""
     return {
