@@ -53,11 +53,32 @@ def tick_label(v: float) -> str:
     return f"{v:,.0f}" if v == int(v) else f"{v:g}"
 
 
+def axes_svg(px, py, x_ticks: list[float], y_ticks: list[float], x_title: str, y_title: str) -> list[str]:
+    """The plot's frame, grid lines, tick labels and axis titles; px, py map values to drawing units."""
+    esc = html.escape
+    middle = (TOP + HEIGHT - BOTTOM) / 2
+    parts = [f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
+             'fill="#fafafa" stroke="#ddd"/>']
+    for t in x_ticks:
+        parts.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#e6e6e6"/>'
+                     f'<text x="{px(t):.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="13" text-anchor="middle" '
+                     f'fill="#444">{tick_label(t)}</text>')
+    for t in y_ticks:
+        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e6e6e6"/>'
+                     f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" font-size="13" text-anchor="end" fill="#444">'
+                     f'{tick_label(t)}</text>')
+    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" font-size="14" text-anchor="middle" '
+                 f'fill="#222">{esc(x_title)}</text><text x="14" y="{middle}" font-size="14" text-anchor="middle" '
+                 f'fill="#222" transform="rotate(-90 14 {middle})">{esc(y_title)}</text>')
+    return parts
+
+
 def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: str, log_axes: bool = False,
                    marker_x: float | None = None, marker_label: str = "", dashed: tuple[str, ...] = (),
                    label: str = "") -> str:
     """One polyline per entry of `lines` (name -> y at each x), x from its smallest to its largest value (and
-    the marker), y from 0 (linear) or the smallest positive value (log) to the largest. Names are escaped."""
+    the marker), y from 0 (linear) or the smallest positive value (log) to the largest. marker_x: a dashed line
+    and, where it is one of x, a dot per line holding that line's value there. Names are escaped."""
     x = np.asarray(x, dtype=np.float64)
     ys = {name: np.asarray(y, dtype=np.float64) for name, y in lines.items()}
     every = np.concatenate([y[np.isfinite(y)] for y in ys.values()] or [np.zeros(1)])
@@ -80,23 +101,9 @@ def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: st
     def py(v: float) -> float:  # y value -> drawing units (up is smaller)
         return HEIGHT - BOTTOM - (fy(v) - y0) / y_span * (HEIGHT - TOP - BOTTOM)
 
+    parts = axes_svg(px, py, decade_ticks(x_lo, x_hi) if log_axes else nice_ticks(x_lo, x_hi),
+                     decade_ticks(y_lo, y_hi) if log_axes else nice_ticks(y_lo, y_hi), x_title, y_title)
     esc = html.escape
-    parts = [f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
-             'fill="#fafafa" stroke="#ddd"/>']
-    x_ticks = decade_ticks(x_lo, x_hi) if log_axes else nice_ticks(x_lo, x_hi)
-    y_ticks = decade_ticks(y_lo, y_hi) if log_axes else nice_ticks(y_lo, y_hi)
-    for t in x_ticks:
-        parts.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#e6e6e6"/>'
-                     f'<text x="{px(t):.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="13" text-anchor="middle" '
-                     f'fill="#444">{tick_label(t)}</text>')
-    for t in y_ticks:
-        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e6e6e6"/>'
-                     f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" font-size="13" text-anchor="end" fill="#444">'
-                     f'{tick_label(t)}</text>')
-    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" font-size="14" text-anchor="middle" '
-                 f'fill="#222">{esc(x_title)}</text>'
-                 f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" font-size="14" text-anchor="middle" fill="#222" '
-                 f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">{esc(y_title)}</text>')
     legend = []
     for k, (name, y) in enumerate(ys.items()):
         colour = COLOURS[k % len(COLOURS)]
@@ -116,8 +123,9 @@ def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: st
         right = mx < (LEFT + WIDTH - RIGHT) / 2
         parts.append(f'<text x="{mx + 5 if right else mx - 5:.1f}" y="{TOP + 15}" font-size="13" '
                      f'text-anchor="{"start" if right else "end"}" fill="#444">{esc(marker_label)}</text>')
-        for k, (name, y) in enumerate(ys.items()):  # a dot per line at the marked x, its value on hover
-            at = float(np.interp(marker_x, x, y))
+        hits = np.flatnonzero(x == marker_x)  # dots only where a value was computed: never an interpolated one
+        for k, (name, y) in enumerate(ys.items() if hits.size else ()):  # a dot per line, its value on hover
+            at = float(y[hits[0]])
             if np.isfinite(at) and (at > 0 or not log_axes):
                 parts.append(f'<circle cx="{mx:.1f}" cy="{py(at):.1f}" r="4" fill="{COLOURS[k % len(COLOURS)]}">'
                              f'<title>{esc(name)}: {esc(x_title)} = {marker_x:g}, {esc(y_title)} = {at:,.0f}</title>'

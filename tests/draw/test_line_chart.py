@@ -44,3 +44,8 @@ def test_names_and_titles_are_escaped():
     markup = line_chart_svg([1, 2], {"<script>alert(1)</script>": [1, 2]}, x_title="<b>n</b>", y_title="y")
     assert "<script>" not in markup and "<b>" not in markup
     assert list(chart_lines(markup)) == ["<script>alert(1)</script>"]
+
+
+def test_a_marker_between_computed_points_gets_its_line_but_no_made_up_values():
+    markup = line_chart_svg([1, 2, 4], {"a": [1, 4, 16]}, x_title="n", y_title="pairs", marker_x=3, marker_label="n = 3")
+    assert "n = 3</text>" in markup and "<circle" not in markup  # 9 was never computed: no dot claims a value
