@@ -21,7 +21,7 @@ LEFT, RIGHT, TOP, BOTTOM = 72, 16, 24, 46  # room for tick labels and axis title
 
 CSS = """<style>
 .av-line { max-width: MAX_PXpx; margin: 0.25rem 0 0.75rem; }
-.av-line svg { width: 100%; height: auto; font-family: sans-serif; }
+.av-line svg { width: 100%; height: auto; font-family: inherit; }
 .av-line-legend { display: flex; flex-wrap: wrap; gap: 0.2em 1em; font-size: 0.85em; margin-top: 0.3rem; }
 .av-line-legend span { display: inline-flex; align-items: center; gap: 0.35em; white-space: nowrap; }
 .av-line-legend i { display: inline-block; width: 1.6em; border-top: 3px solid; }
