@@ -104,10 +104,11 @@ def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: st
     parts = axes_svg(px, py, decade_ticks(x_lo, x_hi) if log_axes else nice_ticks(x_lo, x_hi),
                      decade_ticks(y_lo, y_hi) if log_axes else nice_ticks(y_lo, y_hi), x_title, y_title)
     esc = html.escape
+    colours = {name: COLOURS[k % len(COLOURS)] for k, name in enumerate(ys)}
     legend = []
-    for k, (name, y) in enumerate(ys.items()):
-        colour = COLOURS[k % len(COLOURS)]
-        keep = np.isfinite(y) & ((y > 0) if log_axes else True) & (x > 0 if log_axes else True)
+    for name, y in ys.items():
+        colour = colours[name]
+        keep = np.isfinite(y) & ((x > 0) & (y > 0) if log_axes else True)  # a log axis has no place for 0
         points = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[keep], y[keep], strict=True))
         dash = ' stroke-dasharray="5 4"' if name in dashed else ""
         values = ",".join(f"{v:.9g}" for v in y)
@@ -124,10 +125,10 @@ def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: st
         parts.append(f'<text x="{mx + 5 if right else mx - 5:.1f}" y="{TOP + 15}" font-size="13" '
                      f'text-anchor="{"start" if right else "end"}" fill="#444">{esc(marker_label)}</text>')
         hits = np.flatnonzero(x == marker_x)  # dots only where a value was computed: never an interpolated one
-        for k, (name, y) in enumerate(ys.items() if hits.size else ()):  # a dot per line, its value on hover
-            at = float(y[hits[0]])
+        ats = {name: float(y[hits[0]]) for name, y in ys.items()} if hits.size else {}
+        for name, at in ats.items():  # a dot per line, its value on hover
             if np.isfinite(at) and (at > 0 or not log_axes):
-                parts.append(f'<circle cx="{mx:.1f}" cy="{py(at):.1f}" r="4" fill="{COLOURS[k % len(COLOURS)]}">'
+                parts.append(f'<circle cx="{mx:.1f}" cy="{py(at):.1f}" r="4" fill="{colours[name]}">'
                              f'<title>{esc(name)}: {esc(x_title)} = {marker_x:g}, {esc(y_title)} = {at:,.0f}</title>'
                              '</circle>')
     return (f'{CSS}<div class="av-line"><svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '

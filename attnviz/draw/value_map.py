@@ -29,19 +29,23 @@ CSS = """<style>
 </style>"""
 
 
+def rgb_of(colour: str) -> np.ndarray:
+    """#rrggbb -> [r, g, b] (0..255)."""
+    return np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+
+
 def colour_at(t: float) -> str:
     """The Cividis colour at t in [0, 1] (clipped), as #rrggbb, linearly between the stops."""
     t = min(max(float(t), 0.0), 1.0) * (len(CIVIDIS) - 1)
     k = min(int(t), len(CIVIDIS) - 2)
     f = t - k
-    a, b = (np.array([int(h[i:i + 2], 16) for i in (1, 3, 5)]) for h in CIVIDIS[k:k + 2])
+    a, b = (rgb_of(h) for h in CIVIDIS[k:k + 2])
     return "#" + "".join(f"{round(v):02x}" for v in a * (1 - f) + b * f)
 
 
 def text_colour(background: str) -> str:
     """Dark text on a light cell, white on a dark one (relative luminance of #rrggbb)."""
-    r, g, b = (int(background[i:i + 2], 16) for i in (1, 3, 5))
-    return "#111" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 140 else "#fff"
+    return "#111" if rgb_of(background) @ np.array([0.2126, 0.7152, 0.0722]) > 140 else "#fff"
 
 
 def value_map_html(grid, row_labels: list[str], col_labels: list[str], *, title: str, row_name: str,
