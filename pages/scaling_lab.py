@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages import _ui as ui
+from pages._heatmap import heatmap
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
@@ -18,7 +19,6 @@ st.caption("Attention scores are dot products q·k. This page shows, with random
            "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k fixes.")
 
 with ui.guard("The scaling lab"):
-    from attnviz.draw.plotting import head_figure
     from attnviz.lessons.scaling import figures as sf
     from attnviz.lessons.scaling.experiments import entropy_per_layer
 
@@ -78,10 +78,9 @@ with ui.guard("The scaling lab"):
     n = len(res.tokens)
     head = st.selectbox("Head", heads, key="scale_head", help="The layer is the sidebar's Layer.", **ui.BOUND)
     left, right = st.columns([3, 2], gap="large")
-    left.plotly_chart(head_figure(res.attentions[layer, head], res.labels,
-                                  f"layer {layer}, head {head} at ×{factor:g}: weights after softmax",
-                                  show_values=n <= 10),  # numbers in cells only while this column fits them
-                      width="stretch", key="scale_head_map")
+    with left:
+        heatmap(res.attentions[layer, head], res.labels, key="scale_head_map",
+                title=f"layer {layer}, head {head} at ×{factor:g}: weights after softmax")
     at_factor, at_trained = entropy_per_layer(res.attentions), entropy_per_layer(trained.attentions)
     right.plotly_chart(sf.entropy_per_layer_figure(at_factor.tolist(), at_trained.tolist(), factor, n),
                        width="stretch", key="scale_entropy")

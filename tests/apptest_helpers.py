@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attnviz.draw.plotting import WEIGHT_STEPS, decode_plotly_array, visible_text
-
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -33,18 +31,6 @@ def chart_specs(at: AppTest) -> dict[str, dict]:
     for key, payload in heatmap_payloads(at).items():
         specs.setdefault(key, {"heatmap": decode_payload(payload)[0]})
     return specs
-
-
-def heatmaps(spec: dict) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
-    """trace name -> (weights as drawn, in [0, 1]; x labels; y labels), zero-width dedupe marks removed."""
-    out = {}
-    for trace in spec["data"]:
-        if trace.get("type") != "heatmap":
-            continue
-        z = decode_plotly_array(trace["z"]).astype(np.float64) / WEIGHT_STEPS
-        clean = lambda labels: [visible_text(str(s)) for s in labels]
-        out[trace["name"]] = (z, clean(trace["x"]), clean(trace["y"]))
-    return out
 
 
 def page_text(at: AppTest) -> str:
@@ -106,24 +92,12 @@ def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[st
     """What pages/_heatmap.heatmap drew under this key: (values as drawn, row labels, column labels).
 
     Weights come back in [0, 1] (to 1/65534 for uint16, 1/254 for uint8); signed matrices as drawn
-    (to half a step of their range), −inf cells as -inf. A plotly figure under this key (a page not yet
-    switched to the component) is read as before.
+    (to half a step of their range), −inf cells as -inf. KeyError when nothing was drawn under this key.
     """
-    payloads = heatmap_payloads(at)
-    if key in payloads:
-        from attnviz.draw.heatmap import decode_payload
+    from attnviz.draw.heatmap import decode_payload
 
-        meta, values = decode_payload(payloads[key])
-        return values[0], meta["row_labels"], meta["col_labels"]
-    spec = chart_specs(at)[key]
-    trace = spec["data"][0]
-    z = decode_plotly_array(trace["z"]).astype(np.float64)
-    if trace.get("coloraxis"):  # weights travel as thousandths
-        z = z / WEIGHT_STEPS
-    if len(spec["data"]) > 1:  # the grey −∞ cells of a signed heatmap
-        z = np.where(np.nan_to_num(decode_plotly_array(spec["data"][1]["z"]).astype(np.float64)) == 1.0, -np.inf, z)
-    clean = lambda labels: [visible_text(str(s)) for s in labels]
-    return z, clean(trace["y"]), clean(trace["x"])
+    meta, values = decode_payload(heatmap_payloads(at)[key])
+    return values[0], meta["row_labels"], meta["col_labels"]
 
 
 def has_heatmap(at: AppTest, key: str) -> bool:

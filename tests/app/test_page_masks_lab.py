@@ -11,7 +11,6 @@ from apptest_helpers import assert_healthy, drawn_heatmap, has_heatmap, page_tex
 
 import attnviz
 from attnviz.draw.line_chart import chart_lines
-from attnviz.draw.plotting import WEIGHT_STEPS
 from attnviz.engine.masks import MASK_KINDS, causal_mask, parse_mask
 from attnviz.lessons.masks.editor import mask_to_spec, position_names
 from attnviz.lessons.masks.gallery import MASK_TITLES, gallery_specs
@@ -19,7 +18,7 @@ from attnviz.lessons.masks.gallery import MASK_TITLES, gallery_specs
 PAGE = "pages/masks_lab.py"
 TEXT = "the cat sat on the mat"
 TOY = {"model": "toy", "text": TEXT}
-ATOL = 0.5 / WEIGHT_STEPS + 1e-7  # the heatmaps carry weights to the nearest 0.001
+ATOL = 0.5 / 65534 + 1e-7  # weights of 8 tokens travel as uint16: to half a step of 1/65534
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """Unit tests of the explorer's builders: figures, LaTeX, plain sentences, exports, the truth check."""
 
 import io
-import json
 import math
 import re
 
@@ -14,14 +13,7 @@ from attnviz.draw.describe import describe_effect, describe_input_embedding, des
 from attnviz.draw.export import attentions_npz, head_csv
 from attnviz.draw.heatmap import decode_payload, heatmap_payload
 from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
-from attnviz.draw.plotting import (
-    decode_plotly_array,
-    distinct_labels,
-    head_figure,
-    plain_text,
-    visible_text,
-    weights_as_thousandths,
-)
+from attnviz.draw.plotting import distinct_labels, plain_text, visible_text
 from attnviz.engine.masks import causal_mask, key_padding_mask
 from attnviz.engine.truth import check_against_transformers
 
@@ -45,24 +37,6 @@ def test_repeated_tokens_get_distinct_axis_categories_that_read_the_same():
 def test_html_in_tokens_is_escaped_for_plotly():
     assert plain_text("<img src=x>") == "&lt;img src=x&gt;"
     assert plain_text("a&b") == "a&amp;b"
-
-
-def test_weights_travel_as_uint16_thousandths():
-    z = weights_as_thousandths(np.array([[0.0, 0.0004, 0.0005001, 0.5234, 1.0, np.nan]]))
-    assert z.dtype == np.uint16 and z.tolist() == [[0, 0, 1, 523, 1000, 0]]
-
-
-def test_the_enlarged_head_keeps_every_token():
-    w = np.full((2, 512, 512), 1 / 512, dtype=np.float32)
-    big = head_figure(w[0], ["x"] * 512, "head 0")
-    assert decode_plotly_array(json.loads(big.to_json())["data"][0]["z"]).shape == (512, 512)
-
-
-def test_enlarged_head_prints_values_only_when_small(toy_result):
-    small = head_figure(toy_result.attentions[0, 0], toy_result.labels, "h")
-    assert small.data[0].texttemplate
-    big = head_figure(np.eye(40, dtype=np.float32), [str(i) for i in range(40)], "h")
-    assert not big.data[0].texttemplate
 
 
 # ---- LaTeX and sentences ----------------------------------------------------------------------
@@ -174,8 +148,6 @@ def test_fully_masked_rows_never_reach_the_screen_as_nan():
     for thumbs in (False, True):  # a layer's grid (the explorer) and the thumbnails (the model view)
         payload = heatmap_payload(w[0], ["x"] * 5, titles=[f"head {h}" for h in range(w.shape[1])], thumbnails=thumbs)
         assert np.array_equal(decode_payload(payload)[1], np.zeros((w.shape[1], 5, 5)))
-    fig = head_figure(w[0, 0], ["x"] * 5, "head 0")
-    assert not np.isnan(decode_plotly_array(json.loads(fig.to_json())["data"][0]["z"]).astype(float)).any()
 
 
 def test_head_facts_and_equation_are_truthful_when_the_config_sets_d_head():
