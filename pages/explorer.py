@@ -80,7 +80,8 @@ def heads_and_why(model, spec: str, settings, res, mask_spec: str) -> None:
         if dead:
             st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}. Those rows get zero weights "
                        f"and a zero output (the policy PyTorch's SDPA uses), shown as empty rows.", icon=":material/block:")
-        st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head: H = mean row entropy in nats (0 = all weight "
+        st.caption(f"Layer {layer}, {len(heads)} head(s). Above each head (in its tooltip where the title ends in …): "
+                   "H = mean row entropy in nats (0 = all weight "
                    f"on one key, ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
                    "high max and low H mean a sharp, confident head.")
         grid_part(spec, settings, mask_spec, layer, heads, per_head)

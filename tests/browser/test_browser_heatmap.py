@@ -250,3 +250,11 @@ def test_explorer_fits_its_columns_screenshots(server, width, height):
         page.screenshot(path=str(ARTIFACTS / f"heatmap_explorer_{width}_full.png"))
         assert page.evaluate(WIDER_THAN_COLUMN) == []
         assert not exceptions_on(page)
+        # a head's title that does not fit its panel loses its trailing " · " parts and says so with "…"; the tooltip
+        # keeps it whole. At 1920 px every title fits.
+        titles = page.evaluate("() => window.attnvizHeatmaps.grid.titles()")
+        assert len(titles) == 12 and all(t["full"].startswith("head ") and " · H " in t["full"] for t in titles)
+        for t in titles:
+            assert t["shown"] == t["full"] or (t["shown"].endswith(" …") and t["full"].startswith(t["shown"][:-2]))
+        if width >= 1920:
+            assert all(t["shown"] == t["full"] for t in titles)

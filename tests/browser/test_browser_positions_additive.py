@@ -47,6 +47,13 @@ def test_positions_page(server, width, height):
         for heading in ("Without positions", "Sinusoidal positions", "Learned position embeddings", "Rotary position"):
             assert heading in body
         assert "toy (no positions)" in body and "NaN" not in body
+        # the permuted-vs-original difference is float32 rounding: a tiny negative value is printed "0.00", not "−0.00"
+        cells = page.evaluate("""() => { const h = window.attnvizHeatmaps['pos_perm_diff_0'], m = h.meta(), out = [];
+            for (let r = 0; r < m.rows; r++) for (let c = 0; c < m.cols; c++) out.push([h.value(0, r, c), h.printed(0, r, c)]);
+            return out; }""")
+        tiny_negatives = [text for value, text in cells if -0.005 < value < 0]
+        assert tiny_negatives and set(tiny_negatives) == {"0.00"}
+        assert "−0.00" not in {text for _, text in cells}
         assert no_horizontal_overflow(page)
         assert photograph(page, f"positions_{width}x{height}", height) >= 3
 

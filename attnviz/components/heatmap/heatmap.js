@@ -150,7 +150,16 @@ function panelImage(m, p) {  // one panel as a rows × cols image, 1 pixel per c
 function fmt(v, m) {
   if (v === -Infinity) return MINUS_INF;
   const digits = m.bpc === 1 && m.meta.kind === "weights" ? 2 : 3;  // uint8 weights hold 2 decimals
-  return (v < 0 ? "−" : "") + Math.abs(v).toFixed(digits);
+  return signed(v, digits);
+}
+
+function cellText(v) {  // a value printed in its cell
+  return v === -Infinity ? MINUS_INF : signed(v, 2);
+}
+
+function signed(v, digits) {  // "−0.21"; a value that rounds to zero reads "0.00", never "−0.00"
+  const text = Math.abs(v).toFixed(digits);
+  return (v < 0 && Number(text) !== 0 ? "−" : "") + text;
 }
 
 function short(v) {  // a legend tick: 0.5, 1, −2.37
@@ -242,7 +251,7 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
       const v = valueAt(s.model, b.p, r, c);
       const [clo, chi] = meta.ranges[b.p], t = (v - clo) / (chi - clo || 1);
       ctx.fillStyle = v === -Infinity ? "#222" : meta.kind === "weights" ? (t > 0.6 ? "#111" : "#fff") : (Math.abs(t - 0.5) > 0.3 ? "#fff" : "#111");
-      const text = v === -Infinity ? MINUS_INF : (v < 0 ? "−" : "") + Math.abs(v).toFixed(2);
+      const text = cellText(v);
       ctx.fillText(text, b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cellH);
     }
   }
@@ -261,11 +270,12 @@ function paint(s) {  // the canvas: panels, values in big cells, the selection r
 }
 
 const measure = document.createElement("canvas").getContext("2d");
-function fitTitle(title, width) {  // drop trailing " · " parts until the title fits its panel (the full one is its tooltip)
-  measure.font = "12px sans-serif";
-  const parts = title.split(" · ");
-  while (parts.length > 1 && measure.measureText(parts.join(" · ")).width > width) parts.pop();
-  return parts.join(" · ");
+function fitTitle(title, width) {  // drop trailing " · " parts until the title fits its panel; "…" says some were
+  measure.font = "12px sans-serif";  // dropped (the full title is the tooltip)
+  const parts = title.split(" · "), n = parts.length;
+  const text = () => parts.join(" · ") + (parts.length < n ? " …" : "");
+  while (parts.length > 1 && measure.measureText(text()).width > width) parts.pop();
+  return text();
 }
 
 function placeLabels(s) {  // token labels as DOM text, every k-th when dense so they never overlap
@@ -466,6 +476,8 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     value: (p, r, c) => valueAt(s.model, p, r, c),
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
+    titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title })),
+    printed: (p, r, c) => cellText(valueAt(s.model, p, r, c)),  // the text a cell gets when values are printed
     pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,
     highlight: () => s.highlight,

@@ -28,7 +28,8 @@ def stream_figure(norms: StreamNorms) -> go.Figure:
     """Left: ‖x‖, ‖attention's update‖, ‖FFN's update‖ per layer. Right: relative change per layer."""
     layers = list(range(len(norms.x_in)))
     fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
-                        subplot_titles=("norms (mean over tokens of ‖·‖₂)", "relative change ‖x_out − x_in‖ / ‖x_in‖"))
+                        subplot_titles=("norms (mean over tokens of ‖·‖₂)",  # the right one on two lines: its column
+                                        "relative change<br>‖x_out − x_in‖ / ‖x_in‖"))  # is 40% of a 1024 px page
     for y, name, color in ((norms.x_in, "‖x‖ entering the layer", "#333333"),
                            (norms.attn_update, "‖attention's update‖", "#2f6db5"),
                            (norms.ffn_update, "‖FFN's update‖", "#c0392b")):
@@ -41,6 +42,6 @@ def stream_figure(norms: StreamNorms) -> go.Figure:
     fig.update_xaxes(title_text="layer", dtick=1)
     fig.update_yaxes(rangemode="tozero")
     fig.update_yaxes(tickformat=".0%", row=1, col=2)
-    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10},
                       legend={"orientation": "h", "y": -0.25, "x": 0})
     return fig

@@ -70,8 +70,8 @@ def dot_product_histogram_figure(exp: VarianceExperiment, d_k: int) -> go.Figure
         go.Bar(x=centres, y=scaled, width=width, name="q·k / √d_k (scaled)", marker_color=SCALED, opacity=0.6,
                hovertemplate="q·k/√d_k ≈ %{x:.2f}<br>density %{y:.3f}<extra></extra>"),
     ])
-    fig.update_layout(barmode="overlay", height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      title=f"{exp.unscaled.shape[1]} random pairs q, k ~ N(0, I) at d_k = {d_k}",
+    fig.update_layout(barmode="overlay", height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10},  # two-line title:
+                      title=f"{exp.unscaled.shape[1]} random pairs q, k ~ N(0, I)<br>at d_k = {d_k}",  # half a page
                       legend={"orientation": "h", "y": -0.2}, xaxis_title="score", yaxis_title="density")
     return fig
 
@@ -207,7 +207,7 @@ def entropy_per_layer_figure(at_factor, trained, factor: float, n_tokens: int) -
                   annotation_text=f"uniform: ln {n_tokens}", annotation_position="bottom right")
     fig.update_layout(xaxis={"title": {"text": "layer"}, "tickvals": layers}, height=340,
                       yaxis={"title": {"text": "mean row entropy (nats)"}, "rangemode": "tozero"},
-                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, title="Mean attention entropy per layer",
+                      margin={"l": 10, "r": 10, "t": 60, "b": 10}, title="Mean attention entropy<br>per layer",
                       legend={"orientation": "h", "y": -0.25})
     return fig
 

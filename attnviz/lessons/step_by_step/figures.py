@@ -57,7 +57,7 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
         return StepMatrix(as_array(steps.weights), labels, labels, f"A = softmax(S″), head {steps.head}", "weights",
                           None, n_square, "key")
     if key in ("scores", "scaled", "masked"):
-        matrix, title = {"scores": (steps.scores, "S = Q Kᵀ"), "scaled": (steps.scaled, "S′ = S · s"),
+        matrix, title = {"scores": (steps.scores, "S = Q Kᵀ"), "scaled": (steps.scaled, "S′ = S·s"),
                          "masked": (steps.masked_scores, "S″ = S′ + M")}[key]
         shared = max(symmetric_limit(as_array(steps.scores)), symmetric_limit(as_array(steps.scaled)))
         return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}), colours ±{shared:.3g} shared by "
@@ -72,7 +72,7 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
         "head": (steps.head_out, f"head {steps.head} = A V ({n} × {hs})"),
         "concat": (steps.concat, f"Concat ({n} × {W}), head {steps.head}'s columns {steps.head * hs}–"
                                  f"{(steps.head + 1) * hs - 1}"),
-        "out": (steps.attn_out, f"Concat · W_O + b_O ({n} × {C})"),
+        "out": (steps.attn_out, f"Concat·W_O + b_O ({n} × {C})"),
     }[key]
     if matrix is None:
         raise AttnvizError(f"This model has no RoPE: there is no {key!r} step.")
