@@ -24,6 +24,12 @@ def run_or_message(model, spec, side, who: str):
         return None, side.mask_spec
 
 
+def change_vs_a(change: float) -> dict:
+    """st.metric's delta for B against A: no arrow when it rounds to 0.000 (an up arrow there says 'grew')."""
+    text = f"{change:+.3f} vs A"
+    return {"delta": text, "delta_arrow": "off"} if float(f"{change:.3f}") == 0 else {"delta": text}
+
+
 with ui.guard("The comparison"):
     import math
     from dataclasses import replace
@@ -84,10 +90,10 @@ with ui.guard("The comparison"):
     metrics = st.columns(3) + st.columns(3)  # two rows of three: five metrics in one row are cut at 1024 px
     metrics[0].metric("Mean row entropy, A", f"{summary['entropy_a']:.3f} nats")
     metrics[1].metric("Mean row entropy, B", f"{summary['entropy_b']:.3f} nats", delta_color="off",
-                      delta=f"{summary['entropy_b'] - summary['entropy_a']:+.3f} vs A")
+                      **change_vs_a(summary['entropy_b'] - summary['entropy_a']))
     metrics[3].metric("Mean max weight, A", f"{summary['max_weight_a']:.3f}")
     metrics[4].metric("Mean max weight, B", f"{summary['max_weight_b']:.3f}", delta_color="off",
-                      delta=f"{summary['max_weight_b'] - summary['max_weight_a']:+.3f} vs A")
+                      **change_vs_a(summary['max_weight_b'] - summary['max_weight_a']))
     if summary["mean_kl"] is not None:
         metrics[2].metric("Mean KL(A‖B) per row", f"{kl_text(summary['mean_kl'])} nats")
     st.caption("Entropy: 0 nats = all weight on one key, ln n = spread evenly. Max weight: the mean of each row's "

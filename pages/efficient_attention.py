@@ -131,12 +131,13 @@ with ui.guard("The efficient attention page"):
     charts = st.columns(2)
     for col, field in zip(charts, ("seconds", "peak_bytes"), strict=True):
         col.plotly_chart(cost_figure(exact_pts, method_pts, method.key, field), width="stretch", key=f"eff_cost_{field}")
-    said = []
-    for field, what in (("seconds", "time"), ("peak_bytes", "peak memory")):
+    said = []  # (what it is from n = at on, what it is when it never gets there)
+    for field, better, never in (("seconds", "is faster than exact attention", "is not faster than exact attention"),
+                                 ("peak_bytes", "needs less peak memory", "never needs less peak memory")):
         at = overtakes_at(method_pts, exact_pts, field)
-        said.append(f"in {what} from n = {at}" if at else f"never in {what} up to n = {ns[-1]}")
+        said.append(f"{better} from n = {at}" if at else f"{never} at any n up to {ns[-1]}")
     last_m, last_e = method_pts[-1], exact_pts[-1]
-    st.markdown(f"**{method.key}** beats exact attention {said[0]}, and {said[1]}. At n = {last_e.n}: "
+    st.markdown(f"**{method.key}** {said[0]}, and {said[1]}. At n = {last_e.n}: "
                 f"{last_m.seconds * 1e3:.1f} ms against {last_e.seconds * 1e3:.1f} ms "
                 f"({ratio_words(last_e.seconds, last_m.seconds, 'faster', 'slower')}), {last_m.peak_bytes / 1e6:.2f} MB "
                 f"against {last_e.peak_bytes / 1e6:.2f} MB "

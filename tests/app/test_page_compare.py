@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
+from streamlit.proto.Metric_pb2 import Metric
 
 import attnviz
 from attnviz.analysis.compare import compare_patterns
@@ -39,6 +40,9 @@ def test_page_loads_with_the_bundled_model_and_b_equal_to_a():
     assert "same configuration" in page_text(at)
     np.testing.assert_array_equal(drawn(at, "a"), drawn(at, "b"))
     assert np.abs(difference(at)).max() == 0
+    b_metrics = [m for m in at.metric if m.label.endswith(", B")]  # no change: "+0.000 vs A" with no arrow up
+    assert len(b_metrics) == 2 and all(m.proto.delta == "+0.000 vs A" for m in b_metrics)
+    assert {m.proto.direction for m in b_metrics} == {Metric.MetricDirection.NONE}
 
 
 @pytest.mark.parametrize("preset, widget, value, run_kwargs", [
@@ -78,6 +82,8 @@ def test_difference_heatmap_and_kl_bars_equal_attnviz(toy):
     assert metrics["Mean KL(A‖B) per row"] == "∞ nats"
     assert "KL(A‖B) = ∞" in page_text(at) and "27.6" not in page_text(at)
     assert metrics["Mean row entropy, B"] == f"{comparison.entropy_b:.3f} nats"
+    arrows = {m.label: m.proto.direction for m in at.metric if m.label.endswith(", B")}  # a real change keeps its arrow
+    assert Metric.MetricDirection.NONE not in arrows.values(), arrows
 
 
 def test_b_can_look_at_another_head(toy):

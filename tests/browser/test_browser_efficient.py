@@ -1,6 +1,7 @@
 """The efficient-attention page in a real headless Chromium: drawn without errors, screenshots for a person to look at."""
 
 import os
+import re
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -32,6 +33,7 @@ def test_efficient_page_draws_patterns_and_cost_charts(width, height):
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
         body = page.inner_text("body")
-        assert "What it trades" in body and "beats exact attention" in body
+        assert "What it trades" in body
+        assert re.search(r"(is faster than exact attention from n = \d+|is not faster than exact attention at any n)", body)
         assert "NaN" not in body
         page.screenshot(path=str(ARTIFACTS / f"efficient_{width}x{height}.png"), full_page=True)
