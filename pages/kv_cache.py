@@ -86,8 +86,11 @@ with ui.guard("The KV-cache lesson"):
     st.subheader("The cache changes nothing but the time")
     a = agreement(cached, full)
     m = st.columns(3)
-    m[0].metric("Same tokens with and without the cache", "yes" if a.same_tokens else "NO")
-    m[1].metric("Max |difference| of attention rows", f"{a.max_abs_difference:.1e}")
+    m[0].metric("Same tokens both ways", "yes" if a.same_tokens else "NO",  # short labels: a third of 1024 px
+                help="The tokens written with the cache equal those written without it.")
+    m[1].metric("Max |Δ| of attention rows", f"{a.max_abs_difference:.1e}",
+                help="The largest difference between the cached and the recomputed attention rows, over every step, "
+                     "layer and head.")
     m[2].metric("Steps compared", a.n_steps)
     st.caption("Every step's attention row, in every layer and head, from cached decoding vs. recomputing the "
                "whole context from scratch: computed live on this page.")

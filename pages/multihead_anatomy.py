@@ -71,7 +71,7 @@ with ui.guard("The multi-head anatomy page"):
         with grid[i % len(grid)]:
             lo = h * hs
             hm.heatmap(split.per_head[h], labels, key=f"mha_slice_{h}", kind="signed", show_values=numbers,
-                       x_title=f"column − {lo}", limit=limit, title=f"head {h}: Q columns {lo}–{lo + hs - 1}")
+                       x_title=f"column − {lo}", limit=limit, title=f"head {h} · Q columns {lo}–{lo + hs - 1}")
     st.latex(tex.round_trip(split.round_trip_gap))
     st.caption("Splitting and merging only moves numbers around: gluing the blocks back gives Q exactly (difference 0).")
 
@@ -98,7 +98,7 @@ with ui.guard("The multi-head anatomy page"):
                 "head that contributes a lot, a pale one a head that is nearly silent here.")
     norms = proj.contribution_norms  # (nh, T)
     hm.heatmap(norms, [f"head {h}" for h in range(nh)], labels, key="mha_contrib", kind="signed", x_title="token",
-               show_values=numbers, title=f"‖head_h · W_Oʰ‖₂ per head (row) and token (column), layer {layer}")
+               show_values=numbers, title=f"‖head_h·W_Oʰ‖₂ per head (row) and token (column), layer {layer}")
     loudest = int(norms.mean(dim=1).argmax())
     st.caption(f"Largest on average: head {loudest} (mean norm {float(norms[loudest].mean()):.3g}); "
                f"quietest: head {int(norms.mean(dim=1).argmin())} (mean norm {float(norms.mean(dim=1).min()):.3g}).")

@@ -116,7 +116,7 @@ with ui.guard("The sinusoidal part"):
                 title=f"PE: {n_pos} positions × {d_model} dimensions")
     with right:
         heatmap(gram, _pos_labels(n_pos), _pos_labels(n_pos), key="pos_sin_gram", kind="signed", x_title="position j",
-                title="PE_i · PE_j (dot products of positions)")
+                title="PE_i·PE_j (dot products of positions)")
     st.latex(r"\small " + pf.sinusoidal_dot_latex())
     st.plotly_chart(pf.distance_profile_figure({"sinusoidal": prof}), width="stretch", key="pos_sin_profile")
     st.caption(profile_sentence(prof, "Sinusoidal") + " The chart starts at Δ = 1: Δ = 0 holds the squared lengths "
@@ -148,7 +148,7 @@ with ui.guard("The learned-positions part"):
     with right:
         heatmap(lgram, labels, labels, key="pos_learned_gram", kind="signed",
                 x_title="position j", limit=percentile_limit(lgram.numpy()),
-                title="P_i · P_j (dot products of positions)")
+                title="P_i·P_j (dot products of positions)")
     st.caption("Colours span ±99th percentile of |value| so that a few large entries do not wash out the rest; "
                "hover a cell for its value.")
     st.plotly_chart(pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",

@@ -11,7 +11,7 @@ SIZES = [(1024, 768), (1920, 1080)]
 @pytest.mark.parametrize("width, height", SIZES)
 @pytest.mark.parametrize("path, expected", [
     ("induction_heads", "The loss drops in the repeated half"),
-    ("kv_cache", "Same tokens with and without the cache"),
+    ("kv_cache", "Same tokens both ways"),
 ])
 def test_page_draws_without_exception(server, path, expected, width, height):
     with chromium_page(width=width, height=height) as page:

@@ -28,8 +28,11 @@ def cost_figure(cost: Cost) -> go.Figure:
                                  hovertemplate=f"{name}<br>n = %{{x}}<br>%{{y:.3g}} MiB<extra></extra>"), row=1, col=2)
     ticks = {"type": "log", "tickvals": cost.ns, "ticktext": [str(n) for n in cost.ns], "title": {"text": "n (tokens)"}}
     fig.update_xaxes(**ticks)
-    fig.update_yaxes(type="log", title_text="milliseconds", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="MiB (float32)", row=1, col=2)
+    # only the decades labelled (plotly's in-between '2' and '5' read as 2 and 5, not 0.02 and 0.05), written out
+    # in full (0.01, not 10m)
+    fig.update_yaxes(type="log", minorloglabels="none", exponentformat="none")
+    fig.update_yaxes(title_text="milliseconds", row=1, col=1)
+    fig.update_yaxes(title_text="MiB (float32)", row=1, col=2)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
     fig.update_annotations(font_size=13)
     return fig
@@ -42,7 +45,7 @@ def loss_figure(losses: list[float]) -> go.Figure:
     """The fit's loss per Adam step, on a log scale (it falls by orders of magnitude); rounding noise at the floor."""
     fig = go.Figure(go.Scatter(x=list(range(len(losses))), y=[max(x, LOSS_FLOOR) for x in losses], mode="lines",
                                line={"color": ADDITIVE}, hovertemplate="step %{x}<br>KL %{y:.3g}<extra></extra>"))
-    fig.update_yaxes(type="log", title_text="KL(dot ‖ add)")
+    fig.update_yaxes(type="log", title_text="KL(dot ‖ add)", minorloglabels="none", exponentformat="power")
     fig.update_xaxes(title_text="Adam step")
     fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       title={"text": "fit loss per Adam step", "font": {"size": 13}})
