@@ -17,6 +17,7 @@ html { font-size: 19px; }
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
 h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { font-size: 1.5rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
+[data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.25rem; line-height: 1.25; }
 </style><i id="attnviz-present" hidden></i>"""  # the marker tells FIT_MATH the formulas' type size changed
 
 

@@ -99,3 +99,22 @@ def test_every_page_fits_the_projector(server, browser, size):
     finally:
         page.close()
     assert not problems, "\n".join(problems)
+
+
+METRIC_VALUE_PX = """() => parseFloat(getComputedStyle(document.querySelector(
+  '[data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p')).fontSize)"""
+
+
+def test_presentation_mode_makes_metric_values_larger_not_smaller(server, browser):
+    """Presentation mode enlarges paragraphs; a metric's value is a paragraph too, and must not shrink to body size."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        sizes = {}
+        for query in ("", "?present=1"):
+            page.goto(f"{server}/scaling_lab{query}")
+            page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+            settle(page)
+            sizes[query] = page.evaluate(METRIC_VALUE_PX)
+        assert sizes["?present=1"] > sizes[""] >= 30, sizes
+    finally:
+        page.close()

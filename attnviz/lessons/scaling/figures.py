@@ -70,9 +70,10 @@ def dot_product_histogram_figure(exp: VarianceExperiment, d_k: int) -> go.Figure
         go.Bar(x=centres, y=scaled, width=width, name="q·k / √d_k (scaled)", marker_color=SCALED, opacity=0.6,
                hovertemplate="q·k/√d_k ≈ %{x:.2f}<br>density %{y:.3f}<extra></extra>"),
     ])
+    # the legend well below the axis title: at y = -0.2 presentation mode's larger type put "score" on it
     fig.update_layout(barmode="overlay", height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10},  # two-line title:
                       title=f"{exp.unscaled.shape[1]} random pairs q, k ~ N(0, I)<br>at d_k = {d_k}",  # half a page
-                      legend={"orientation": "h", "y": -0.2}, xaxis_title="score", yaxis_title="density")
+                      legend={"orientation": "h", "y": -0.3}, xaxis_title="score", yaxis_title="density")
     return fig
 
 
