@@ -17,9 +17,10 @@ def loss_figure(p: InductionProbe) -> go.Figure:
     ))
     f, P = p.first, p.period
     for start, name, colour in ((f, "first copy", "rgba(120,120,120,0.12)"), (f + P, "second copy", "rgba(0,150,80,0.12)")):
+        # each label just above the plot area: inside it, the labels sat on the first points
         fig.add_vrect(x0=start - 0.5, x1=start + P - 0.5, fillcolor=colour, line_width=0,
-                      annotation_text=name, annotation_position="top left")
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,
+                      annotation_text=name, annotation_position="top left", annotation_yanchor="bottom")
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                       xaxis_title="token position (the token being predicted)",
                       yaxis_title="loss = −log p(token), nats", yaxis_rangemode="tozero")
     return fig
