@@ -90,7 +90,8 @@ with ui.guard("The comparison"):
     both = sc.compare_scorings(q, k, v, weights, None if mask is None else mask.reshape(n, n))
     a_add, a_dot, diff = both.additive_weights, both.dot_weights, both.difference  # each (n, n)
 
-    st.latex(af.additive_latex(d, d_a) + r"\qquad " + af.dot_latex(d))
+    st.latex(af.additive_latex(d, d_a))  # one line each: side by side they shrank to a footnote at 1024 px
+    st.latex(af.dot_latex(d))
     i, j = 0, min(1, n - 1)
     st.latex(af.entry_latex(i, j, float(both.additive_scores[i, j]), float(both.dot_scores[i, j]),
                             float(a_add[i, j]), float(a_dot[i, j])))
