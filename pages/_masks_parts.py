@@ -207,7 +207,9 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
     names = position_names(labels)
     digest = zlib.crc32(("|".join(names) + mask_to_spec(start)).encode())
     frame = mask_to_frame(start, labels)
-    config = {name: st.column_config.CheckboxColumn(label, help=f"key {name}", width=48, alignment="center")
+    # each column as wide as its token (about 8 px a character, the header's edit icon and padding): 48 px cut "[CLS]"
+    config = {name: st.column_config.CheckboxColumn(label, help=f"key {name}", width=max(48, 8 * len(label) + 44),
+                                                    alignment="center")
               for name, label in zip(frame.columns, labels, strict=True)}
     edited = st.data_editor(frame, key=f"masks_editor_{digest:x}_{st.session_state.get('_masks_editor_nonce', 0)}",
                             column_config=config, height=35 * (n + 1) + 3)
