@@ -106,7 +106,7 @@ with ui.guard("The cross-attention page"):
     st.caption(f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight after "
                "the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in full "
                "detail below.")
-    # Fixed-width panels in a wrapping row: for a short source, two per row on a 1024 px screen, four on a 1920 px one
+    # Fixed-width panels in a wrapping row: for a short source, two per row on a 1024 px screen, five on a 1920 px one
     flow = st.container(horizontal=True, wrap=True, gap="medium")
     for i, h in enumerate(heads):
         with flow.container(width=min(480, max(260, 100 + 18 * S))):

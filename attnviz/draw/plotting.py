@@ -1,4 +1,4 @@
-"""Tokens as plotly axis categories, and plotly's arrays read back.
+"""Tokens as plotly axis categories, log axes labelled by their decades, and plotly's arrays read back.
 
 Attention patterns are drawn by the canvas component (attnviz/draw/heatmap.py); plotly draws only the
 line, bar and histogram charts. Where those charts put tokens on an axis, each token is one category:
@@ -10,6 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 ZERO_WIDTHS = "\u200b\u200c\u200d\u2060"  # invisible marks that tell repeated tokens apart
+
+# A log axis's settings that label only its decades, written out in full (0.001, 0.01): plotly's in-between
+# labels read "2" and "5" where 0.02 and 0.05 are meant, and its SI suffixes ("100µ", "10m") look like units.
+DECADE_LABELS = {"minorloglabels": "none", "exponentformat": "none"}
 
 
 def invisible_suffix(count: int) -> str:

@@ -147,17 +147,14 @@ function panelImage(m, p) {  // one panel as a rows × cols image, 1 pixel per c
   return canvas;
 }
 
-function fmt(v, m) {
+function fmt(v, m) {  // a value in the hover, to what its bytes hold: uint8 weights 2 decimals, the rest 3
+  return numberText(v, m.bpc === 1 && m.meta.kind === "weights" ? 2 : 3);
+}
+
+const cellText = (v) => numberText(v, 2);  // a value printed in its cell
+
+function numberText(v, digits) {  // "−0.21", "−∞"; a value that rounds to zero reads "0.00", never "−0.00"
   if (v === -Infinity) return MINUS_INF;
-  const digits = m.bpc === 1 && m.meta.kind === "weights" ? 2 : 3;  // uint8 weights hold 2 decimals
-  return signed(v, digits);
-}
-
-function cellText(v) {  // a value printed in its cell
-  return v === -Infinity ? MINUS_INF : signed(v, 2);
-}
-
-function signed(v, digits) {  // "−0.21"; a value that rounds to zero reads "0.00", never "−0.00"
   const text = Math.abs(v).toFixed(digits);
   return (v < 0 && Number(text) !== 0 ? "−" : "") + text;
 }

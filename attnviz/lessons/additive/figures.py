@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnviz.draw.latex import fmt
+from attnviz.draw.plotting import DECADE_LABELS
 from attnviz.lessons.additive.cost import Cost
 
 ADDITIVE = "#e4572e"
@@ -28,9 +29,7 @@ def cost_figure(cost: Cost) -> go.Figure:
                                  hovertemplate=f"{name}<br>n = %{{x}}<br>%{{y:.3g}} MiB<extra></extra>"), row=1, col=2)
     ticks = {"type": "log", "tickvals": cost.ns, "ticktext": [str(n) for n in cost.ns], "title": {"text": "n (tokens)"}}
     fig.update_xaxes(**ticks)
-    # only the decades labelled (plotly's in-between '2' and '5' read as 2 and 5, not 0.02 and 0.05), written out
-    # in full (0.01, not 10m)
-    fig.update_yaxes(type="log", minorloglabels="none", exponentformat="none")
+    fig.update_yaxes(type="log", **DECADE_LABELS)
     fig.update_yaxes(title_text="milliseconds", row=1, col=1)
     fig.update_yaxes(title_text="MiB (float32)", row=1, col=2)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})

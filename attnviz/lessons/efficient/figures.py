@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from attnviz.draw.plotting import DECADE_LABELS
 from attnviz.lessons.efficient.costs import CostPoint
 
 FIELDS = {"seconds": ("time (s)", 1.0), "peak_bytes": ("peak tensor memory (MB)", 1e-6)}
@@ -27,7 +28,7 @@ def cost_figure(exact: list[CostPoint], method: list[CostPoint], method_title: s
         fig.add_trace(go.Scatter(x=ns, y=y, mode="lines", name=name, line={"color": "grey", "dash": dash, "width": 1.5},
                                  hoverinfo="skip"))
     fig.update_xaxes(title_text="n (tokens)", type="log", tickvals=ns, ticktext=[str(int(n)) for n in ns])
-    fig.update_yaxes(title_text=title, type="log", minorloglabels="none", exponentformat="none")  # 0.001, not 1m
+    fig.update_yaxes(title_text=title, type="log", **DECADE_LABELS)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0}, title=title)
     return fig
