@@ -1,10 +1,15 @@
-"""attnviz: run `streamlit run app.py`. Navigation, the shared sidebar, and the explorer as home page."""
+"""attnviz: run `streamlit run app.py`. Navigation over app_pages/ (each page draws the shared sidebar itself).
+
+Page scripts live in app_pages/, a folder Streamlit does not auto-discover (a folder named pages/ would put a fresh
+server in its legacy multipage mode). Each page keeps its old URL path (url_path=): shared links and lecture
+plans rely on them.
+"""
 
 import streamlit as st
 import torch
 
 from attnviz.engine.device import server_threads
-from pages._present import asked_in_link
+from ui.present import asked_in_link
 
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
@@ -16,32 +21,45 @@ st.set_page_config(page_title="attnviz: attention, explained", page_icon=":mater
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {
     "Attention, step by step": [
-        st.Page("pages/explorer.py", title="Explorer", icon=":material/search:", default=True),
-        st.Page("pages/step_by_step.py", title="Step by step", icon=":material/stairs:"),
-        st.Page("pages/multihead_anatomy.py", title="Multi-head anatomy", icon=":material/view_column:"),
-        st.Page("pages/encoder_layer.py", title="The encoder layer", icon=":material/layers:"),
+        st.Page("app_pages/explorer.py", title="Explorer", icon=":material/search:", default=True),
+        st.Page("app_pages/step_by_step.py", url_path="step_by_step",
+                title="Step by step", icon=":material/stairs:"),
+        st.Page("app_pages/multihead.py", url_path="multihead_anatomy",
+                title="Multi-head anatomy", icon=":material/view_column:"),
+        st.Page("app_pages/encoder_layer.py", url_path="encoder_layer",
+                title="The encoder layer", icon=":material/layers:"),
     ],
     "Why it is built so": [
-        st.Page("pages/scaling_lab.py", title="Scaling lab", icon=":material/straighten:"),
-        st.Page("pages/positions.py", title="Positions", icon=":material/format_list_numbered:"),
-        st.Page("pages/additive_attention.py", title="Additive vs dot-product", icon=":material/functions:"),
+        st.Page("app_pages/scaling.py", url_path="scaling_lab",
+                title="Scaling lab", icon=":material/straighten:"),
+        st.Page("app_pages/positions.py", url_path="positions",
+                title="Positions", icon=":material/format_list_numbered:"),
+        st.Page("app_pages/additive.py", url_path="additive_attention",
+                title="Additive vs dot-product", icon=":material/functions:"),
     ],
     "Masks and cost": [
-        st.Page("pages/masks_lab.py", title="Masks lab", icon=":material/grid_on:"),
-        st.Page("pages/efficient_attention.py", title="Efficient attention", icon=":material/speed:"),
+        st.Page("app_pages/masks.py", url_path="masks_lab",
+                title="Masks lab", icon=":material/grid_on:"),
+        st.Page("app_pages/efficient.py", url_path="efficient_attention",
+                title="Efficient attention", icon=":material/speed:"),
     ],
     "Beyond one encoder": [
-        st.Page("pages/cross_attention.py", title="Cross-attention", icon=":material/translate:"),
+        st.Page("app_pages/cross_attention.py", url_path="cross_attention",
+                title="Cross-attention", icon=":material/translate:"),
     ],
     "Modern decoders": [
-        st.Page("pages/kv_cache.py", title="KV cache", icon=":material/memory:"),
-        st.Page("pages/induction_heads.py", title="Induction heads", icon=":material/content_copy:"),
+        st.Page("app_pages/kv_cache.py", url_path="kv_cache",
+                title="KV cache", icon=":material/memory:"),
+        st.Page("app_pages/induction.py", url_path="induction_heads",
+                title="Induction heads", icon=":material/content_copy:"),
     ],
     "Look closer": [
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
-        st.Page("pages/model_view.py", title="Model view", icon=":material/apps:"),
+        st.Page("app_pages/compare.py", url_path="compare",
+                title="Compare", icon=":material/compare:"),
+        st.Page("app_pages/model_view.py", url_path="model_view",
+                title="Model view", icon=":material/apps:"),
     ],
 }
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
-# Every page draws the shared sidebar itself with `settings = ui.page_settings()` (see pages/_ui.py).
+# Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).
 navigation.run()

@@ -44,7 +44,7 @@ def text_of(model, n_tokens: int) -> str:
 
 
 def explorer_grid_payload(res, layer: int = 0) -> bytes:
-    """What the explorer sends for one layer's 12 heads: pages/_heatmap.layer_grid_payload's heatmap_payload call."""
+    """What the explorer sends for one layer's 12 heads: ui/heatmap.layer_grid_payload's heatmap_payload call."""
     w = res.attentions[layer]  # (H, n, n)
     entropy, peak = head_entropy(w), head_max_weight(w)
     titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in range(w.shape[0])]

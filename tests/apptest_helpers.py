@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,19 +12,34 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
+def app_menu() -> list[tuple[str, str, str]]:
+    """app.py's pages in menu order: (file, URL path, title); the default page's URL path is ""."""
+    text = Path(APP).read_text(encoding="utf-8")
+    pattern = r'st\.Page\("(app_pages/(\w+)\.py)",(?:\s*url_path="(\w+)",)?\s*title="([^"]+)"[^)]*\)'
+    return [(m[1], "" if "default=True" in m[0] else m[3] or m[2], m[4]) for m in re.finditer(pattern, text)]
+
+
 def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180) -> AppTest:
     """The app run once, opened with these URL query params, on this page (default: the explorer)."""
+    from streamlit.util import calc_hash
+
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     if page:
         at.switch_page(page)
+        # st.Page names a page by the hash of its URL path, which is not its file name for every page
+        # (app_pages/multihead.py keeps the old /multihead_anatomy): before a first run AppTest can only guess from
+        # the file name, so it is told (a first run on another page would cost a whole explorer run per test)
+        url_path = {file: path for file, path, _ in app_menu()}.get(page)
+        if url_path:
+            at._page_hash = calc_hash(url_path)
     return at.run()
 
 
 def chart_specs(at: AppTest) -> dict[str, dict]:
     """key -> the plotly figure JSON of each st.plotly_chart on the page; heatmaps drawn by the canvas
-    component (pages/_heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
+    component (ui/heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
     checks keep working (read their numbers with drawn_heatmap / drawn_grid)."""
     from attnviz.draw.heatmap import decode_payload
 
@@ -48,7 +64,7 @@ def assert_healthy(at: AppTest) -> None:
 
 
 def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
-    """key -> the payload bytes of each heatmap component (pages/_heatmap) on the page."""
+    """key -> the payload bytes of each heatmap component (ui/heatmap) on the page."""
     from attnviz.draw.heatmap import decode_payload
     from attnviz.draw.heatmap_switch import shown_payload
 
@@ -81,7 +97,7 @@ def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[d
 
 
 def drawn_grid(at: AppTest, key: str) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
-    """What pages/_heatmap.heatmap_grid drew under this key: panel title -> (values as drawn, rows, columns)."""
+    """What ui/heatmap.heatmap_grid drew under this key: panel title -> (values as drawn, rows, columns)."""
     from attnviz.draw.heatmap import decode_payload
 
     meta, values = decode_payload(heatmap_payloads(at)[key])
@@ -89,7 +105,7 @@ def drawn_grid(at: AppTest, key: str) -> dict[str, tuple[np.ndarray, list[str], 
 
 
 def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[str]]:
-    """What pages/_heatmap.heatmap drew under this key: (values as drawn, row labels, column labels).
+    """What ui/heatmap.heatmap drew under this key: (values as drawn, row labels, column labels).
 
     Weights come back in [0, 1] (to 1/65534 for uint16, 1/254 for uint8); signed matrices as drawn
     (to half a step of their range), −inf cells as -inf. KeyError when nothing was drawn under this key.

@@ -28,9 +28,9 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
+# the kinds, their labels and parameters: one registry (mask_kinds.py); this module builds their matrices
+from attnviz.engine.mask_kinds import MASK_KINDS  # noqa: F401  (re-exported: callers name it here)
 from attnviz.errors import AttnvizError
-
-MASK_KINDS = ("none", "causal", "padding", "window", "strided", "global", "random", "custom")
 
 
 def _positions(n: int) -> tuple[torch.Tensor, torch.Tensor]:

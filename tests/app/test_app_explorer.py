@@ -177,7 +177,7 @@ def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_deco
 def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(monkeypatch, minilm):
     """The scale controls' callback names the explorer's fragments; if the last run never drew them, the toggle
     must still work (a whole-page rerun), not fail on an unknown fragment key."""
-    from pages import _ui as ui
+    import ui.state as ui
 
     at = run_app({"text": TEXT})
     real = ui.st.rerun

@@ -1,4 +1,4 @@
-"""The explorer sends each heatmap with the 1/√d_k switch flipped too (pages/_heatmap OtherState), so the browser
+"""The explorer sends each heatmap with the 1/√d_k switch flipped too (ui/heatmap OtherState), so the browser
 redraws at once when the switch flips. AppTest: both states hold attnviz's weights, and where the switch decides
 nothing, or the text is long, no second state travels."""
 
@@ -11,7 +11,7 @@ import pytest
 from apptest_helpers import assert_healthy, run_app, switch_states
 
 from attnviz.analysis.stats import head_entropy, head_max_weight
-from pages._ui import SWAP_MAX_TOKENS
+from ui.scale_swap import SWAP_MAX_TOKENS
 
 TEXT = "red green blue yellow"
 

@@ -1,11 +1,11 @@
-"""pages/_memo.SharedCache: a value is made once, however many threads ask at once; the oldest goes first."""
+"""ui/memo.SharedCache: a value is made once, however many threads ask at once; the oldest goes first."""
 
 import threading
 import time
 
 import pytest
 
-from pages._memo import SharedCache
+from ui.memo import SharedCache
 
 
 def test_a_value_is_made_once_for_threads_asking_together_and_then_served():
@@ -43,11 +43,11 @@ def test_a_failure_keeps_nothing_and_the_next_call_tries_again():
 
 
 def test_keys_tell_the_scale_true_from_the_factor_one():
-    """cached_run keys on repr(scale): True (1/√d_k) and 1.0 (a factor of one: no scaling) are equal in Python."""
-    from pages._ui import cached_run
+    """run_for keys on repr(scale): True (1/√d_k) and 1.0 (a factor of one: no scaling) are equal in Python."""
+    from ui.runs import run_for
 
-    scaled = cached_run("toy", "cpu", "red green blue", "none", True)
-    factor_one = cached_run("toy", "cpu", "red green blue", "none", 1.0)
+    scaled = run_for("toy", "cpu", "red green blue", "none", True)
+    factor_one = run_for("toy", "cpu", "red green blue", "none", 1.0)
     assert scaled.scale != factor_one.scale == 1.0
 
 

@@ -12,7 +12,7 @@ from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.additive import cost as ct
 from attnviz.lessons.additive import scoring as sc
 
-PAGE = "pages/additive_attention.py"
+PAGE = "app_pages/additive.py"
 TEXT = "The cat sat on the mat."
 WEIGHT_TOL = 0.0005 + 1e-7  # weights are drawn in thousandths
 

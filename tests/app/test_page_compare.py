@@ -14,7 +14,7 @@ import attnviz
 from attnviz.analysis.compare import compare_patterns
 from attnviz.draw.plotting import decode_plotly_array
 
-PAGE = "pages/compare.py"
+PAGE = "app_pages/compare.py"
 TEXT = "the cat sat on the mat"
 TOY = {"model": "toy", "text": TEXT}
 

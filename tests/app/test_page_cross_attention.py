@@ -14,7 +14,7 @@ import attnviz
 from attnviz.engine.masks import causal_mask, window_mask
 from attnviz.lessons.cross_attention.across_sentences import projections_across_sentences
 
-PAGE = "pages/cross_attention.py"
+PAGE = "app_pages/cross_attention.py"
 SOURCE = "The cat sat on the mat."
 TARGET = "A dog ran after the cat all day!"
 DRAWN = 0.0005 + 1e-7  # weights travel as thousandths

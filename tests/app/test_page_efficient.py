@@ -13,7 +13,7 @@ from attnviz.lessons.efficient import costs
 from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
 from attnviz.lessons.efficient.methods import METHODS
 
-PAGE = "pages/efficient_attention.py"
+PAGE = "app_pages/efficient.py"
 TEXT = "The cat sat on the mat because it was tired."
 WEIGHT_ATOL = 0.0005 + 1e-7  # weights are drawn as thousandths
 
@@ -86,7 +86,7 @@ def test_too_large_n_is_capped_and_said_and_memory_points_equal_the_measurement(
 
 
 def test_masks_lab_cost_lesson_links_here():
-    at = run_app({"model": "toy", "text": "A short text."}, page="pages/masks_lab.py")
+    at = run_app({"model": "toy", "text": "A short text."}, page="app_pages/masks.py")
     assert_healthy(at)
     assert "saves nothing" in page_text(at)
     links = at.get("page_link")

@@ -15,7 +15,7 @@ from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.encoder_layer.norms import stream_norms
 from attnviz.lessons.encoder_layer.steps import layer_steps
 
-PAGE = "pages/encoder_layer.py"
+PAGE = "app_pages/encoder_layer.py"
 TEXT = "The cat sat on the mat because it was tired."
 
 

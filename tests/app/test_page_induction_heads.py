@@ -10,7 +10,7 @@ from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_tex
 
 from attnviz.lessons.induction.probe import probe, random_repeated_ids, text_twice_ids
 
-PAGE = "pages/induction_heads.py"
+PAGE = "app_pages/induction.py"
 DRAWN = 0.0005 + 1e-7  # weights travel as thousandths
 
 

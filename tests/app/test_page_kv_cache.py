@@ -6,12 +6,12 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
 
 from attnviz.engine.kv_cache import HALF_BYTES, kv_cache_bytes_per_token
 from attnviz.lessons.kv_cache.decoding import agreement, step_view
 
-PAGE = "pages/kv_cache.py"
+PAGE = "app_pages/kv_cache.py"
 PROMPT = "the cat sat on the mat . the cat"
 DRAWN = 0.0005 + 1e-7  # weights travel as thousandths
 
@@ -62,10 +62,15 @@ def test_timing_and_memory_charts(page, tiny_llama):
     assert llama3["K/V heads"] == 8 and llama3["KiB per token"] == 128.0
 
 
-def test_an_encoder_gets_a_clear_message_and_a_pointer():
+def test_an_encoder_opens_the_page_on_tiny_llama_and_says_so():
+    """No page is an error by default: with the bundled BERT chosen, the page teaches on tiny-llama, says why, and
+    leaves the sidebar's choice alone."""
     at = run_app({}, page=PAGE)  # the bundled BERT
     assert_healthy(at)
-    assert any("is an encoder" in e.value and "tiny-llama" in e.value for e in at.error)
+    assert not at.error
+    assert any("is an encoder" in i.value and "tiny-llama" in i.value for i in at.info)
+    assert "wrote:" in page_text(at) and has_heatmap(at, "kv_row")
+    assert at.sidebar.selectbox(key="model").value == "all-MiniLM-L6-v2"
 
 
 @pytest.mark.parametrize("prompt, message", [

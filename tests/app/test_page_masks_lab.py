@@ -15,7 +15,7 @@ from attnviz.engine.masks import MASK_KINDS, causal_mask, parse_mask
 from attnviz.lessons.masks.editor import mask_to_spec, position_names
 from attnviz.lessons.masks.gallery import MASK_TITLES, gallery_specs
 
-PAGE = "pages/masks_lab.py"
+PAGE = "app_pages/masks.py"
 TEXT = "the cat sat on the mat"
 TOY = {"model": "toy", "text": TEXT}
 ATOL = 0.5 / 65534 + 1e-7  # weights of 8 tokens travel as uint16: to half a step of 1/65534

@@ -16,7 +16,7 @@ from attnviz.draw.heatmap import decode_payload, precision
 from attnviz.draw.value_map import map_values
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 
-PAGE = "pages/model_view.py"
+PAGE = "app_pages/model_view.py"
 TEXT = "The cat sat on the mat because it was tired."
 
 

@@ -14,7 +14,7 @@ from attnviz.lessons.multihead.grouping import grouped_patterns, kv_cache_bytes
 from attnviz.lessons.multihead.heads import head_split
 from attnviz.lessons.multihead.projection import output_projection
 
-PAGE = "pages/multihead_anatomy.py"
+PAGE = "app_pages/multihead.py"
 TEXT = "The cat sat on the mat because it was tired."
 
 

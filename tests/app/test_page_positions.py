@@ -13,7 +13,7 @@ from attnviz.lessons.positions import encodings as enc
 from attnviz.lessons.positions import rope_demo as rd
 from attnviz.lessons.positions.permutation import permutation_demo
 
-PAGE = "pages/positions.py"
+PAGE = "app_pages/positions.py"
 TEXT = "The cat sat on the mat."
 
 

@@ -13,7 +13,7 @@ from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment, entropy_per_layer
 from attnviz.lessons.scaling.figures import D_K_GRID
 
-PAGE = "pages/scaling_lab.py"
+PAGE = "app_pages/scaling.py"
 
 
 def metrics(at) -> dict[str, float]:

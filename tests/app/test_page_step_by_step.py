@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import attnviz
 from attnviz.lessons.step_by_step.steps import head_steps
 
-PAGE = "pages/step_by_step.py"
+PAGE = "app_pages/step_by_step.py"
 APP = os.path.join(os.path.dirname(__file__), "..", "..", "app.py")
 TEXT = "The cat sat on the mat."  # toy tokens: [CLS] the cat sat on the mat . [SEP]
 NUMBER = r"(-?\d+(?:\.\d+)?)(?:\\times10\^\{(-?\d+)\})?"
@@ -33,7 +33,7 @@ def latex_with(at: AppTest, marker: str) -> str:
 
 
 def drawn(at: AppTest, key: str) -> np.ndarray:
-    """The matrix pages/_heatmap drew under this key, as drawn (-inf where masked)."""
+    """The matrix ui/heatmap drew under this key, as drawn (-inf where masked)."""
     return drawn_heatmap(at, key)[0]
 
 

@@ -6,7 +6,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 from apptest_helpers import assert_healthy, run_app
 
-PAGE = "pages/masks_lab.py"
+PAGE = "app_pages/masks.py"
 
 
 def presentation_css(at) -> bool:

@@ -4,14 +4,13 @@ Screenshots are kept in test-artifacts/ for a person to look at.
 """
 
 import os
-import re
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
+from apptest_helpers import app_menu
 from browser_helpers import (
-    ROOT,
     TICK_TEXTS,
     chromium_page,
     exceptions_on,
@@ -22,8 +21,7 @@ from browser_helpers import (
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # The menu as app.py declares it, in its order: (url path, title); the default page's path is "".
-MENU = [("" if "default=True" in line else m[1], m[2]) for line in (ROOT / "app.py").read_text().splitlines()
-        if (m := re.search(r'st\.Page\("pages/(\w+)\.py", title="([^"]+)"', line))]
+MENU = [(path, title) for _, path, title in app_menu()]
 PAGES = [path for path, _ in MENU]
 
 pytestmark = pytest.mark.browser
@@ -71,13 +69,13 @@ def test_html_in_the_text_is_shown_as_plain_text_never_run(server):
 
 
 def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
-    """A fresh server first treats pages/ the legacy way; the app must still show its own menu."""
+    """A shared link to a page on a fresh server opens that page, under its old URL path, with app.py's menu."""
     with streamlit_server() as url, chromium_page() as page:
         page.goto(url + "/model_view?model=toy")
         page.wait_for_selector("h1", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
-        assert len(MENU) >= 12 and links == [title for _, title in MENU]  # app.py's menu, no helper files of pages/
+        assert len(MENU) >= 12 and links == [title for _, title in MENU]  # app.py's menu, nothing else
         assert "Model view" in page.locator("h1").first.inner_text()
         assert not exceptions_on(page)
 

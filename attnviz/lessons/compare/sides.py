@@ -10,14 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from attnviz.engine.models import DEFAULT_MODEL
+from attnviz.engine.mask_kinds import spec_from_values, values_from_spec
+from attnviz.engine.models.catalog import choice_of, spec_of
 from attnviz.errors import AttnvizError
 
-BUNDLED_CHOICE = DEFAULT_MODEL  # the model picker's option for the bundled model (model_spec "")
-
-# The shared sidebar's own defaults for the mask parameters, so a copied side looks the same.
-MASK_DEFAULTS = {"pad": 3, "window": 2, "stride": 3, "gwindow": 1, "globals": "0", "keep": 0.3, "seed": 0,
-                 "custom": ""}
 PRESETS = {
     "scaled vs unscaled": "B flips the 1/√d_k scaling",
     "bidirectional vs causal": "B uses the causal mask (or none, if A is causal)",
@@ -39,7 +35,7 @@ class SideConfig:
 def apply_preset(preset: str, a: SideConfig) -> SideConfig:
     """Side B for a preset: a copy of A with the one setting the preset is about changed."""
     if preset == "scaled vs unscaled":
-        return replace(a, scale=not is_standard_scale(a.scale))
+        return replace(a, scale=a.scale is not True)  # True = the trained 1/√d_k; anything else flips back to it
     if preset == "bidirectional vs causal":
         return replace(a, mask_spec="none" if a.mask_spec == "causal" else "causal")
     if preset == "full vs sliding window":
@@ -48,38 +44,14 @@ def apply_preset(preset: str, a: SideConfig) -> SideConfig:
     raise AttnvizError(f"Unknown comparison preset '{preset}'. Choose one of: {', '.join(PRESETS)}.")
 
 
-def is_standard_scale(scale) -> bool:
-    """True when the scale is the trained 1/√d_k (given as True)."""
-    return scale is True
-
-
 # ---- a side <-> the values of its widgets (the same names as the shared sidebar's) -----------------
 
 
 def widget_values(side: SideConfig) -> dict[str, object]:
-    """The widget values that show this side: model, model_path, text, mask + its parameters, scale, layer, head."""
-    values: dict[str, object] = dict(MASK_DEFAULTS)
-    if side.model_spec in ("", "toy"):
-        values.update(model="toy" if side.model_spec == "toy" else BUNDLED_CHOICE, model_path="")
-    else:
-        values.update(model="other", model_path=side.model_spec)
-    kind, _, args = side.mask_spec.partition(":")
-    kind = kind.strip().lower() or "none"
-    values["mask"] = kind
-    if kind == "padding":
-        values["pad"] = int(args or MASK_DEFAULTS["pad"])
-    elif kind == "window":
-        values["window"] = int(args)
-    elif kind == "strided":
-        values["stride"] = int(args)
-    elif kind == "global":
-        width, _, tokens = args.partition(":")
-        values.update(gwindow=int(width), globals=tokens or "0")
-    elif kind == "random":
-        keep, _, seed = args.partition(":")
-        values.update(keep=float(keep), seed=int(seed or 0))
-    elif kind == "custom":
-        values["custom"] = args
+    """The widget values that show this side: model, model_path, text, mask + every mask parameter, scale,
+    layer, head (the picker names of ui.pickers, the mask's from the engine's registry of mask kinds)."""
+    choice, typed = choice_of(side.model_spec)
+    values: dict[str, object] = {"model": choice, "model_path": typed, **values_from_spec(side.mask_spec or "none")}
     if isinstance(side.scale, bool):
         values.update(scaled=side.scale, factor=0.0)
     else:
@@ -88,32 +60,11 @@ def widget_values(side: SideConfig) -> dict[str, object]:
     return values
 
 
-def mask_spec_from_values(values: dict) -> str:
-    """The mask spec that a mask kind and its parameter widgets describe (as the sidebar builds it)."""
-    kind = values.get("mask") or "none"
-    get = lambda name: values.get(name, MASK_DEFAULTS[name])
-    if kind == "padding":
-        return f"padding:{int(get('pad'))}"
-    if kind == "window":
-        return f"window:{int(get('window'))}"
-    if kind == "strided":
-        return f"strided:{int(get('stride'))}"
-    if kind == "global":
-        return f"global:{int(get('gwindow'))}:{str(get('globals')).replace(' ', '')}"
-    if kind == "random":
-        return f"random:{float(get('keep'))}:{int(get('seed'))}"
-    if kind == "custom":
-        rows = str(get("custom")).strip()
-        return f"custom:{rows}"
-    return kind
-
-
 def side_from_values(values: dict) -> SideConfig:
     """The side that a set of widget values shows (the inverse of `widget_values`); None values = defaults."""
     values = {name: value for name, value in values.items() if value is not None}
-    model = values.get("model", BUNDLED_CHOICE)
-    spec = "" if model == BUNDLED_CHOICE else "toy" if model == "toy" else str(values.get("model_path", "")).strip()
-    return SideConfig(spec, str(values.get("text", "")), mask_spec_from_values(values), scale_from_values(values),
+    spec = spec_of(str(values.get("model", "")), str(values.get("model_path", "")))
+    return SideConfig(spec, str(values.get("text", "")), spec_from_values(values), scale_from_values(values),
                       int(values.get("layer", 0)), int(values.get("head", 0)))
 
 

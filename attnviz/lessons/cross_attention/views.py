@@ -34,6 +34,12 @@ def is_encoder_decoder(model) -> bool:
     return bool(getattr(model, "is_encoder_decoder", False))
 
 
+def can_cross_attend(model) -> bool:
+    """An encoder–decoder's own cross-attention, or an encoder whose projections the demonstration can apply
+    across two sentences; not a decoder-only model."""
+    return is_encoder_decoder(model) or not model.cfg.causal
+
+
 def cross_layers(model) -> tuple[int, int]:
     """(layers, heads) to choose from: the decoder's for an encoder–decoder, else the model's own."""
     if is_encoder_decoder(model):

@@ -21,9 +21,14 @@ from attnviz.errors import AttnvizError
 MAX_NEW = 64  # the page's slider: new tokens to step through
 
 
+def writes_text(model) -> bool:
+    """True for a causal language model (it has a next-token head): one that can decode, cache and copy."""
+    return bool(model.cfg.causal) and getattr(model, "lm_head", None) is not None
+
+
 def require_causal(model) -> None:
     """A clear message (not a traceback) for an encoder such as the bundled BERT."""
-    if not model.cfg.causal or getattr(model, "lm_head", None) is None:
+    if not writes_text(model):
         raise AttnvizError(
             f"{model.name} is an encoder: it reads the whole text at once and never writes text token by token, "
             f"so it has no KV cache. Pick a causal model in the sidebar's Model: tiny-llama (attnviz's own, "

@@ -10,18 +10,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from attnviz.engine.mask_kinds import MASKS
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 
-MASK_TITLES = {
-    "none": "none (full, bidirectional)",
-    "causal": "causal",
-    "padding": "padding",
-    "window": "sliding window",
-    "strided": "strided / dilated",
-    "global": "global + local",
-    "random": "random (Bernoulli per pair)",
-    "custom": "custom",
-}
+MASK_TITLES = {name: kind.title for name, kind in MASKS.items()}  # the registry's short titles
 
 
 def gallery_specs(window: int = 2, stride: int = 3, n_pad: int = 2, keep: float = 0.3, seed: int = 0,

@@ -10,30 +10,9 @@ import dataclasses
 
 import streamlit as st
 
-from pages import _heatmap as hm
-from pages import _ui as ui
-
-
-@st.cache_resource(show_spinner=False, max_entries=2)
-def traced_run(spec: str, device: str, text: str, mask_spec: str, scale):
-    """A run that keeps every intermediate (Q, K, scores): shared, not copied, so a click costs no model run."""
-    return ui.cached_model(spec, device).run(text, mask=mask_spec, scale=scale, keep=True)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def traced_head(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, head: int):
-    """One head's steps in that run, cached too: a scale toggle back to a run seen before, or another cell of the
-    same head, recomputes nothing."""
-    from attnviz.lessons.step_by_step.steps import head_steps
-
-    return head_steps(ui.cached_model(spec, device), traced_run(spec, device, text, mask_spec, scale), layer, head)
-
-
-def pair_for(spec: str, settings, mask_spec: str, scale, layer: int, head: int, i: int, j: int):
-    from attnviz.lessons.step_by_step.steps import pair_detail
-
-    steps = traced_head(spec, settings.device, settings.text, mask_spec, scale, layer, head)
-    return steps, pair_detail(steps, i, j)
+from ui import heatmap as hm
+from ui.runs import traced_head
+from ui.scale_swap import flipped_scale_state
 
 
 def scale_name(scale: float, d_head: int) -> str:
@@ -52,8 +31,8 @@ def plain(x: float) -> str:
     return f"{x:.4f}".replace("-", "−")
 
 
-def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: int, sel) -> None:
-    """The panel for the selected (layer, head, query i, key j)."""
+def why_this_weight(view) -> None:
+    """The panel for the view's selected cell (head, query i, key j) in its layer."""
     from attnviz.draw.text import markdown_literal as md
     from attnviz.lessons.step_by_step.latex import (
         TOP_TERMS,
@@ -62,9 +41,12 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
         scaled_latex,
         softmax_latex,
     )
+    from attnviz.lessons.step_by_step.steps import pair_detail
 
+    model, sel, layer = view.model, view.selection, view.layer
     i, j = sel.query, sel.key
-    steps, pair = pair_for(spec, settings, mask_spec, scale, layer, sel.head, i, j)
+    steps = traced_head(view.model_spec, view.device, view.text, view.mask_spec, view.scale, layer, sel.head)
+    pair = pair_detail(steps, i, j)
     labels = steps.labels
     st.markdown(f"**Layer {layer}, head {sel.head}: query {i} “{md(labels[i])}” → key {j} “{md(labels[j])}”**")
     every = model.d_head <= 8
@@ -84,7 +66,7 @@ def why_this_weight(model, spec: str, settings, mask_spec: str, scale, layer: in
     # the arithmetic above follows with the rerun (see attnviz/draw/heatmap_switch.py)
     # (the scale first: a narrow panel drops the title's trailing " · " part, never the scale)
     row_title = f"row {i}, scores × {{}} · after the softmax (sums to 1)"
-    other = ui.flipped_scale_state(spec, settings, mask_spec, len(labels), layer)
+    other = flipped_scale_state(view, len(labels), layer)
     hm.heatmap(steps.weights[i][None], [f"{i}: {labels[i]}"], labels, key="why_row",
                title=row_title.format(scale_name(pair.scale, model.d_head)),
                selection={"panel": 0, "row": 0, "col": j}, show_values=len(labels) <= 12,

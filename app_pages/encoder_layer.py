@@ -3,13 +3,12 @@ recomputed from the layer's weights and checked against the model; then the resi
 
 import streamlit as st
 
-from pages import _ui as ui
+import ui
 
-settings = ui.page_settings()
-st.title("The whole layer: residual, LayerNorm, feed-forward")
-st.caption("Step by step stops at W_O. Here the same layer goes on: the residual connection, LayerNorm and the "
-           "feed-forward network, for one token, with every number recomputed from the layer's weights. "
-           "Red bars are positive, blue negative.")
+view = ui.open_page("The whole layer: residual, LayerNorm, feed-forward",
+                    "Step by step stops at W_O. Here the same layer goes on: the residual connection, LayerNorm and "
+                    "the feed-forward network, for one token, with every number recomputed from the layer's weights. "
+                    "Red bars are positive, blue negative.", waits_for_text="The layer appears", layer_heads="layer")
 
 
 with ui.guard("The encoder-layer page"):
@@ -18,9 +17,9 @@ with ui.guard("The encoder-layer page"):
     from attnviz.lessons.encoder_layer.norms import stream_norms
     from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, model_sizes
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer = int(st.sidebar.selectbox("Layer", list(range(model.n_layers)), key="layer", **ui.BOUND) or 0)
-    res, _ = ui.page_run(model, spec, settings, "The layer appears", keep=True)
+    model, layer = view.model, view.layer
+    res = view.run(keep=True)
+    ui.run_notes(res)
     labels, n = res.labels, len(res.labels)
 
     st.header("The original paper's sizes beside this model's")
@@ -91,3 +90,4 @@ with ui.guard("The encoder-layer page"):
                    "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
                    "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],
                  hide_index=True)
+ui.mark_drawn(view)

@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.lessons.compare.sides import (
-    BUNDLED_CHOICE,
-    SideConfig,
-    apply_preset,
-    mask_spec_from_values,
-    same_settings,
-    scale_from_values,
-    side_from_values,
-    widget_values,
-)
-from pages import _ui as ui
+import ui
+from attnviz.lessons.compare.sides import SideConfig, apply_preset, same_settings, side_from_values, widget_values
+from ui import pickers
 
 PREFIX = "cmp_b_"
 SIDE_A_KEY = "_cmp_side_a"  # side A as the last run saw it, for the callbacks (they run before the page)
@@ -77,59 +69,26 @@ def remember_side_a(side_a: SideConfig, preset: str | None) -> None:
         copy_into_b(derive(side_a))
 
 
-def _help(choices: dict) -> str:
-    return "\n".join(f"- **{name}**: {what}" for name, what in choices.items())
-
-
-def _mask_controls(box) -> str:
-    """The mask picker and its parameters, as in the sidebar -> a mask spec."""
-    values = {"mask": box.selectbox("B: mask", list(ui.MASK_LABELS), key=key("mask"), help=_help(ui.MASK_LABELS),
-                                    **ui.BOUND)}
-    kind = values["mask"]
-    if kind == "padding":
-        values["pad"] = box.slider("[PAD] tokens appended", 1, 8, key=key("pad"), **ui.BOUND)
-    elif kind == "window":
-        values["window"] = box.slider("Window: keys at most this far away", 0, 8, key=key("window"), **ui.BOUND)
-    elif kind == "strided":
-        values["stride"] = box.slider("Stride", 2, 8, key=key("stride"), **ui.BOUND)
-    elif kind == "global":
-        values["gwindow"] = box.slider("Local window", 0, 8, key=key("gwindow"), **ui.BOUND)
-        values["globals"] = box.text_input("Global token positions", key=key("globals"), **ui.BOUND)
-    elif kind == "random":
-        values["keep"] = box.slider("Keep probability", 0.05, 1.0, step=0.05, key=key("keep"), **ui.BOUND)
-        values["seed"] = box.number_input("Seed", 0, 10_000, key=key("seed"), **ui.BOUND)
-    elif kind == "custom":
-        values["custom"] = box.text_input("Rows of 0/1, '/' between rows", key=key("custom"),
-                                          placeholder="110/011/001", help="Empty = causal pattern.", **ui.BOUND)
-    return mask_spec_from_values(values)
-
-
 def _valid_choice(name: str, options: list[int]) -> None:
     """A layer/head left over from a bigger model is out of range for this one: follow A instead."""
     if st.session_state.get(key(name), SAME_AS_A) not in options:
         st.session_state[key(name)] = SAME_AS_A
 
 
-def side_b_controls(side_a: SideConfig, device: str):
-    """Draw B's widgets in a bordered box -> (side B, B's model, the spec it loaded as)."""
+def side_b_controls(side_a: SideConfig):
+    """Draw B's widgets in a bordered box (the sidebar's own pickers, with B's keys) -> (side B, B's view state)."""
     box = st.container(border=True)
     box.markdown("**Side B** (starts as a copy of A; change anything here)")
     text_col, model_col = box.columns([3, 2])  # two rows of two: four columns are too narrow at 1024 px
     mask_col, scale_col = box.columns(2)
-    text = text_col.text_area("B: text", key=key("text"), height=120, max_chars=20000, **ui.BOUND)
-    choice = model_col.selectbox("B: model", list(ui.MODEL_CHOICES), key=key("model"), help=_help(ui.MODEL_CHOICES),
-                                 **ui.BOUND)
-    spec = "" if choice == BUNDLED_CHOICE else choice
-    if choice == "other":
-        spec = model_col.text_input("Hub name or local folder", key=key("model_path"), **ui.BOUND).strip()
-    mask_spec = _mask_controls(mask_col)
-    scaled = scale_col.toggle("B: scale by 1/√d_k", key=key("scaled"), **ui.BOUND)
-    factor = scale_col.number_input("…or your own factor", 0.0, 100.0, step=0.05, key=key("factor"),
-                                    help="Multiplies the scores instead of 1/√d_k; 0 = use the switch above.",
-                                    **ui.BOUND)
-    scale = scale_from_values({"scaled": scaled, "factor": factor})
+    pickers.draw_text(text_col, PREFIX, label="B: text", examples_menu=False)
+    pickers.draw_model(model_col, PREFIX, label="B: model")
+    pickers.draw_mask(mask_col, PREFIX, label="B: mask")
+    pickers.draw_scale(scale_col, PREFIX)
+    view_b = ui.view_state(prefix=PREFIX)
     with model_col:
-        model, spec = ui.load_model_or_fallback(ui.Settings(spec, text or "", mask_spec, scale, device))
+        ui.page.tell(view_b)
+    model = view_b.model
     layers, heads = [SAME_AS_A, *range(model.n_layers)], [SAME_AS_A, *range(model.n_heads)]
     _valid_choice("layer", layers)
     _valid_choice("head", heads)
@@ -144,4 +103,4 @@ def side_b_controls(side_a: SideConfig, device: str):
         st.warning(f"B's model has {model.n_layers} layers × {model.n_heads} heads: showing layer "
                    f"{min(layer, model.n_layers - 1)}, head {min(head, model.n_heads - 1)} for B.", icon=":material/swap_vert:")
         layer, head = min(layer, model.n_layers - 1), min(head, model.n_heads - 1)
-    return SideConfig(spec, text or "", mask_spec, scale, layer, head), model, spec
+    return SideConfig(view_b.model_spec, view_b.text, view_b.mask_choice, view_b.scale, layer, head), view_b

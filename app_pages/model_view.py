@@ -4,16 +4,18 @@ from functools import partial
 
 import streamlit as st
 
-from pages import _heatmap as hm
-from pages import _ui as ui
+import ui
+from ui import heatmap as hm
+from ui.memo import shared
+from ui.runs import run_for
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _thumbnails(spec: str, device: str, text: str, mask_spec: str, scale):
     """Every head of the run pooled for the thumbnail grid: ((L·H, m, m) patterns, m labels, block b)."""
     from attnviz.lessons.model_view import thumbnails
 
-    res = ui.cached_run(spec, device, text, mask_spec, scale)
+    res = run_for(spec, device, text, mask_spec, scale)
     return thumbnails(res.attentions, res.labels)
 
 
@@ -35,28 +37,28 @@ def take_click(n_layers: int, n_heads: int, cells: int) -> None:
         st.session_state["mv_layer"], st.session_state["mv_head"] = head_of_thumbnail(click["panel"], n_heads)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _statistics_and_rollout(spec: str, device: str, text: str, mask_spec: str, scale):
     from attnviz.analysis.rollout import attention_rollout
     from attnviz.analysis.stats import head_statistics
 
-    res = ui.cached_run(spec, device, text, mask_spec, scale)
+    res = run_for(spec, device, text, mask_spec, scale)
     return head_statistics(res.attentions, res.tokens), attention_rollout(res.attentions)
 
 
-settings = ui.page_settings()
-st.title("Model view: every head of every layer")
-st.caption("One small heatmap per head: rows = layers (L0 is closest to the input), columns = heads. Each thumbnail "
-           "is that head's attention pattern, query rows looking at key columns, on the same 0..1 colour scale. "
-           "Click a thumbnail to enlarge that head below.")
+view = ui.open_page("Model view: every head of every layer",
+                    "One small heatmap per head: rows = layers (L0 is closest to the input), columns = heads. Each "
+                    "thumbnail is that head's attention pattern, query rows looking at key columns, on the same 0..1 "
+                    "colour scale. Click a thumbnail to enlarge that head below.",
+                    waits_for_text="The model view appears")
 
 with ui.guard("The model view"):
     from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_map, thumbnail_of, thumbnail_titles
 
-    model, spec = ui.load_model_or_fallback(settings)
-    res, mask_spec = ui.page_run(model, spec, settings, "The model view appears")
+    model, res = view.model, view.run()
+    ui.run_notes(res)
     n = len(res.tokens)
-    run_key = (spec, settings.device, settings.text, mask_spec, settings.scale)
+    run_key = (view.model_spec, view.device, view.text, view.mask_spec, view.scale)
     # everything the page shows is computed before any of it is sent: the browser then lays the page out once,
     # not once for the top and again for each part that follows a computation
     pooled, pooled_labels, block = _thumbnails(*run_key)
@@ -111,3 +113,4 @@ with ui.guard("The model view"):
                                 value=last, key="mv_rollout_layer", **ui.BOUND)
     title = f"rollout after layer {upto}" + (" (the whole model)" if upto == last else "")
     hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)
+ui.mark_drawn(view)

@@ -2,18 +2,20 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from ui.heatmap import heatmap
+from ui.memo import shared
+from ui.runs import model_for
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _permutation(spec: str, device: str, text: str, seed: int):
     from attnviz.lessons.positions.permutation import permutation_demo
 
-    return permutation_demo(ui.cached_model(spec, device), text, seed)
+    return permutation_demo(model_for(spec, device), text, seed)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(max_entries=8)
 def _sinusoidal(n: int, d_model: int):
     from attnviz.lessons.positions import encodings as enc
 
@@ -22,11 +24,11 @@ def _sinusoidal(n: int, d_model: int):
     return pe, gram, enc.distance_profile(gram)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(max_entries=8)
 def _learned(spec: str, device: str, n: int, first: int):
     from attnviz.lessons.positions import encodings as enc
 
-    table = enc.learned_table(ui.cached_model(spec, device), n, first)
+    table = enc.learned_table(model_for(spec, device), n, first)
     gram = enc.position_dot_products(table)
     return table, gram, enc.distance_profile(gram)
 
@@ -35,12 +37,12 @@ def _pos_labels(n: int) -> list[str]:
     return [f"pos {i}" for i in range(n)]
 
 
-settings = ui.page_settings()
-st.title("Positions: how attention learns word order")
-st.caption("Attention compares every token with every other token, and nothing in that comparison says where a token "
-           "sits. This page shows that blind spot on a real run, then three ways of filling it: sinusoidal and learned "
-           "vectors added to the tokens, and rotary embeddings (RoPE) that turn the queries and keys.")
-model, spec = ui.load_model_or_fallback(settings)
+view = ui.open_page("Positions: how attention learns word order",
+                    "Attention compares every token with every other token, and nothing in that comparison says where a "
+                    "token sits. This page shows that blind spot on a real run, then three ways of filling it: "
+                    "sinusoidal and learned vectors added to the tokens, and rotary embeddings (RoPE) that turn the "
+                    "queries and keys.")
+model, spec = view.model, view.model_spec
 
 # ---- 1 · the permutation demo ---------------------------------------------------------------------
 st.header("1 · Without positions, attention sees a set")
@@ -61,7 +63,7 @@ with ui.guard("The permutation demo"):
     seed = pick[0].number_input("Shuffle seed", 0, 10_000, 0, key="pos_seed",
                                 help="Which shuffle; every seed moves the words.", **ui.BOUND)
     partner = "toy" if spec == "toy-nopos" else "toy-nopos"  # the model on screen first, then its counterpart
-    results = [_permutation(s, settings.device, settings.text, int(seed)) for s in (spec, partner)]
+    results = [_permutation(s, view.device, view.text, int(seed)) for s in (spec, partner)]
     st.caption("Shuffled order: " + " ".join(results[0].shuffled_tokens))
     n_layers = min(r.attentions.shape[0] for r in results)
     n_heads = min(r.attentions.shape[1] for r in results)
@@ -129,7 +131,7 @@ with ui.guard("The learned-positions part"):
 
     source, source_label = learned_positions_source(model)
     learned_spec = spec if source is not None else ""
-    learned_model = ui.cached_model(learned_spec, settings.device)
+    learned_model = model_for(learned_spec, view.device)
     st.markdown(
         "BERT and GPT-2 instead learn one vector per position, trained with the rest of the model: there is no "
         "formula, and nothing forces their dot products to depend on the distance only, or at all. The picture and "
@@ -139,7 +141,7 @@ with ui.guard("The learned-positions part"):
                                   "longer than the others: it dominates the colours and the spread.")
     first = int(skip_first)
     n_learned = min(int(n_pos), learned_model.embedder.position.shape[0] - learned_model.embedder.position_offset - first)
-    table, lgram, lprof = _learned(learned_spec, settings.device, n_learned, first)
+    table, lgram, lprof = _learned(learned_spec, view.device, n_learned, first)
     labels = [f"pos {first + i}" for i in range(n_learned)]
     left, right = st.columns(2)
     with left:
@@ -185,7 +187,7 @@ with ui.guard("The RoPE part"):
         "near neighbours apart; high pairs turn slowly and still differ across long distances.")
     if rope.from_model:
         with ui.guard("The model's own rotation"):
-            res = ui.cached_run(spec, settings.device, settings.text, settings.mask_spec, settings.scale, keep=True)
+            res = view.run(keep=True)
             rot = rd.model_rotation(res, rope.inv_freq)
             st.subheader(f"{model.name}'s own queries, rotated inside the model")
             st.markdown(f"Query head 0 of layer 0 on the sidebar's text: pair {pair} of each token's query before and "
@@ -214,3 +216,4 @@ with ui.guard("The RoPE part"):
                      "q·PE_j and PE_i·k depend on where the tokens sit, not only on i − j")
     st.caption(f"q and k: {rope.d_head} numbers each from N(0, 1), seed {int(seed)} (the shuffle seed above). "
                "Scores unscaled (no 1/√d_k), no softmax: just the dot products.")
+ui.mark_drawn(view)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+import ui
 from attnviz.draw.describe import describe_mask
 from attnviz.errors import AttnvizError
 from attnviz.lessons.masks.editor import (
@@ -33,36 +34,42 @@ from attnviz.lessons.masks.gallery import (
     pad_column_weight,
     real_rows_difference,
 )
-from pages import _ui as ui
-from pages._heatmap import heatmap, heatmap_bytes, heatmap_row
+from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
+from ui.memo import shared
+from ui.runs import model_for, run_for
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def cached_batch(spec: str, device: str, texts: tuple[str, ...], scale):
-    return ui.cached_model(spec, device).run_batch(list(texts), scale=scale)
+    return model_for(spec, device).run_batch(list(texts), scale=scale)
 
 
 @dataclass
 class Runner:
     """The model and sidebar choices every part runs with; masks vary, the rest stays."""
 
-    model: object
-    spec: str
-    settings: ui.Settings
-    layer: int
+    view: ui.ViewState
     head: int
+
+    @property
+    def model(self):
+        return self.view.model
+
+    @property
+    def layer(self) -> int:
+        return self.view.layer
 
     def run(self, mask_spec: str, keep: bool = False):
         """The text with this mask, through the layers below the one shown (none above it can change it) and
         that layer's attention weights (without keep, not its feed-forward: over half a layer's work at 512
         tokens). At layer 0 of six, about a tenth of a full run, for each of the gallery's eight masks."""
-        s = self.settings
-        return ui.cached_run(self.spec, s.device, s.text, mask_spec, s.scale, keep, self.layer + 1, not keep)
+        v = self.view
+        return run_for(v.model_spec, v.device, v.text, mask_spec, v.scale, keep, self.layer + 1, not keep)
 
     def batch(self, texts: list[str]):
-        return cached_batch(self.spec, self.settings.device, tuple(texts), self.settings.scale)
+        return cached_batch(self.view.model_spec, self.view.device, tuple(texts), self.view.scale)
 
     def pattern(self, attentions):
         return attentions[self.layer, self.head]  # (n, n)
@@ -106,7 +113,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     log_axes = row[4].radio("Cost chart axes", ["linear", "log-log"], key="masks_axes", horizontal=True,
                             **ui.BOUND) == "log-log"
     if custom_spec is None:
-        sidebar = run.settings.mask_spec if run.settings.mask_spec.startswith("custom:") else None
+        sidebar = run.view.mask_choice if run.view.mask_choice.startswith("custom:") else None
         custom_spec = mask_to_spec(starting_mask(sidebar, n)[0])
     specs = gallery_specs(window=window, stride=stride, n_pad=n_pad, keep=round(keep, 2), custom=custom_spec)
     st.caption(f"Left of each card: the mask M (global + local uses token 0 as the global token; random is seeded "
@@ -136,7 +143,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
     # an SVG: st.html's sanitiser drops SVG, markdown's raw HTML keeps it (every text in it is escaped)
     st.markdown(attended_pairs_chart(ns, curves, current_n=n, log_axes=log_axes), unsafe_allow_html=True)
     st.markdown(cost_lesson(512, window))
-    st.page_link("pages/efficient_attention.py", label="Efficient attention: sparse kernels that really skip the work, "
+    st.page_link("app_pages/efficient.py", label="Efficient attention: sparse kernels that really skip the work, "
                  "measured", icon=":material/speed:")
     st.caption("Random is drawn at its expected value p·n² + (1 − p)·n (its diagonal is always kept); padding keeps "
                "the slider's number of [PAD] tokens at every n.")
@@ -162,7 +169,7 @@ def padding_demo(run: Runner) -> None:
     cols = st.columns(2, gap="large")
     for i, (enc, text, col) in enumerate(zip(encs, texts, cols, strict=True)):
         pattern = run.pattern(weights[i])  # (T, T)
-        alone = run.pattern(ui.cached_run(run.spec, run.settings.device, text, "none", run.settings.scale).attentions)
+        alone = run.pattern(run_for(run.view.model_spec, run.view.device, text, "none", run.view.scale).attentions)
         with col:
             title = f"sentence {i + 1} in the batch: layer {run.layer}, head {run.head}"
             heatmap(pattern, enc.labels, key=f"masks_pad_heatmap_{i}", title=title, show_values=False)
@@ -192,7 +199,7 @@ def _use_in_sidebar(spec: str) -> None:
 def custom_editor(run: Runner, labels: list[str]) -> str | None:
     """Draw the grid, run the model with it -> its 'custom:' spec (None when the text is too long to draw)."""
     n = len(labels)
-    sidebar = run.settings.mask_spec if run.settings.mask_spec.startswith("custom:") else None
+    sidebar = run.view.mask_choice if run.view.mask_choice.startswith("custom:") else None
     start, problem = starting_mask(sidebar, n)
     if problem:
         st.error(f"The sidebar's custom mask (typed in, or from the link) does not fit this text: {problem}",

@@ -2,40 +2,46 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from attnviz.lessons.kv_cache.decoding import writes_text
+from ui.heatmap import heatmap
+from ui.memo import shared
+from ui.runs import model_for
 
-TINY = "attnviz-tiny-llama"
 DEFAULT_PROMPT = "the cat sat on the mat . the dog ran to the door . the cat sat on the"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _decode(spec: str, device: str, prompt: str, n_new: int):
     """Both generations (with and without the cache), measured in this process; cached per request."""
     from attnviz.lessons.kv_cache.decoding import decode_both
 
-    return decode_both(ui.cached_model(spec, device), prompt, n_new)
+    return decode_both(model_for(spec, device), prompt, n_new)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _timings(spec: str, device: str, prompt: str, n_new: int):
     """Median ms per step over 3 generations each way, measured in this process; cached per request."""
     from attnviz.lessons.kv_cache.decoding import median_step_times
 
-    model = ui.cached_model(spec, device)
+    model = model_for(spec, device)
     return (median_step_times(model, prompt, n_new, cache=True), median_step_times(model, prompt, n_new, cache=False))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@shared(max_entries=64)
 def _step_view(spec: str, device: str, prompt: str, n_new: int, step: int, layer: int, head: int):
     from attnviz.lessons.kv_cache.decoding import step_view
 
     cached, _ = _decode(spec, device, prompt, n_new)
-    return step_view(ui.cached_model(spec, device), cached, step, layer, head)
+    return step_view(model_for(spec, device), cached, step, layer, head)
 
 
-settings = ui.page_settings()
-st.title("KV cache: how a decoder writes one token at a time")
+view = ui.open_page("KV cache: how a decoder writes one token at a time", lesson=ui.LessonModel(
+    writes_text, "attnviz-tiny-llama",
+    "{model} is an encoder: it reads the whole text at once and never writes text token by token, so it has no KV "
+    "cache. This page shows **tiny-llama**, the 2-layer Llama attnviz trained on repeated words; the sidebar's model "
+    "stays as it is for the other pages. Pick GPT-2 or a Llama, Qwen2 or Mistral folder under *other* to decode "
+    "with another causal model."))
 st.markdown(
     "A causal model writes text one token per step. Each step, the newest token's **query** is compared with the "
     "**keys** of every token so far, and the resulting weights mix their **values**. The keys and values of earlier "
@@ -43,15 +49,14 @@ st.markdown(
     "**KV cache** and computes only the newest token's query, key and value. The cache saves time; it costs memory.")
 
 with ui.guard("The KV-cache lesson"):
-    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement, require_causal
+    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement
 
-    model, spec = ui.load_model_or_fallback(settings)
-    require_causal(model)
+    model, spec = view.model, view.model_spec
     c = st.columns([3, 1])
     prompt = c[0].text_input("Prompt", DEFAULT_PROMPT, key="kv_prompt", max_chars=4000, **ui.BOUND)
     n_new = c[1].number_input(f"New tokens (1–{MAX_NEW})", 1, MAX_NEW, 12, key="kv_new", **ui.BOUND)
     with st.spinner("Decoding twice: with the cache and without…"):
-        cached, full = _decode(spec, settings.device, prompt, int(n_new))
+        cached, full = _decode(spec, view.device, prompt, int(n_new))
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} query heads, **{model.n_kv_heads} K/V "
                 f"heads** · prompt {cached.n_prompt} tokens → wrote: **{' '.join(cached.labels[cached.n_prompt:])}**")
 
@@ -60,7 +65,7 @@ with ui.guard("The KV-cache lesson"):
     step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
     layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
     head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
-    v = _step_view(spec, settings.device, prompt, int(n_new), step, layer, head)
+    v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
     n = len(v.labels)
     group = model.n_heads // model.n_kv_heads
     st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes next, "
@@ -99,10 +104,10 @@ with ui.guard("The KV-cache lesson"):
     from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure
 
     with st.spinner("Timing both ways (3 runs each)…"):
-        st.plotly_chart(timing_figure(*_timings(spec, settings.device, prompt, int(n_new))), width="stretch",
+        st.plotly_chart(timing_figure(*_timings(spec, view.device, prompt, int(n_new))), width="stretch",
                         key="kv_time")
     st.caption("Median of 3 runs, measured on this server when the page first ran this request (then cached), on "
-               f"{settings.device}. Without the cache every step runs all tokens through the model again; with it, "
+               f"{view.device}. Without the cache every step runs all tokens through the model again; with it, "
                "one. On a tiny model fixed costs dominate both, so the gap is small; it grows with model size and "
                "context. Step 0 is left out: with the cache it also runs the whole prompt (the prefill).")
 
@@ -121,3 +126,4 @@ with ui.guard("The KV-cache lesson"):
         "KiB per token": st.column_config.NumberColumn(format="%.0f"),
         "GiB per 4096 tokens": st.column_config.NumberColumn(format="%.2f"),
         "source": st.column_config.LinkColumn("source (config.json)")})
+ui.mark_drawn(view)

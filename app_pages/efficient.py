@@ -2,18 +2,19 @@
 
 import streamlit as st
 
-from pages import _heatmap
-from pages import _ui as ui
+import ui
+from ui import heatmap as _heatmap
+from ui.memo import shared
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@shared(max_entries=4)
 def _exact_costs(ns: tuple[int, ...]):
     from attnviz.lessons.efficient.costs import exact_costs
 
     return exact_costs(list(ns))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _method_costs(method_key: str, knobs: tuple, ns: tuple[int, ...]):
     from attnviz.lessons.efficient.costs import method_costs
     from attnviz.lessons.efficient.methods import METHODS
@@ -21,11 +22,11 @@ def _method_costs(method_key: str, knobs: tuple, ns: tuple[int, ...]):
     return method_costs(METHODS[method_key], dict(knobs), list(ns))
 
 
-settings = ui.page_settings()
-st.title("Efficient attention")
-st.caption("Exact attention scores every (query, key) pair: n² of them. Each method below avoids that in its own way. "
-           "The exact kernels (flash, window, longformer, block-sparse) give the same numbers as exact attention "
-           "with their mask, but skip the work; the approximations (linformer, performer, reformer) change the math.")
+view = ui.open_page("Efficient attention",
+                    "Exact attention scores every (query, key) pair: n² of them. Each method below avoids that in its "
+                    "own way. The exact kernels (flash, window, longformer, block-sparse) give the same numbers as exact "
+                    "attention with their mask, but skip the work; the approximations (linformer, performer, reformer) "
+                    "change the math.")
 
 with ui.guard("The efficient attention page"):
     from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
@@ -51,10 +52,15 @@ with ui.guard("The efficient attention page"):
                  "random: Gaussian entries N(0, 1/k), seed 0.")
 
     if source == "model":
-        model, spec = ui.load_model_or_fallback(settings)
-        layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-        head = knob_cols[-1].selectbox("Head", heads, key="eff_head", help="The layer is the sidebar's Layer.", **ui.BOUND)
-        res, _ = ui.page_run(model, spec, settings, "The comparison appears", keep=True)
+        model = view.model
+        pick = st.columns(3)
+        ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(pick[0], None), heads=False)
+        head = pick[1].selectbox("Head", list(range(model.n_heads)), key="eff_head", **ui.BOUND)
+        view = ui.view_state()  # with the layer picked beside the head
+        ui.page.require_text(view, "The comparison appears")
+        layer = view.layer
+        res = view.run(keep=True)
+        ui.run_notes(res)
         trace = res.traces[layer]
         q, k, v = trace.q[0, head], trace.k[0, head], trace.v[0, head]  # (n, d_head) each
         scale, labels = trace.scale, list(res.labels)
@@ -148,3 +154,4 @@ with ui.guard("The efficient attention page"):
                "counted); tracemalloc cannot see torch's memory."
                + (f" Tiles are at least {MIN_TIMING_TILE} here: smaller ones would time Python's loop." if method.key == "flash"
                   else ""))
+ui.mark_drawn(view)

@@ -2,24 +2,22 @@
 
 import streamlit as st
 
-from pages import _masks_parts as parts
-from pages import _ui as ui
+import ui
+from ui.parts import masks_cards as parts
 
-settings = ui.page_settings()
-st.title("Masks lab")
-st.caption("A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden ones M = −∞, so "
-           "after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's model, text, "
-           "scaling and layer, the head picked below, and applies its own masks (in every layer) instead of the sidebar's.")
+view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
+                    "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "
+                    "model, text, scaling and layer, the head picked below, and applies its own masks (in every layer) "
+                    "instead of the sidebar's.", layer_heads="layer+heads")
 st.sidebar.info("On this page the sidebar's Mask setting is not used: every mask is shown below.",
                 icon=":material/info:")
 
 with ui.guard("The masks lab"):
     from attnviz.errors import AttnvizError
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-    head = st.selectbox("Head to show", heads, key="masks_head", **ui.BOUND)
-    run = parts.Runner(model, spec, settings, layer, head)
+    model = view.model
+    head = st.selectbox("Head to show", view.heads, key="masks_head", **ui.BOUND)
+    run = parts.Runner(view, head)
     if model.cfg.causal:
         st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.",
                 icon=":material/arrow_forward:")
@@ -32,7 +30,7 @@ with ui.guard("The masks lab"):
     editor_box = st.container()
 
     try:
-        labels = model.encode(settings.text).labels
+        labels = model.encode(view.text).labels
     except AttnvizError as err:
         labels = None
         gallery_box.warning(f"{err} The gallery and the editor appear as soon as the sidebar has text.", icon=":material/edit:")
@@ -44,3 +42,4 @@ with ui.guard("The masks lab"):
             parts.gallery(run, len(labels), custom_spec)
     with padding_box, ui.guard("The padding demo"):
         parts.padding_demo(run)
+ui.mark_drawn(view)

@@ -3,13 +3,13 @@ head adds, and MHA vs MQA vs GQA (KV cache, K/V heads averaged into groups)."""
 
 import streamlit as st
 
-from pages import _heatmap as hm
-from pages import _ui as ui
+import ui
+from ui import heatmap as hm
 
-settings = ui.page_settings()
-st.title("Multi-head anatomy")
-st.caption("How one layer's d_model features are cut into heads and put back together, what each head adds to the "
-           "output, and how MQA and GQA save memory by letting query heads share keys and values.")
+view = ui.open_page("Multi-head anatomy",
+                    "How one layer's d_model features are cut into heads and put back together, what each head adds to "
+                    "the output, and how MQA and GQA save memory by letting query heads share keys and values.",
+                    waits_for_text="The heads appear", layer_heads="layer+heads")
 
 with ui.guard("The multi-head anatomy page"):
     from attnviz.lessons.multihead import latex as tex
@@ -31,9 +31,9 @@ with ui.guard("The multi-head anatomy page"):
     from attnviz.lessons.step_by_step.figures import percentile_limit
     from attnviz.lessons.step_by_step.steps import attention_input
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-    res, _ = ui.page_run(model, spec, settings, "The heads appear", keep=True)
+    model, layer, heads = view.model, view.layer, list(view.heads)
+    res = view.run(keep=True)
+    ui.run_notes(res)
     labels, n = res.labels, len(res.labels)
     C, nh, hs = model.d_model, model.n_heads, model.d_head
     W = nh * hs  # Q's width: d_model in most models, set apart from it by a Llama-family config's head_dim
@@ -170,3 +170,4 @@ with ui.guard("The multi-head anatomy page"):
                            show_values=numbers, x_title="key (attended to)", title=f"Δ = shared − original, head {head}")
     st.caption(f"The original paper: d_model {PAPER['d_model']}, h = {PAPER['n_heads']} heads of d_head "
                f"{PAPER['d_head']}, every head with its own K/V (MHA).")
+ui.mark_drawn(view)

@@ -2,26 +2,25 @@
 
 import streamlit as st
 
-from pages import _compare_side as side_b
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from ui.heatmap import heatmap
+from ui.parts import compare_side as side_b
 
-settings = ui.page_settings()
-st.title("Compare two settings")
-st.caption("Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "
-           "Change one thing in B (or pick a classic comparison) and see what it does to the same head.")
+view = ui.open_page("Compare two settings",
+                    "Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "
+                    "Change one thing in B (or pick a classic comparison) and see what it does to the same head.",
+                    layer_heads="layer+heads")
 
 
-def run_or_message(model, spec, side, who: str):
+def run_or_message(side_view, who: str):
     """A side's run, or None with a clear message when it has no text to run."""
-    from attnviz.errors import AttnvizError
-
-    try:
-        return ui.checked_run(model, spec, settings.device, side.text, side.mask_spec, side.scale, who=f"{who}: ")
-    except AttnvizError as err:
-        st.warning(f"Side {who} has nothing to show: {err} Side {'B' if who == 'A' else 'A'} is shown alone.",
-                   icon=":material/edit:")
-        return None, side.mask_spec
+    if side_view.text_problem:
+        st.warning(f"Side {who} has nothing to show: {side_view.text_problem} Side {'B' if who == 'A' else 'A'} is "
+                   "shown alone.", icon=":material/edit:")
+        return None
+    res = side_view.run()
+    ui.run_notes(res, who=f"{who}: ")
+    return res
 
 
 def change_vs_a(change: float) -> dict:
@@ -39,26 +38,26 @@ with ui.guard("The comparison"):
     from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
     from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 
-    model_a, spec_a = ui.load_model_or_fallback(settings)
-    layer_a, heads = ui.layer_and_heads(model_a.n_layers, model_a.n_heads)
+    model_a, spec_a, layer_a, heads = view.model, view.model_spec, view.layer, list(view.heads)
     preset = st.segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
                                       on_change=side_b.on_preset, help="\n".join(f"**{k}**: {v}" for k, v in
                                                                              PRESETS.items()), **ui.BOUND)
     top = st.columns([1, 1, 2], vertical_alignment="bottom")  # roomy enough for the labels at 1024 px
     head_a = top[0].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
     top[1].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
-    side_a = SideConfig(spec_a, settings.text, settings.mask_spec, settings.scale, layer_a, head_a)
+    side_a = SideConfig(spec_a, view.text, view.mask_choice, view.scale, layer_a, head_a)
     side_b.remember_side_a(side_a, preset)
     st.markdown(f"**Side A** (the sidebar): {model_a.name} · layer {layer_a}, head {head_a}")
-    b, model_b, spec_b = side_b.side_b_controls(side_a, settings.device)
+    b, view_b = side_b.side_b_controls(side_a)
+    model_b = view_b.model
     sentence = st.empty()
 
     left, right = st.columns(2, gap="large")
     with left:
-        res_a, mask_a = run_or_message(model_a, spec_a, side_a, "A")
+        res_a = run_or_message(view, "A")
     with right:
-        res_b, mask_b = run_or_message(model_b, spec_b, b, "B")
-    side_a, b = replace(side_a, mask_spec=mask_a), replace(b, mask_spec=mask_b)  # the masks really applied
+        res_b = run_or_message(view_b, "B")
+    side_a, b = replace(side_a, mask_spec=view.mask_spec), replace(b, mask_spec=view_b.mask_spec)  # the masks applied
     for col, res, side, name, model in ((left, res_a, side_a, "A", model_a), (right, res_b, b, "B", model_b)):
         if res is not None:
             title = f"{name}: {model.name}, layer {side.layer}, head {side.head}"

@@ -2,36 +2,29 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from attnviz.lessons.kv_cache.decoding import writes_text
+from ui.heatmap import heatmap
+from ui.memo import shared
+from ui.runs import model_for
 
-TINY = "attnviz-tiny-llama"
 
-
-@st.cache_data(show_spinner=False, max_entries=32)
+@shared(max_entries=32)
 def _probe(spec: str, device: str, ids: tuple, period: int, first: int):
     from attnviz.lessons.induction.probe import probe
 
-    return probe(ui.cached_model(spec, device), list(ids), period, first)
-
-
-def _lesson_model(settings):
-    """The sidebar's model if it is a causal language model, else attnviz's own tiny Llama (and say so)."""
-    model, spec = ui.load_model_or_fallback(settings)
-    if model.cfg.causal and getattr(model, "lm_head", None) is not None:
-        return model, spec
-    st.info(f"{model.name} is not a causal language model (it has no next-token loss), so this page uses "
-            f"**{TINY}**, the 2-layer Llama attnviz trained on repeated words. Pick **tiny-llama** (or GPT-2) in the "
-            "sidebar's Model to choose it yourself.", icon=":material/swap_horiz:")
-    return ui.cached_model(TINY, settings.device), TINY
+    return probe(model_for(spec, device), list(ids), period, first)
 
 
 def _new_sequence():
     st.session_state["ih_seed"] = int(st.session_state.get("ih_seed", 0)) + 1
 
 
-settings = ui.page_settings()
-st.title("Induction heads: continuing a pattern seen before")
+view = ui.open_page("Induction heads: continuing a pattern seen before", lesson=ui.LessonModel(
+    writes_text, "attnviz-tiny-llama",
+    "{model} is not a causal language model (it has no next-token loss), so this page shows **tiny-llama**, the "
+    "2-layer Llama attnviz trained on repeated words; the sidebar's model stays as it is for the other pages. Pick "
+    "**tiny-llama** (or GPT-2) in the sidebar's Model to choose it yourself."))
 st.markdown(
     "Give a model a list of random words, then the same list again. The first time, nothing tells it what comes "
     "next. The second time it can do much better: find where the current word appeared before and predict the word "
@@ -46,7 +39,7 @@ with ui.guard("The induction lesson"):
     from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
     from attnviz.lessons.induction.probe import HALF_RANGE, random_repeated_ids, text_twice_ids
 
-    model, spec = _lesson_model(settings)
+    model, spec = view.model, view.model_spec
     controls = st.columns([1.4, 1.2, 1.1, 0.5], vertical_alignment="bottom")
     source = controls[0].radio("Sequence", ["random words", "your text, twice"], horizontal=True, key="ih_source",
                                help="Random words repeated once; or the sidebar's text followed by itself.", **ui.BOUND)
@@ -59,8 +52,8 @@ with ui.guard("The induction lesson"):
         ids, first = random_repeated_ids(model, half, seed)
         period = half
     else:
-        ids, period, first = text_twice_ids(model, settings.text)
-    p = _probe(spec, settings.device, tuple(ids), period, first)
+        ids, period, first = text_twice_ids(model, view.text)
+    p = _probe(spec, view.device, tuple(ids), period, first)
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · **{len(ids)} tokens**: "
                 f"a block of {period} tokens, then the same block again.")
 
@@ -110,3 +103,4 @@ with ui.guard("The induction lesson"):
     st.plotly_chart(loss_figure(p), width="stretch", key="ih_loss")
     st.caption("Loss = −log of the probability the model gave to the token that really came next (0 = certain and "
                "right). The first word of each copy is left out of the means: nothing before it can predict it.")
+ui.mark_drawn(view)

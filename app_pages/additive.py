@@ -3,11 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from ui.heatmap import heatmap
+from ui.memo import shared
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _fit(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, d_a: int, steps: int, seed: int):
     import torch
 
@@ -17,17 +18,17 @@ def _fit(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, d_a: int, steps:
     return fit_additive_to_dot_product(torch.from_numpy(q), torch.from_numpy(k), d_a, steps, seed=seed, mask=m)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@shared(max_entries=4)
 def _cost(d: int, d_a: int):
     from attnviz.lessons.additive.cost import measure_cost
 
     return measure_cost(d=d, d_a=d_a)
 
 
-settings = ui.page_settings()
-st.title("Additive vs dot-product attention")
-st.caption("Before the Transformer, attention scored each query–key pair with a small neural network (Bahdanau et al., "
-           "2015). The Transformer replaced it with a scaled dot product. Here both score the same queries and keys.")
+view = ui.open_page("Additive vs dot-product attention",
+                    "Before the Transformer, attention scored each query–key pair with a small neural network (Bahdanau "
+                    "et al., 2015). The Transformer replaced it with a scaled dot product. Here both score the same "
+                    "queries and keys.")
 
 with ui.guard("The comparison"):
     from attnviz.errors import AttnvizError
@@ -65,10 +66,14 @@ with ui.guard("The comparison"):
             mask = causal_mask(n)
         where = f"Q, K, V: {n} × {d}, entries from N(0, 1), seed {seed}"
     else:
-        model, spec = ui.load_model_or_fallback(settings)
-        layer, _ = ui.layer_and_heads(model.n_layers, model.n_heads)
-        head = int(row[2].selectbox("Head", list(range(model.n_heads)), key="add_head", **ui.BOUND))
-        res, _ = ui.page_run(model, spec, settings, "The comparison appears", keep=True, scale=True)
+        model = view.model
+        ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(row[2], None), heads=False)
+        head = int(row[3].selectbox("Head", list(range(model.n_heads)), key="add_head", **ui.BOUND))
+        view = ui.view_state()  # with the layer picked beside the head
+        ui.page.require_text(view, "The comparison appears")
+        layer = view.layer
+        res = view.run(keep=True, scale=True)
+        ui.run_notes(res)
         if len(res.tokens) > sc.MAX_N:
             raise AttnvizError(f"The text has {len(res.tokens)} tokens; this comparison takes at most {sc.MAX_N}. "
                                "Shorten the text.")
@@ -155,3 +160,4 @@ st.markdown(
     "Additive attention was the scoring of RNN encoder–decoders for translation (Bahdanau et al., 2015): at each "
     "output step the decoder's hidden state was scored against every encoder state this way. The Transformer "
     "(Vaswani et al., 2017) chose scaled dot-product because it runs as matrix multiplies.")
+ui.mark_drawn(view)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages._memo import SharedCache
+from ui.memo import SharedCache
 
 KINDS = ("weights", "signed")
 NAME = "attnviz_heatmap"
@@ -183,13 +183,12 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
 GRID_PAYLOADS = SharedCache(max_entries=24)
 
 
-def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, heads: tuple,
-                       per_head_scale: bool, selection: dict | None, key: str, weights, labels: list[str],
-                       columns: int = 3) -> bytes:
+def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale: bool, selection: dict | None,
+                       key: str, weights, labels: list[str], columns: int = 3) -> bytes:
     """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
-    The run is named by its settings (spec … scale); weights (n_heads, n, n) and labels are that run's
-    layer, not part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
+    The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
+    part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     from attnviz.analysis.stats import head_entropy, head_max_weight
     from attnviz.draw.heatmap import heatmap_payload
 
@@ -200,21 +199,22 @@ def layer_grid_payload(spec: str, device: str, text: str, mask_spec: str, scale,
                                per_head_scale=per_head_scale, selectable=True, selection=selection, name=key)
 
     ring = None if selection is None else tuple(sorted(selection.items()))
-    return GRID_PAYLOADS.get((spec, device, text, mask_spec, repr(scale), layer, tuple(heads), bool(per_head_scale),
-                              ring, key, columns), make)
+    return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns), make)
 
 
-def layer_grid(res, spec: str, settings, mask_spec: str, layer: int, heads: list[int], *, key: str,
-               per_head_scale: bool = False, selection: dict | None = None, on_select=None, columns: int = 3,
+def layer_grid(res, view, layer: int, heads: list[int], *, key: str, per_head_scale: bool = False,
+               selection: dict | None = None, on_select=None, columns: int = 3,
                other_state: OtherState | None = None) -> dict | None:
-    """heatmap_grid for the heads of one layer of the page's run `res` (made from the sidebar's settings with
-    this mask spec), with the payload cached (see above). other_state.data: the run with the switch flipped."""
+    """heatmap_grid for the heads of one layer of `res`, the run of `view` (a ui.state.ViewState), with the payload
+    cached (see above). other_state.data: the run with the switch flipped."""
+    from ui.runs import run_key
+
     n = len(res.labels)
 
     def payload_of(run):
-        return lambda sel: layer_grid_payload(spec, settings.device, settings.text, mask_spec, run.scale, layer,
-                                              tuple(heads), per_head_scale, sel, key, run.attentions[layer],
-                                              list(run.labels), columns)
+        key_of_run = run_key(view.model_spec, view.device, view.text, view.mask_spec, run.scale)
+        return lambda sel: layer_grid_payload(key_of_run, layer, tuple(heads), per_head_scale, sel, key,
+                                              run.attentions[layer], list(run.labels), columns)
 
     return draw_payload(
         with_other_state(payload_of(res), other_state and payload_of(other_state.data), other_state),

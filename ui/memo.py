@@ -53,3 +53,31 @@ class SharedCache:
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+def shared(max_entries: int):
+    """A function's results in a SharedCache keyed on its arguments (plain, hashable values): the one cache style
+    of the Streamlit layer, for models, runs and every page's own computations alike."""
+
+    def wrap(function: Callable):
+        cache = SharedCache(max_entries)
+
+        def cached(*args):
+            return cache.get(tuple(_key_of(a) for a in args), lambda: function(*args))
+
+        cached.cache = cache
+        cached.__doc__, cached.__name__ = function.__doc__, function.__name__
+        return cached
+
+    return wrap
+
+
+def _key_of(value) -> Hashable:
+    """An argument as part of a key: with its type (True and 1.0 are equal keys to a dict, but not the same
+    scale), and an array by its contents (a page's queries and keys)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # a numpy array or a torch tensor
+        import numpy as np
+
+        array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+        return type(value), array.shape, array.dtype.str, array.tobytes()
+    return type(value), value

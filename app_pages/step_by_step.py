@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from ui.heatmap import heatmap
 
-settings = ui.page_settings()
-st.title("Step by step: one head, from input to output")
-st.caption("Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
-           "token to see the arithmetic of their single weight. Blue = negative, red = positive, white = 0.")
+view = ui.open_page("Step by step: one head, from input to output",
+                    "Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
+                    "token to see the arithmetic of their single weight. Blue = negative, red = positive, white = 0.",
+                    waits_for_text="The steps appear", layer_heads="layer+heads")
 
 
 with ui.guard("The step-by-step page"):
@@ -27,9 +27,9 @@ with ui.guard("The step-by-step page"):
     )
     from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
-    res, mask_spec = ui.page_run(model, spec, settings, "The steps appear", keep=True)
+    model, layer, heads = view.model, view.layer, list(view.heads)
+    res = view.run(keep=True)
+    ui.run_notes(res)
     n = len(res.labels)
 
     top = st.columns([1, 3], vertical_alignment="bottom")
@@ -126,3 +126,4 @@ with ui.guard("The step-by-step page"):
         st.caption("A difference this small is float32 rounding: the two ways of computing agree.")
     else:
         st.warning(f"The two ways differ by {gap:.2e}, more than float32 rounding explains.", icon=":material/priority_high:")
+ui.mark_drawn(view)

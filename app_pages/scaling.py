@@ -2,21 +2,22 @@
 
 import streamlit as st
 
-from pages import _ui as ui
-from pages._heatmap import heatmap
+import ui
+from ui.heatmap import heatmap
+from ui.memo import shared
 
 
-@st.cache_data(show_spinner=False, max_entries=2)
+@shared(max_entries=2)
 def _experiments(d_ks: tuple[int, ...]):
     from attnviz.lessons.scaling.experiments import dot_product_variance_experiment, gradient_experiment, softmax_saturation
 
     return dot_product_variance_experiment(d_ks), softmax_saturation(d_ks), gradient_experiment(d_ks)
 
 
-settings = ui.page_settings()
-st.title("Scaling lab: why divide by √d_k?")
-st.caption("Attention scores are dot products q·k. This page shows, with random vectors and then with the real "
-           "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k fixes.")
+view = ui.open_page("Scaling lab: why divide by √d_k?",
+                    "Attention scores are dot products q·k. This page shows, with random vectors and then with the real "
+                    "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k "
+                    "fixes.")
 
 with ui.guard("The scaling lab"):
     from attnviz.lessons.scaling import figures as sf
@@ -62,8 +63,7 @@ with ui.guard("The scaling lab"):
 
     st.header("4 · On the real model")
 
-    model, spec = ui.load_model_or_fallback(settings)
-    layer, heads = ui.layer_and_heads(model.n_layers, model.n_heads)
+    model = view.model
     st.markdown(f"Multiply every layer's scores by a factor times the trained 1/√d_k (d_k = {model.d_head} in "
                 f"{model.name}). Above 1 the softmax sharpens, below 1 it flattens; because each layer feeds the next, "
                 "later layers drift further than the first. This part uses its own factor, not the sidebar's scaling.")
@@ -73,10 +73,15 @@ with ui.guard("The scaling lab"):
                               help="1 = as trained; the link carries it as scale_factor.", **ui.BOUND)
     st.latex(sf.factor_latex(factor, model.d_head))
     scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
-    res, mask_spec = ui.page_run(model, spec, settings, "The real-model part appears", scale=scale)
-    trained = ui.cached_run(spec, settings.device, settings.text, mask_spec, True)
+    pick = st.columns(2)
+    ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(pick[0], None), heads=False)
+    head = pick[1].selectbox("Head", list(range(model.n_heads)), key="scale_head", **ui.BOUND)
+    view = ui.view_state()  # with the layer picked beside the head
+    ui.page.require_text(view, "The real-model part appears")
+    layer = view.layer
+    res, trained = view.run(scale=scale), view.run(scale=True)
+    ui.run_notes(res)
     n = len(res.tokens)
-    head = st.selectbox("Head", heads, key="scale_head", help="The layer is the sidebar's Layer.", **ui.BOUND)
     left, right = st.columns([3, 2], gap="large")
     with left:
         heatmap(res.attentions[layer, head], res.labels, key="scale_head_map",
@@ -86,3 +91,4 @@ with ui.guard("The scaling lab"):
                        width="stretch", key="scale_entropy")
     right.caption(f"Mean entropy over all heads and rows: {float(at_factor.mean()):.2f} nats at ×{factor:g} against "
                   f"{float(at_trained.mean()):.2f} as trained. Lower = peakier rows.")
+ui.mark_drawn(view)

@@ -2,29 +2,35 @@
 
 import streamlit as st
 
-from pages import _heatmap
-from pages import _ui as ui
+import ui
+from attnviz.lessons.cross_attention.views import can_cross_attend
+from ui import heatmap as _heatmap
+from ui.memo import shared
+from ui.runs import model_for
 
 DEFAULT_SOURCE = "The cat sat on the mat."
 DEFAULT_TARGET = "Le chat était assis sur le tapis."
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _view(spec: str, device: str, source: str, target: str, layer: int, mask_spec: str, scale):
     from attnviz.lessons.cross_attention.views import cross_view
 
-    return cross_view(ui.cached_model(spec, device), source, target, layer, mask=mask_spec, scale=scale)
+    return cross_view(model_for(spec, device), source, target, layer, mask=mask_spec, scale=scale)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@shared(max_entries=16)
 def _truth(spec: str, device: str, source: str, target: str | None):
     from attnviz.engine.truth import check_against_transformers
 
-    return check_against_transformers(ui.cached_model(spec, device), source, target=target)
+    return check_against_transformers(model_for(spec, device), source, target=target)
 
 
-settings = ui.page_settings()
-st.title("Cross-attention: the decoder reads the source")
+view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.LessonModel(
+    can_cross_attend, "",
+    "{model} is a decoder with rotary positions: it has no encoder to read a source, and the demonstration below "
+    "(an encoder's projections applied across two sentences) needs one. This page shows the bundled "
+    "all-MiniLM-L6-v2 instead; the sidebar's model stays as it is for the other pages."))
 st.markdown(
     "In an **encoder–decoder** (the shape of the original Transformer, used for translation and summarisation) "
     "the encoder reads the whole *source* sentence with ordinary self-attention. The decoder writes the *target* "
@@ -46,7 +52,7 @@ with ui.guard("The cross-attention page"):
                                 height=90, max_chars=5000, **ui.BOUND)
     target = texts[1].text_area("Target (written by the decoder: queries)", DEFAULT_TARGET, key="xa_target",
                                 height=90, max_chars=5000, **ui.BOUND)
-    model, spec = ui.load_model_or_fallback(settings)
+    model, spec = view.model, view.model_spec
     real = is_encoder_decoder(model)
     n_layers, n_heads = cross_layers(model)
     pick = st.columns([1, 2, 2])
@@ -64,14 +70,14 @@ with ui.guard("The cross-attention page"):
         st.warning(f"Type a {'source' if not source.strip() else 'target'} text: cross-attention needs both.",
                    icon=":material/edit:")
         st.stop()
-    mask_spec, mask_note = decoder_mask_spec(model, target, settings.mask_spec) if real else ("none", None)
+    mask_spec, mask_note = decoder_mask_spec(model, target, view.mask_choice) if real else ("none", None)
     if mask_note:
         st.info(mask_note, icon=":material/grid_on:")
     with st.spinner("Running the attention…"):
-        view = _view(spec, settings.device, source, target, layer, mask_spec, settings.scale)
-    for note in view.notes:
+        xv = _view(spec, view.device, source, target, layer, mask_spec, view.scale)
+    for note in xv.notes:
         st.info(note, icon=":material/content_cut:")
-    T, S = len(view.target_labels), len(view.source_labels)
+    T, S = len(xv.target_labels), len(xv.source_labels)
 
     if not real:
         st.warning(
@@ -87,14 +93,14 @@ with ui.guard("The cross-attention page"):
     badge = st.empty()
 
     st.subheader("The math, with this run's shapes")
-    st.latex(cross_attention_equation(T, S, view.d_model, view.d_head, view.scale))
+    st.latex(cross_attention_equation(T, S, xv.d_model, xv.d_head, xv.scale))
     st.markdown(
-        f"X_target: the decoder's stream entering this sublayer ({T} × {view.d_model}); X_source: the encoder's "
-        f"output ({S} × {view.d_model}). Each of the {view.n_heads} heads has its own W_Q, W_K, W_V "
-        f"({view.d_model} × {view.d_head}); the heads' outputs are concatenated and multiplied by W_O, as in "
+        f"X_target: the decoder's stream entering this sublayer ({T} × {xv.d_model}); X_source: the encoder's "
+        f"output ({S} × {xv.d_model}). Each of the {xv.n_heads} heads has its own W_Q, W_K, W_V "
+        f"({xv.d_model} × {xv.d_head}); the heads' outputs are concatenated and multiplied by W_O, as in "
         "self-attention. Only where Q and K, V come from differs." if real else
-        f"X_target, X_source: each sentence's own input to layer {layer} ({T} × {view.d_model} and {S} × "
-        f"{view.d_model}); W_Q, W_K, W_V: layer {layer}'s real projections, {view.d_model} × {view.d_head} per "
+        f"X_target, X_source: each sentence's own input to layer {layer} ({T} × {xv.d_model} and {S} × "
+        f"{xv.d_model}); W_Q, W_K, W_V: layer {layer}'s real projections, {xv.d_model} × {xv.d_head} per "
         "head (biases included). No mask: every target query reads every source token.")
     st.markdown(
         "**Dials.** The sidebar's scaling applies to every attention (encoder, decoder and cross). The sidebar's "
@@ -110,12 +116,12 @@ with ui.guard("The cross-attention page"):
     flow = st.container(horizontal=True, wrap=True, gap="medium")
     for i, h in enumerate(heads):
         with flow.container(width=min(480, max(260, 100 + 18 * S))):
-            _heatmap.heatmap(view.weights[h], view.target_labels, view.source_labels, key=f"xa_grid_{i}",
+            _heatmap.heatmap(xv.weights[h], xv.target_labels, xv.source_labels, key=f"xa_grid_{i}",
                              title=f"head {h}", show_values=False)
 
     st.subheader("One head in full detail")
     focus = st.columns([1, 3])[0].selectbox("Head", heads, key="xa_focus", **ui.BOUND)
-    _heatmap.heatmap(view.weights[focus], view.target_labels, view.source_labels, key="xa_focus_head",
+    _heatmap.heatmap(xv.weights[focus], xv.target_labels, xv.source_labels, key="xa_focus_head",
                      title=f"{'decoder ' if real else ''}layer {layer}, head {focus}: cross-attention weights "
                            "(target × source)")
     if real:
@@ -123,7 +129,7 @@ with ui.guard("The cross-attention page"):
                     "target position may look only at itself and the positions before it (every cell above the "
                     "diagonal is exactly 0). The first target token is the decoder start token: the target is shifted "
                     "one place right, as in training, so position t predicts target token t.")
-        _heatmap.heatmap(view.decoder_self[focus], view.target_labels, key="xa_self",
+        _heatmap.heatmap(xv.decoder_self[focus], xv.target_labels, key="xa_self",
                          title=f"decoder layer {layer}, head {focus}: self-attention weights")
 
     def matched(truth) -> str:
@@ -136,4 +142,5 @@ with ui.guard("The cross-attention page"):
                 f"transformers' (largest difference {truth.max_abs_diff:.1e}, tolerance 1e-5). transformers has no "
                 "cross-attention for this model to compare with.")
 
-    ui.truth_badge(badge, lambda: _truth(spec, settings.device, source, target if real else None), matched)
+    ui.truth_badge(badge, lambda: _truth(spec, view.device, source, target if real else None), matched)
+ui.mark_drawn(view)

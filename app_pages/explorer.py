@@ -1,0 +1,208 @@
+"""The explorer (home page): every head of one layer as heatmaps; click a cell to see why it has its weight."""
+
+import math
+from functools import partial
+
+import streamlit as st
+
+import ui
+from ui import heatmap as hm
+from ui.parts import why
+from ui.scale_swap import flipped_scale_state
+
+# A scale toggle or a click changes only these parts: each is its own keyed fragment, rerun alone, so the
+# browser re-renders the heatmaps and the arithmetic, not the controls, captions and badge around them.
+SCALE_PARTS = ["explorer_grid", "explorer_why", "explorer_focus"]
+
+
+def set_selection(sel) -> None:
+    """The selected cell, in session state and in the URL (Step by step's own keys: a link opens it there)."""
+    st.session_state[ui.state.SELECTION] = sel
+    labels = st.session_state.get("why_labels")
+    if sel is not None and labels:
+        st.query_params.update(sel.as_params(labels))
+
+
+def take_click(key: str, heads: list[int]) -> None:
+    """on_select of a heatmap: its clicked {panel, row, col} becomes the selection; the parts that show it rerun."""
+    from attnviz.lessons.explorer.selection import selection_from_click
+
+    click = hm.clean_selection((st.session_state.get(key) or {}).get("selection"), len(heads), 10**9, 10**9)
+    sel = selection_from_click(click, heads)
+    if sel is not None:
+        set_selection(sel)
+        ui.rerun_parts(SCALE_PARTS, changes=("scale", "selection"))
+
+
+def settle_selection(n: int, n_heads: int) -> None:
+    """The link's selection if it carries one, else this session's, clamped to this text with a message, into
+    session state, where the view state reads it."""
+    from attnviz.lessons.explorer.selection import clamp_selection, selection_from_params
+
+    sel = selection_from_params(st.query_params) or st.session_state.get(ui.state.SELECTION)
+    fitted, message = clamp_selection(sel, n, n_heads)
+    if message:
+        st.warning(message, icon=":material/undo:")
+    labels = st.session_state.get("why_labels") or []
+    if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
+        set_selection(fitted)  # also refreshes the token names in the URL after the text changed
+    st.session_state[ui.state.SELECTION] = fitted
+
+
+@st.fragment(key="explorer_view")
+def explorer_view() -> None:
+    """Everything the run draws. A layer or head change reruns only this (in a browser): the sidebar and the page
+    around it are not redone; a click or the scale controls rerun only its SCALE_PARTS."""
+    from attnviz.analysis.stats import live_rows
+    from attnviz.draw.describe import head_facts
+    from attnviz.draw.text import markdown_literal
+
+    with ui.guard("The explorer"):  # here, not around the call: a fragment rerun runs this function alone
+        model, res = current()  # the model and run, for the pickers' ranges and the selection's bounds
+        facts = st.empty()
+        badge = st.empty()
+        st.session_state["why_labels"] = list(res.labels)
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            controls = st.columns([1, 2], vertical_alignment="bottom")
+            ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=controls)
+            st.toggle("Per-head colours", key="per_head", **ui.BOUND,
+                      help="Each head's colours run from 0 to its own largest weight: for long texts, where every "
+                           "weight is small and a shared 0..1 scale turns heads dark.")
+            settle_selection(len(res.tokens), model.n_heads)
+            view = ui.view_state()  # every control of the page drawn: the state this run draws
+            facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
+                           f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
+                           f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
+            n = len(res.tokens)
+            dead = [f"{i} ({markdown_literal(res.labels[i])})"
+                    for i in (~live_rows(res.attentions[view.layer, 0])).nonzero().flatten().tolist()]
+            if dead:
+                st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}. Those rows get zero "
+                           "weights and a zero output (the policy PyTorch's SDPA uses), shown as empty rows.",
+                           icon=":material/block:")
+            st.caption(f"Layer {view.layer}, {len(view.heads)} head(s). Above each head (in its tooltip where the title "
+                       "ends in …): H = mean row entropy in nats (0 = all weight on one key, "
+                       f"ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
+                       "high max and low H mean a sharp, confident head.")
+            grid_part()
+        with right, st.container(key="why"):
+            st.subheader("Why this weight?")  # headings outside the parts: a part's rerun need not send them again
+            why_part()
+        st.subheader("One head in full detail")
+        focus_part()
+        truth_badge(badge, view)
+        ui.mark_drawn(view)  # everything the state draws is inside this part: the page is drawn whole
+
+
+def current():
+    """(model, run) of the state the widgets hold now: what a part resolves at its start, never arguments
+    captured by an earlier run (see ui.state)."""
+    view = ui.view_state()
+    return view.model, view.run()
+
+
+@st.fragment(key="explorer_grid")
+def grid_part() -> None:
+    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
+
+    with ui.guard("The heatmaps"):
+        view = ui.view_state()
+        res = view.run()
+        ring = grid_ring(view.selection, list(view.heads))
+        picked = hm.layer_grid(res, view, view.layer, list(view.heads), key="grid",
+                               per_head_scale=bool(st.session_state.get("per_head")), selection=ring,
+                               on_select=partial(take_click, "grid", list(view.heads)),
+                               other_state=flipped_scale_state(view, len(res.tokens), view.layer))
+        if picked is not None and picked != ring:  # a click the callback did not see (AppTest writes the state)
+            set_selection(selection_from_click(picked, list(view.heads)))
+
+
+@st.fragment(key="explorer_why")
+def why_part() -> None:
+    with ui.guard("Why this weight"):
+        view = ui.view_state()
+        if view.selection is None:
+            st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
+                    "of its row appear here.", icon=":material/touch_app:")
+        else:
+            why.why_this_weight(view)
+            ui.page_link("app_pages/step_by_step.py", "Follow this pair step by step", ":material/footprint:",
+                         {k: v for k, v in st.query_params.to_dict().items()})
+        # open while no cell is selected, closed once one is (the key follows that, so each state starts so);
+        # filled only while open: closed, its formulas would still be typeset in the browser on every rerun
+        equations = st.expander("The equations behind every heatmap", expanded=view.selection is None,
+                                on_change="rerun", key=f"equations_open_{view.selection is None}")
+        if equations.open:
+            with equations:
+                equations_panel(view)
+
+
+@st.fragment(key="explorer_focus")
+def focus_part() -> None:
+    """The enlarged head and the downloads (of the weights at the scale shown)."""
+    import dataclasses
+
+    from attnviz.draw.export import attentions_npz, head_csv
+
+    with ui.guard("The enlarged head"):
+        view = ui.view_state()
+        res, sel, layer = view.run(), view.selection, view.layer
+        focus = st.selectbox("Head to enlarge", view.heads, key="focus", **ui.BOUND)
+        ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
+        other = flipped_scale_state(view, len(res.tokens), layer)
+        hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
+                   title=f"layer {layer}, head {focus}: weights after softmax",
+                   on_select=partial(take_click, "focus_head", [focus]),
+                   other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, focus]))
+        # made only when clicked: the CSV of a 512-token head is 3 MB of text
+        st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
+                           file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
+        st.download_button(
+            "Download all layers and heads (NPZ)",
+            lambda: attentions_npz(res, {"model": view.model.name, "text": view.text, "mask": view.mask_spec,
+                                         "scale": res.scale}),
+            file_name="attnviz_attentions.npz", mime="application/octet-stream")
+
+
+def equations_panel(view) -> None:
+    """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
+    from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale
+    from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
+
+    model, res = view.model, view.run()
+    st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
+    window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
+    layered = describe_layer_windows(getattr(model.cfg, "windows", ()))  # Qwen2: windows from some layer on
+    st.markdown(f"**Mask.** {describe_mask(view.mask_spec, causal_model=model.cfg.causal, builtin_window=window)} "
+                f"{layered}")
+    if res.mask is not None:
+        st.latex(mask_matrix(res.mask, len(res.tokens)))
+    else:
+        st.latex(r"\small M = 0\ \text{everywhere (nothing is masked)}")
+    st.markdown(f"**Scaling.** {describe_scale(res.scale, model.d_head, trained=model.source is not None)}")
+    effect = describe_effect(view.mask_spec, res.scale, model.d_head, trained=model.source is not None)
+    if effect:
+        st.info(effect, icon=":material/repeat:")
+    st.latex(multi_head_equation(model.n_heads, model.d_model, model.d_head))
+
+
+def truth_badge(badge, view) -> None:
+    """The live check against transformers, in `badge`. It depends on the text only (cached on it): a toggle
+    never redoes it."""
+    from ui.runs import truth_for
+
+    ui.truth_badge(badge, lambda: truth_for(view.model_spec, view.device, view.text),
+                   lambda truth: f"✓ matches transformers: the Hugging Face library computes the same weights for this "
+                                 f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
+                                 "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
+
+
+view = ui.open_page(
+    "Attention explorer",
+    "Each heatmap is one attention head: row = the query token that is looking, column = the key token it looks at, "
+    "colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; click one to see the "
+    "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS)
+with ui.guard("The explorer"):
+    ui.run_notes(view.run())
+    explorer_view()

@@ -1,0 +1,15 @@
+"""attnviz's Streamlit layer: what pages import. attnviz itself never imports streamlit; this package does.
+
+One module per idea: state (the view state of a run), pickers (one per kind of choice), runs (models and runs,
+shared), memo (the one cache style), guard (errors and the truth badge), page (the one shape of a page),
+present (presentation mode), heatmap (the canvas heatmap component), scale_swap (heatmaps that carry the
+switch's other state), parts/ (the bigger pieces of single pages).
+"""
+
+from ui.guard import guard, truth_badge
+from ui.page import clamp_token_choice, open_page, page_link, run_notes, seed_from_url
+from ui.pickers import BOUND
+from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
+
+__all__ = ["BOUND", "LessonModel", "ViewState", "clamp_token_choice", "guard", "mark_drawn", "open_page", "page_link",
+           "rerun_parts", "run_notes", "seed_from_url", "truth_badge", "view_state"]

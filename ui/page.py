@@ -1,0 +1,105 @@
+"""The one shape of a page: `view = open_page(...)` draws the title, the shared sidebar and what the state must
+tell, and returns the page's ViewState; the page draws from it; `mark_drawn(view)` ends the run.
+
+Each page draws the sidebar itself (not app.py) because Streamlit's AppTest loses widgets drawn by the
+entrypoint when it reruns under st.navigation; persist_state keeps their values across pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui import pickers
+from ui.present import fit_wide_math, presentation_toggle
+from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
+
+
+def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
+              scale_parts: list[str] | None = None, lesson: LessonModel | None = None) -> ViewState:
+    """Draw the page's title and the sidebar; return the state they hold.
+
+    waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
+    and stops. layer_heads: "layer" or "layer+heads": those pickers sit in the sidebar. scale_parts: the keyed fragments that
+    draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
+    lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
+    """
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    presentation_toggle()
+    fit_wide_math()
+    sidebar = st.sidebar
+    sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
+    pickers.draw_model(sidebar)
+    pickers.draw_text(sidebar)
+    pickers.draw_device(sidebar)
+    pickers.draw_mask(sidebar)
+    pickers.draw_scale(sidebar, on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
+    if layer_heads:
+        model = view_state(lesson=lesson).model  # the counts the pickers offer (a cached model: no load)
+        pickers.draw_layer_and_heads(model.n_layers, model.n_heads, heads=layer_heads == "layer+heads")
+    view = view_state(lesson=lesson)
+    tell(view)
+    if waits_for_text:
+        require_text(view, waits_for_text)
+    return view
+
+
+def require_text(view: ViewState, what: str) -> None:
+    """With no usable text, say so ("{what} as soon as there is text") and stop the page here."""
+    if view.text_problem:
+        st.warning(f"{view.text_problem} {what} as soon as there is text.", icon=":material/edit:")
+        st.stop()
+
+
+def tell(view: ViewState) -> None:
+    """What the state must say: a model that could not be loaded, a lesson's own model, a mask that did not fit."""
+    for icon, note in view.notes:
+        (st.error if icon == ":material/warning:" else st.info)(note, icon=icon)
+
+
+def run_notes(res, who: str = "") -> None:
+    """What the run itself reports (a text cut to the model's maximum length)."""
+    for note in res.notes:
+        st.info(f"{who}{note}", icon=":material/content_cut:")
+
+
+def page_link(page: str, label: str, icon: str, query_params: dict) -> None:
+    """st.page_link, or the same link as markdown where Streamlit cannot look the page up: AppTest runs a
+    fragment rerun without the pages app.py's st.navigation registered (a browser session keeps them)."""
+    from urllib.parse import urlencode
+
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(page, label=label, icon=icon, query_params=query_params)
+    except StreamlitPageNotFoundError:
+        st.markdown(f"[{label}]({Path(page).stem}?{urlencode(query_params)})")
+
+
+def clamp_token_choice(key: str, n: int, what: str = "") -> None:
+    """A token index left over from a longer text is moved to the last token, and the user is told."""
+    stored = st.session_state.get(key)
+    if isinstance(stored, int) and not 0 <= stored < n:
+        st.session_state[key] = n - 1
+        name = f"The {what} token" if what else "Token"
+        st.warning(f"{name} {stored} does not exist in this text of {n} tokens (0 to {n - 1}): showing the last "
+                   f"token, {n - 1}, instead.", icon=":material/undo:")
+
+
+def seed_from_url(key: str, parse) -> dict:
+    """Keyword arguments for a bound widget whose URL spelling Streamlit may not recognise.
+
+    On a first visit, when the link's value for `key` parses (parse(raw) -> a value, or None) the widget's
+    state is seeded with it, and no `value=` must be passed (Streamlit warns when both are given).
+    Returns {} then, else {"value": None} meaning: pass your own default.
+    """
+    raw = st.query_params.get(key)
+    if key not in st.session_state and raw is not None:
+        value = parse(raw)
+        if value is not None:
+            st.session_state[key] = value
+            return {}
+    return {"value": None}

@@ -1,0 +1,134 @@
+"""The view state: everything that decides what a page draws, resolved in one place from the widgets' live values.
+
+Why one function for full runs and part reruns alike: a part of a page that Streamlit reruns alone (an
+st.fragment) is called with the arguments of the run that first drew it. Had it taken the state as an
+argument, a new sentence typed just before a click on the scaling switch would be dropped: the part would
+draw the old sentence with the new scale. So every part resolves the state at its own start, from session
+state, where the widgets' values always are the live ones.
+
+And why a part's own rerun is not always enough: a callback that asks for only some parts to rerun
+(`rerun_parts`) checks first that nothing else changed since the page was last drawn whole; if something did
+(two quick changes in one rerun), the whole page reruns instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ui import pickers, runs
+
+DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
+SELECTION = "why_sel"  # the explorer's selected cell (attnviz.lessons.explorer.selection.Selection)
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What the page shows. Built by view_state(); never changed (dataclasses.replace makes a variant)."""
+
+    model_choice: str  # the picker's choice ("tiny-llama", "other", ...)
+    model_spec: str  # the model shown: the choice's spec, or another that can teach this page (see notes)
+    text: str
+    mask_choice: str  # the mask the picker asks for ("custom:" included)
+    mask_spec: str  # the mask applied to this text (an empty custom mask = the causal pattern; "none" if it did not fit)
+    scale: bool | float  # True = 1/√d_k, False = ×1, a float = that factor
+    device: str
+    layer: int = 0
+    heads: tuple[int, ...] = ()
+    selection: object | None = None
+    notes: tuple[tuple[str, str], ...] = ()  # (icon, message): what the page must tell about the state
+    text_problem: str | None = None  # why this text cannot be run (empty, nothing to attend to)
+
+    @property
+    def model(self):
+        return runs.model_for(self.model_spec, self.device)
+
+    def run(self, *, keep: bool = False, scale=None, layers: int | None = None, weights_only: bool = False):
+        """This state's run (shared: fetched, not recomputed, after its first time)."""
+        return runs.run_for(self.model_spec, self.device, self.text, self.mask_spec,
+                            self.scale if scale is None else scale, keep, layers, weights_only)
+
+    def run_key(self) -> tuple:
+        return runs.run_key(self.model_spec, self.device, self.text, self.mask_spec, self.scale)
+
+
+@dataclass(frozen=True)
+class LessonModel:
+    """What a page needs of a model, and the model to show when the sidebar's cannot teach it."""
+
+    fits: object  # fits(model) -> True when the model can teach the page
+    fallback: str  # the spec shown otherwise
+    why: str  # "{model} …": why the sidebar's model cannot teach the page
+
+
+def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState:
+    """The state the widgets hold now (prefix: another set of pickers, e.g. Compare's side B)."""
+    from attnviz.engine.masks import padding_count, parse_mask
+    from attnviz.errors import AttnvizError
+
+    state = st.session_state
+    choice, spec = pickers.read_model(state, prefix)
+    device = pickers.read_device(state)
+    notes: list[tuple[str, str]] = []
+    model, error = runs.model_or_error(spec, device)
+    if model is None:
+        notes.append((":material/warning:", f"{error} Showing the bundled all-MiniLM-L6-v2 instead."))
+        spec, model = "", runs.model_for("", device)
+    if lesson is not None and not lesson.fits(model):
+        notes.append((":material/swap_horiz:", lesson.why.format(model=model.name)))
+        spec, model = lesson.fallback, runs.model_for(lesson.fallback, device)
+    text = pickers.read_text(state, prefix)
+    mask_choice = pickers.read_mask(state, prefix)
+    mask_spec, text_problem = mask_choice, None
+    try:
+        n = len(model.encode(text).ids)
+    except AttnvizError as err:
+        n, text_problem = None, str(err)
+    if n is not None:
+        try:
+            n += padding_count(mask_choice)
+            mask_spec = causal_custom_mask(mask_choice, n)
+            parse_mask(mask_spec, n)
+        except AttnvizError as err:
+            notes.append((":material/warning:", f"Mask: {err} Showing no mask instead."))
+            mask_spec = "none"
+    layer, heads = (0, ()) if prefix else pickers.read_layer_and_heads(state, model.n_layers, model.n_heads)
+    return ViewState(choice, spec, text, mask_choice, mask_spec, pickers.read_scale(state, prefix), device, layer,
+                     heads, None if prefix else state.get(SELECTION), tuple(notes), text_problem)
+
+
+def causal_custom_mask(spec: str, n: int) -> str:
+    """An empty custom mask means 'start from the causal pattern' for the current number of tokens."""
+    if spec != "custom:":
+        return spec
+    return "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
+
+
+# ---- which parts rerun ----------------------------------------------------------------------------------------
+
+
+def mark_drawn(view: ViewState, lesson: LessonModel | None = None) -> None:
+    """The page has been drawn whole with this state (the last line of a page's full run, or of the part that
+    holds everything the state draws)."""
+    st.session_state[DRAWN] = (view, lesson)
+
+
+def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None:
+    """From a widget callback: rerun only these keyed fragments, when the only difference between the state now
+    and the one the page was last drawn with is in `changes` (the fields those parts draw). Otherwise (another
+    change arrived in the same rerun, e.g. a new sentence typed just before the click) the whole page reruns,
+    as it does without a callback. A part the last run never drew is unknown to Streamlit: the whole page too."""
+    from streamlit.errors import StreamlitAPIException
+
+    if DRAWN not in st.session_state:
+        return
+    drawn, lesson = st.session_state[DRAWN]
+    live = view_state(lesson=lesson)
+    if dataclasses.replace(live, **{name: getattr(drawn, name) for name in changes}) != drawn:
+        return
+    try:
+        st.rerun(parts)
+    except StreamlitAPIException:
+        return
