@@ -39,8 +39,10 @@ def _component():
     global _mount
     from streamlit.runtime import Runtime
 
+    from attnviz.components.heatmap import component_js
+
     if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
-        _mount = st.components.v2.component(NAME, js=(ASSETS / "heatmap.js").read_text(encoding="utf-8"),
+        _mount = st.components.v2.component(NAME, js=component_js(),
                                             css=(ASSETS / "heatmap.css").read_text(encoding="utf-8"))
     return _mount
 

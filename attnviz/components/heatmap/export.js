@@ -1,0 +1,28 @@
+// "Download PNG": the heatmap as drawn, with its titles, labels and legend, at twice the screen's size.
+
+export function downloadPng(s) {
+  const { meta } = s.model, lay = s.lay, scale = 2;
+  const out = document.createElement("canvas");
+  const legendH = 36;
+  out.width = lay.width * scale; out.height = (lay.height + legendH) * scale;
+  const ctx = out.getContext("2d");
+  ctx.scale(scale, scale);
+  ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, lay.width, lay.height + legendH);
+  ctx.drawImage(s.canvas, 0, 0, lay.width, lay.height);
+  ctx.fillStyle = "#222"; ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
+  for (const d of s.labels.children) {  // the DOM labels, redrawn as canvas text where the page shows them
+    const x = parseFloat(d.style.left || "0"), y = parseFloat(d.style.top || "0");
+    if (d.classList.contains("avhm-title")) { ctx.textAlign = "center"; ctx.fillText(d.textContent, x + parseFloat(d.style.width) / 2, y + 9); }
+    else if (d.classList.contains("avhm-row")) { ctx.textAlign = "right"; ctx.fillText(d.textContent, lay.rowLabW - 6, y, lay.rowLabW - 6); }
+    else { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.textAlign = "right"; ctx.fillText(d.textContent, 0, 0, lay.colLabH - 6); ctx.restore(); }
+  }
+  ctx.drawImage(s.legend.querySelector("canvas"), 0, lay.height + 6, 200, 10);
+  ctx.textAlign = "left"; ctx.fillText(s.legend.querySelector(".avhm-legend-title").textContent, 210, lay.height + 11);
+  out.toBlob((blob) => {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = (meta.titles.length === 1 ? meta.titles[0] : "heatmap").replace(/[^\w.-]+/g, "_").slice(0, 60) + ".png";
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }, "image/png");
+}
