@@ -1,4 +1,5 @@
 // "Download PNG": the heatmap as drawn, with its titles, labels and legend, at twice the screen's size.
+import { SWATCHES, cssColour } from "./scales.js";
 
 export function downloadPng(s) {
   const { meta } = s.model, lay = s.lay, scale = 2;
@@ -16,8 +17,7 @@ export function downloadPng(s) {
     else if (d.classList.contains("avhm-row")) { ctx.textAlign = "right"; ctx.fillText(d.textContent, lay.rowLabW - 6, y, lay.rowLabW - 6); }
     else { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.textAlign = "right"; ctx.fillText(d.textContent, 0, 0, lay.colLabH - 6); ctx.restore(); }
   }
-  ctx.drawImage(s.legend.querySelector("canvas"), 0, lay.height + 6, 200, 10);
-  ctx.textAlign = "left"; ctx.fillText(s.legend.querySelector(".avhm-legend-title").textContent, 210, lay.height + 11);
+  legendOnto(ctx, s, 0, lay.height + 6);
   out.toBlob((blob) => {
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -25,4 +25,21 @@ export function downloadPng(s) {
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   }, "image/png");
+}
+
+function legendOnto(ctx, s, x, y) {  // the legend as the page shows it: bar (where the kind has one), swatches, title
+  const { ticks, swatches, title } = s.model.meta.legend;
+  ctx.textAlign = "left";
+  if (ticks.length) {
+    ctx.drawImage(s.legend.querySelector("canvas"), x, y, 200, 10);
+    ticks.forEach((t, i) => { ctx.textAlign = ["left", "center", "right"][Math.min(i, 2)]; ctx.fillText(t, x + i * 100, y + 18); });
+    x += 210;
+  }
+  ctx.textAlign = "left";
+  for (const [name, text] of swatches) {
+    ctx.fillStyle = cssColour(SWATCHES[name]); ctx.fillRect(x, y, 10, 10);
+    ctx.fillStyle = "#222"; ctx.fillText(text, x + 14, y + 5);
+    x += 22 + ctx.measureText(text).width;
+  }
+  ctx.fillText(title, x, y + 5);
 }

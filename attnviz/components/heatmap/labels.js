@@ -1,8 +1,9 @@
 // Every word the heatmap shows, as DOM text (selectable, read by screen readers, testable): panel titles, token
-// labels, the legend under the canvas, and the hover.
+// labels, the legend under the canvas, and the hover. The legend's words come in the payload (meta.legend, made by
+// attnviz/draw/heatmap.py legend_of); only its colours are drawn here.
 import { el } from "./dom.js";
 import { hoverText } from "./format.js";
-import { LUTS } from "./scales.js";
+import { LUTS, SWATCHES, cssColour } from "./scales.js";
 import { valueAt } from "./decode.js";
 import { LABEL_PX, hit, measure } from "./layout.js";
 
@@ -38,31 +39,32 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
   }
 }
 
-export function legend(s) {  // the colour bar, its ticks and its title
-  const { meta } = s.model;
+// The legend: a colour bar with its ticks where the kind has a scale (a mask has none), a swatch for each colour
+// that stands for a word (−∞, may attend), and the title.
+export function legend(s) {
+  const { meta } = s.model, { ticks, swatches, title } = meta.legend;
   s.legend.replaceChildren();
-  const scale = el("div", "avhm-scale", s.legend);  // the bar and its ticks: the title goes beside them, or below
-  const bar = el("canvas", "avhm-bar", scale);
-  bar.width = 256; bar.height = 1;
-  const ctx = bar.getContext("2d"), img = ctx.createImageData(256, 1), table = LUTS[meta.kind];
-  for (let i = 0; i < 256; i++) { img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4); }
-  ctx.putImageData(img, 0, 0);
-  const [lo, hi] = meta.ranges[0];
-  const ticks = el("div", "avhm-ticks", scale);
-  const same = meta.ranges.every((r) => r[0] === lo && r[1] === hi);
-  if (meta.kind === "weights") {
-    el("span", "", ticks, "0"); el("span", "", ticks, same ? short(hi / 2) : "½ max"); el("span", "", ticks, same ? short(hi) : "max");
-    el("div", "avhm-legend-title", s.legend, same ? "weight after softmax" : "weight after softmax, each head's colours 0 … its own largest weight");
-  } else {
-    el("span", "", ticks, same ? short(lo) : "−max"); el("span", "", ticks, "0"); el("span", "", ticks, same ? short(hi) : "+max");
-    const masked = Array.prototype.some.call(s.model.cells, (v) => v === s.model.top);
-    el("div", "avhm-legend-title", s.legend, (same ? "value (blue < 0 < red)" : "value, each panel its own ±max") + (masked ? " · grey = −∞ (masked)" : ""));
+  s.legend.dataset.kind = meta.kind;
+  if (ticks.length) {
+    const scale = el("div", "avhm-scale", s.legend);  // the bar and its ticks: the title goes beside them, or below
+    const bar = el("canvas", "avhm-bar", scale);
+    bar.width = 256; bar.height = 1;
+    const ctx = bar.getContext("2d"), img = ctx.createImageData(256, 1), table = LUTS[meta.kind];
+    for (let i = 0; i < 256; i++) img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4);
+    ctx.putImageData(img, 0, 0);
+    const row = el("div", "avhm-ticks", scale);
+    for (const t of ticks) el("span", "", row, t);
   }
+  for (const [name, text] of swatches) {
+    const item = el("span", "avhm-swatch", s.legend);
+    el("i", "", item).style.background = cssColour(SWATCHES[name]);
+    el("span", "", item, text);
+  }
+  el("div", "avhm-legend-title", s.legend, title);
 }
 
-function short(v) {  // a legend tick: 0.5, 1, −2.37
-  return (v < 0 ? "−" : "") + String(+Math.abs(v).toPrecision(3));
-}
+// what a mask's cell means, in the legend's own words: "0 (may attend)" or "−∞ (masked)"
+const maskWord = (meta, v) => meta.legend.swatches.find(([name]) => name === (v === -Infinity ? "masked" : "may_attend"))[1];
 
 export function showTip(s, ev) {  // the hover: panel, query (or row) and key (or column) with their tokens, the value
   const { meta } = s.model;
@@ -70,10 +72,12 @@ export function showTip(s, ev) {  // the hover: panel, query (or row) and key (o
                  ev.offsetY * (s.lay.height / (s.canvas.clientHeight || s.lay.height)));
   if (!at) { s.tip.style.display = "none"; return; }
   const v = valueAt(s.model, at.panel, at.row, at.col);
+  const qk = meta.kind === "weights" || meta.kind === "mask";  // always query × key; other kinds may be anything
   const lines = [meta.titles[at.panel],
-    `${meta.kind === "weights" ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
-    `${meta.kind === "weights" ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
-    `${meta.kind === "weights" ? "weight" : "value"}: ${hoverText(v, s.model)}`];
+    `${qk ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
+    `${qk ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
+    meta.kind === "weights" ? `weight: ${hoverText(v, s.model)}`
+      : meta.kind === "mask" ? `M: ${maskWord(meta, v)}` : `value: ${hoverText(v, s.model)}`];
   s.tip.replaceChildren();
   for (const line of lines) if (line) el("div", "", s.tip, line);
   s.tip.style.display = "block";
