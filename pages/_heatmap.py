@@ -23,9 +23,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from attnviz.draw.heatmap import SCALE_KINDS as KINDS
 from pages._memo import SharedCache
 
-KINDS = ("weights", "signed")
 NAME = "attnviz_heatmap"
 ASSETS = Path(__file__).resolve().parent.parent / "attnviz" / "components" / "heatmap"
 
