@@ -35,7 +35,7 @@ export function paintCells(s) {  // the canvas sized to the layout, its panels a
       const v = valueAt(s.model, b.p, r, c);
       const [clo, chi] = meta.ranges[b.p];
       ctx.fillStyle = inkOn(meta.kind, v, (v - clo) / (chi - clo || 1));
-      ctx.fillText(cellText(v), b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cellH);
+      ctx.fillText(cellText(v, meta.kind), b.x + (c + 0.5) * lay.cell, b.y + (r + 0.5) * lay.cellH);
     }
   }
   return ctx;

@@ -4,7 +4,7 @@ import { SWATCHES, cssColour } from "./scales.js";
 export function downloadPng(s) {
   const { meta } = s.model, lay = s.lay, scale = 2;
   const out = document.createElement("canvas");
-  const legendH = 36;
+  const legendH = 56;  // two lines: the bar with its ticks and swatches, and the title where they leave no room
   out.width = lay.width * scale; out.height = (lay.height + legendH) * scale;
   const ctx = out.getContext("2d");
   ctx.scale(scale, scale);
@@ -17,7 +17,7 @@ export function downloadPng(s) {
     else if (d.classList.contains("avhm-row")) { ctx.textAlign = "right"; ctx.fillText(d.textContent, lay.rowLabW - 6, y, lay.rowLabW - 6); }
     else { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.textAlign = "right"; ctx.fillText(d.textContent, 0, 0, lay.colLabH - 6); ctx.restore(); }
   }
-  legendOnto(ctx, s, 0, lay.height + 6);
+  legendOnto(ctx, s, 0, lay.height + 6, lay.width);
   out.toBlob((blob) => {
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -27,7 +27,7 @@ export function downloadPng(s) {
   }, "image/png");
 }
 
-function legendOnto(ctx, s, x, y) {  // the legend as the page shows it: bar (where the kind has one), swatches, title
+function legendOnto(ctx, s, x, y, width) {  // the legend as the page shows it: bar (where the kind has one), swatches, title
   const { ticks, swatches, title } = s.model.meta.legend;
   ctx.textAlign = "left";
   if (ticks.length) {
@@ -41,5 +41,6 @@ function legendOnto(ctx, s, x, y) {  // the legend as the page shows it: bar (wh
     ctx.fillStyle = "#222"; ctx.fillText(text, x + 14, y + 5);
     x += 22 + ctx.measureText(text).width;
   }
+  if (x + ctx.measureText(title).width > width) { x = 0; y += 34; }  // below the ticks, not cut off at the edge
   ctx.fillText(title, x, y + 5);
 }

@@ -155,7 +155,7 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
     titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title })),
-    printed: (p, r, c) => cellText(valueAt(s.model, p, r, c)),  // the text a cell gets when values are printed
+    printed: (p, r, c) => cellText(valueAt(s.model, p, r, c), s.model.meta.kind),  // the text a cell gets when values are printed
     pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,
     highlight: () => s.highlight,
