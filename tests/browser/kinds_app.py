@@ -31,13 +31,19 @@ def kind_matrices() -> dict[str, tuple[np.ndarray, str]]:
             "mask": (causal, "M (causal)")}
 
 
-st.set_page_config(layout="wide")
-mount = st.components.v2.component("attnviz_heatmap_kinds", js=component_js(), css=component_css())
-kinds = kind_matrices()
-for row in (("weights", "signed"), ("magnitude", "mask")):
-    for col, kind in zip(st.columns(2), row, strict=True):
-        matrix, title = kinds[kind]
-        with col:
-            st.markdown(f"**{kind}**")
-            mount(key=f"kind_{kind}", width="stretch", height="content",
-                  data=heatmap_payload(matrix, TOKENS, titles=[title], kind=kind, name=f"kind_{kind}", show_values=True))
+def main() -> None:
+    st.set_page_config(layout="wide")
+    mount = st.components.v2.component("attnviz_heatmap_kinds", js=component_js(), css=component_css())
+    kinds = kind_matrices()
+    for row in (("weights", "signed"), ("magnitude", "mask")):
+        for col, kind in zip(st.columns(2), row, strict=True):
+            matrix, title = kinds[kind]
+            with col:
+                st.markdown(f"**{kind}**")
+                mount(key=f"kind_{kind}", width="stretch", height="content",
+                      data=heatmap_payload(matrix, TOKENS, titles=[title], kind=kind, name=f"kind_{kind}",
+                                           show_values=True))
+
+
+if __name__ == "__main__":  # streamlit run; the test imports kind_matrices only
+    main()
