@@ -19,15 +19,13 @@ it the moment that switch flips, before the rerun's payload arrives (attnviz.dra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
+from attnviz.draw.heatmap import SCALE_KINDS as KINDS
 from ui.memo import SharedCache
 
-KINDS = ("weights", "signed")
 NAME = "attnviz_heatmap"
-ASSETS = Path(__file__).resolve().parent.parent / "attnviz" / "components" / "heatmap"
 
 
 _mount = None
@@ -39,9 +37,10 @@ def _component():
     global _mount
     from streamlit.runtime import Runtime
 
+    from attnviz.components.heatmap import component_css, component_js
+
     if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
-        _mount = st.components.v2.component(NAME, js=(ASSETS / "heatmap.js").read_text(encoding="utf-8"),
-                                            css=(ASSETS / "heatmap.css").read_text(encoding="utf-8"))
+        _mount = st.components.v2.component(NAME, js=component_js(), css=component_css())
     return _mount
 
 

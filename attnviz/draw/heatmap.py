@@ -9,14 +9,26 @@ Layout (little-endian):
     padded to 4), then panels × rows × cols cells, row-major: uint8, uint16 or float32, or bits (least significant
     first) where 1 = −inf and 0 = the panel's one finite value: a mask's M (0 and −∞) in an eighth of a byte.
 
+Kinds of scale (SCALE_KINDS), one per kind of matrix: each matrix is drawn with the one that fits it.
+    weights    softmax weights, 0..1: viridis over 0..1 (or 0..each panel's own max)   uint16 (uint8 when large)
+    signed     any real matrix (scores, features, differences), −∞ allowed: diverging,
+               centred at 0, −∞ grey                                                   float32 (bits: a lone value and −∞)
+    magnitude  a matrix that is never negative (norms, |Δ|): sequential from 0 (white)
+               to the largest value; a negative value is refused                       uint16 (uint8 when large)
+    mask       a mask's M, 0 (may attend) and −∞ (masked), or a bool matrix (True =
+               may attend): two colours, no scale                                      bits
+Each payload carries its legend's words ("legend": ticks under the colour bar, none for a mask; named colour
+swatches such as −∞ (masked); a title), so the browser only paints them and a test reads them here.
+
 Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
     weights  w in [0, 1]      -> round(w · (TOP − 1)); TOP is never used          |error| ≤ 0.5 / (TOP − 1)
-    signed   v in [lo, hi]    -> round((v − lo) / (hi − lo) · (TOP − 1)); −inf -> TOP   |error| ≤ step / 2
+    others   v in [lo, hi]    -> round((v − lo) / (hi − lo) · (TOP − 1)); −inf -> TOP   |error| ≤ step / 2
     float32  (signed, the default: scores, features and differences are small matrices whose exact values
              the hover and the tests read) the value itself, −inf as −inf.
 lo, hi are each panel's finite min and max (in the JSON), so the hover shows true values; the colour
 range is separate ("ranges"): 0..1 for weights (or each panel's own max, per_head_scale), ±limit centred at 0
-for signed matrices. Thumbnails (a model view's 72 small panels, read by their colours) travel as uint8.
+for signed matrices, 0..limit for magnitudes, [0, 0] for a mask (its one finite value). Thumbnails (a model
+view's 72 small panels, read by their colours) travel as uint8.
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from attnviz.errors import AttnvizError
 MAGIC = b"AVHM"
 VERSION = 1
 HEADER = struct.Struct("<4sBBHI")  # magic, version, bytes per cell, reserved, JSON length
-KINDS = ("weights", "signed")
+SCALE_KINDS = ("weights", "signed", "magnitude", "mask")  # the kinds of colour scale; see the module text
 UINT8_ABOVE = 2_000_000  # more cells than this travel as uint8 (half the bytes, 2 decimals in hover)
 
 
@@ -43,9 +55,12 @@ def top_code(bytes_per_cell: int) -> int:
 
 
 def as_panels(matrices) -> np.ndarray:
-    """One matrix (rows, cols) or several of one shape (panels, rows, cols) -> float64 (panels, rows, cols)."""
-    arrays = [np.asarray(m.detach().cpu() if hasattr(m, "detach") else m, dtype=np.float64) for m in
+    """One matrix (rows, cols) or several of one shape (panels, rows, cols) -> float64 (panels, rows, cols); bool
+    matrices (masks: True = may attend) stay bool, for the mask kind to read as such."""
+    arrays = [np.asarray(m.detach().cpu() if hasattr(m, "detach") else m) for m in
               (matrices if isinstance(matrices, (list, tuple)) else [matrices])]
+    if not all(a.dtype == np.bool_ for a in arrays):
+        arrays = [a.astype(np.float64) for a in arrays]
     stack = np.stack(arrays) if len(arrays) > 1 else arrays[0]
     if stack.ndim == 2:
         stack = stack[None]  # (1, rows, cols)
@@ -60,12 +75,34 @@ def symmetric_limit(z: np.ndarray) -> float:
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
+def mask_as_m(z: np.ndarray) -> np.ndarray:
+    """A mask as the softmax's M: bool (True = may attend) -> 0 / −inf; an M (only 0 and −inf) as it is."""
+    if z.dtype == np.bool_:
+        return np.where(z, 0.0, -np.inf)
+    odd = z[~((z == 0) | np.isneginf(z))]
+    if odd.size:
+        raise AttnvizError(f"A mask holds only 0 (may attend) and −∞ (masked), or True/False; this one holds "
+                           f"{odd.flat[0]:g} too. Draw it with kind='signed'.")
+    return z
+
+
+def check_magnitude(z: np.ndarray) -> None:
+    """A magnitude (a norm, an |x|) is never negative: a negative value means the matrix is not one."""
+    negative = np.argwhere(z < 0)
+    if negative.size:
+        p, r, c = negative[0]
+        raise AttnvizError(f"A magnitude matrix is never negative, but panel {p}, row {r}, column {c} holds "
+                           f"{z[p, r, c]:g}. Draw it with kind='signed'.")
+
+
 def auto_bytes_per_cell(z: np.ndarray, kind: str, thumbnails: bool = False) -> int:
-    """Weights: uint16 (3 decimals in hover), uint8 for thumbnails or above UINT8_ABOVE cells. Signed: float32,
-    exact, except a matrix of one finite value and −∞ (a mask's M), exact in one bit a cell (BITS). At 512
-    tokens an M is 32 kB that way, against 262 kB in bytes: the Masks lab sends eight of them."""
-    if kind == "weights":
+    """Weights and magnitudes: uint16 (3 decimals in hover), uint8 for thumbnails or above UINT8_ABOVE cells. A mask:
+    one bit a cell (BITS). Signed: float32, exact, except a matrix of one finite value and −∞ (a mask's M), exact in
+    BITS too. At 512 tokens an M is 32 kB that way, against 262 kB in bytes: the Masks lab sends eight of them."""
+    if kind in ("weights", "magnitude"):
         return 1 if thumbnails or z.size > UINT8_ABOVE else 2
+    if kind == "mask":
+        return BITS
     finite = z[np.isfinite(z)]
     if finite.size and finite.min() != finite.max():
         return 4
@@ -105,16 +142,57 @@ def encode_cells(z: np.ndarray, kind: str, bytes_per_cell: int) -> tuple[np.ndar
     return out, bounds
 
 
+def largest(z: np.ndarray) -> float:
+    """max finite z (1 when there is nothing finite or nothing above 0): the top of a scale that starts at 0."""
+    finite = z[np.isfinite(z)]
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
 def colour_ranges(z: np.ndarray, kind: str, per_head_scale: bool, limit: float | None) -> list[list[float]]:
-    """What each panel's colours span: weights 0..1 (or 0..its own max), signed ±limit centred at 0."""
+    """What each panel's colours span: weights 0..1 (or 0..its own max), signed ±limit centred at 0, magnitudes
+    0..limit, a mask [0, 0] (its one finite value: two colours, no scale)."""
     if kind == "weights":
         if not per_head_scale:
             return [[0.0, 1.0]] * z.shape[0]
         return [[0.0, max(float(np.nan_to_num(p, neginf=0.0).max()), 1e-3)] for p in z]
+    if kind == "mask":
+        return [[0.0, 0.0]] * z.shape[0]
+    if kind == "magnitude":
+        if per_head_scale:
+            return [[0.0, largest(p)] for p in z]
+        return [[0.0, float(limit) if limit else largest(z)]] * z.shape[0]
     if per_head_scale:
         return [[-symmetric_limit(p), symmetric_limit(p)] for p in z]
     lim = float(limit) if limit else symmetric_limit(z)
     return [[-lim, lim]] * z.shape[0]
+
+
+def tick_text(v: float) -> str:
+    """A legend tick: 0.5, 1, −2.37, 1230 (3 significant digits, no exponent, "−" for minus)."""
+    text = np.format_float_positional(float(f"{abs(v):.3g}"), trim="-")
+    return ("−" if v < 0 and text != "0" else "") + text
+
+
+MASKED_SWATCH = ["masked", "−∞ (masked)"]  # a swatch: the colour's name (the JS paints it) and its words
+
+
+def legend_of(kind: str, ranges: list[list[float]], has_masked: bool) -> dict:
+    """The words of a heatmap's legend: {"ticks": under the colour bar (none: no bar), "swatches": [[colour name,
+    words]], "title"}. With one range for every panel the ticks are numbers, else the panels' own ("max")."""
+    lo, hi = ranges[0]
+    same = all(r == [lo, hi] for r in ranges)
+    swatches = [MASKED_SWATCH] if has_masked else []
+    if kind == "weights":
+        return {"ticks": ["0", tick_text(hi / 2), tick_text(hi)] if same else ["0", "½ max", "max"], "swatches": [],
+                "title": "weight after softmax" + ("" if same else ", each head's colours 0 … its own largest weight")}
+    if kind == "signed":
+        return {"ticks": [tick_text(lo), "0", tick_text(hi)] if same else ["−max", "0", "+max"], "swatches": swatches,
+                "title": "value (blue < 0 < red)" if same else "value, each panel its own ±max"}
+    if kind == "magnitude":
+        return {"ticks": ["0", tick_text(hi / 2), tick_text(hi)] if same else ["0", "½ max", "max"], "swatches": [],
+                "title": "value ≥ 0 (white = 0)" if same else "value ≥ 0, each panel 0 … its own largest"}
+    return {"ticks": [], "swatches": [["may_attend", "0 (may attend)"], MASKED_SWATCH],
+            "title": "M, added to the scores before softmax"}
 
 
 def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, titles: list[str],
@@ -125,20 +203,26 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
                     name: str = "") -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
-    col_labels None: the row labels again (self-attention) for weights, numbered columns for signed.
+    kind: one of SCALE_KINDS (see the module text): the scale that fits the matrix. A magnitude with a negative
+    value, or a mask with anything but 0 and −∞ (or True/False), is an AttnvizError.
+    col_labels None: the row labels again (self-attention) for weights and masks, numbered columns otherwise.
     selection: a cell the server asks the browser to ring ({"panel", "row", "col"}), or None.
     thumbnails: many small panels (a model view): no token labels, hover only, uint8 weights.
     highlight: a panel the browser frames and titles in bold (the model view's enlarged head), or None.
     name: the page's key for it (the browser files its drawn data under this name, for tests).
     """
-    if kind not in KINDS:
-        raise AttnvizError(f"kind must be one of {KINDS}, not {kind!r}.")
+    if kind not in SCALE_KINDS:
+        raise AttnvizError(f"kind must be one of {SCALE_KINDS}, not {kind!r}.")
     z = as_panels(matrices)
+    z = mask_as_m(z) if kind == "mask" else z.astype(np.float64, copy=False)
+    if kind == "magnitude":
+        check_magnitude(z)
     panels, rows, cols = z.shape
     if len(titles) != panels:
         raise AttnvizError(f"{panels} panel(s) but {len(titles)} title(s).")
     if col_labels is None:
-        col_labels = list(row_labels) if kind == "weights" and cols == len(row_labels) else [str(c) for c in range(cols)]
+        query_by_key = kind in ("weights", "mask") and cols == len(row_labels)
+        col_labels = list(row_labels) if query_by_key else [str(c) for c in range(cols)]
     if len(row_labels) != rows or len(col_labels) != cols:
         raise AttnvizError(f"Labels do not fit the matrix: {len(row_labels)} × {len(col_labels)} labels for "
                            f"{rows} × {cols} cells.")
@@ -148,12 +232,18 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         bytes_per_cell = auto_bytes_per_cell(z, kind, thumbnails)
     if kind == "weights" and bytes_per_cell in (4, BITS):
         raise AttnvizError("Weights travel as uint8 or uint16 (bytes_per_cell 1 or 2).")
+    if kind == "magnitude" and bytes_per_cell == BITS:
+        raise AttnvizError("Magnitudes travel as uint8, uint16 or float32 (bytes_per_cell 1, 2 or 4).")
+    if kind == "mask" and bytes_per_cell != BITS:
+        raise AttnvizError("A mask travels as one bit a cell (bytes_per_cell BITS).")
     codes, bounds = encode_cells(z, kind, bytes_per_cell)
+    ranges = colour_ranges(z, kind, per_head_scale, limit)
     meta = {
         "kind": kind, "panels": panels, "rows": rows, "cols": cols, "columns": max(1, min(columns, panels)),
         "titles": [str(t) for t in titles], "row_labels": [str(s) for s in row_labels],
         "col_labels": [str(s) for s in col_labels], "bounds": bounds,
-        "ranges": colour_ranges(z, kind, per_head_scale, limit), "per_head_scale": bool(per_head_scale),
+        "ranges": ranges, "legend": legend_of(kind, ranges, bool(np.isneginf(z).any())),
+        "per_head_scale": bool(per_head_scale),
         "x_title": x_title, "y_title": y_title, "selectable": bool(selectable), "selection": selection,
         "show_values": (max(rows, cols) <= 16 and panels == 1) if show_values is None else bool(show_values),
         "thumbnails": bool(thumbnails), "highlight": None if highlight is None else int(highlight),
@@ -195,7 +285,7 @@ def decode_payload(payload: bytes) -> tuple[dict, np.ndarray]:
 
 
 def precision(meta_or_payload) -> float:
-    """The largest |decoded − original| a payload allows (per panel for signed: the widest panel's)."""
+    """The largest |decoded − original| a payload allows (per panel for signed and magnitudes: the widest panel's)."""
     meta = decode_payload(meta_or_payload)[0] if isinstance(meta_or_payload, (bytes, bytearray)) else meta_or_payload
     bpc = meta.get("bytes_per_cell", 2)
     if bpc in (4, BITS):

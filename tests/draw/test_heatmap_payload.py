@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.draw.heatmap import BITS, HEADER, decode_payload, heatmap_payload, precision
+from attnviz.draw.heatmap import BITS, HEADER, SCALE_KINDS, decode_payload, heatmap_payload, precision, tick_text
 from attnviz.draw.text import markdown_literal
 from attnviz.errors import AttnvizError
 
@@ -151,3 +151,85 @@ def test_bits_hold_one_finite_value_per_panel_and_refuse_weights():
         heatmap_payload(np.eye(2), ["a", "b"], titles=["w"], bytes_per_cell=BITS)
     with pytest.raises(AttnvizError, match="one finite value"):  # 0 and 1 in one panel: a bit cannot tell them
         heatmap_payload(np.eye(2), ["a", "b"], titles=["s"], kind="signed", bytes_per_cell=BITS)
+
+
+# ---- kinds of scale: each payload says its kind, colour range and legend words ----------------------------------
+
+
+def test_every_kind_has_its_header_range_and_legend():
+    labels = ["a", "b"]
+    w = heatmap_payload(np.array([[0.25, 0.75], [1.0, 0.0]]), labels, titles=["A"])
+    s = heatmap_payload(np.array([[1.5, -np.inf], [-3.0, 0.5]]), labels, titles=["S″"], kind="signed")
+    g = heatmap_payload(np.array([[0.0, 0.5], [2.0, 1.0]]), labels, titles=["|Δ|"], kind="magnitude")
+    m = heatmap_payload(np.array([[0.0, -np.inf], [0.0, 0.0]]), labels, titles=["M"], kind="mask")
+    expected = {  # kind: (bytes per cell in the header, colour ranges, ticks under the bar, swatches, title)
+        "weights": (2, [[0.0, 1.0]], ["0", "0.5", "1"], [], "weight after softmax"),
+        "signed": (4, [[-3.0, 3.0]], ["−3", "0", "3"], [["masked", "−∞ (masked)"]], "value (blue < 0 < red)"),
+        "magnitude": (2, [[0.0, 2.0]], ["0", "1", "2"], [], "value ≥ 0 (white = 0)"),
+        "mask": (BITS, [[0.0, 0.0]], [], [["may_attend", "0 (may attend)"], ["masked", "−∞ (masked)"]],
+                 "M, added to the scores before softmax"),
+    }
+    assert set(expected) == set(SCALE_KINDS)
+    for payload, kind in ((w, "weights"), (s, "signed"), (g, "magnitude"), (m, "mask")):
+        meta, _ = decode_payload(payload)
+        bpc, ranges, ticks, swatches, title = expected[kind]
+        assert HEADER.unpack_from(payload)[2] == meta["bytes_per_cell"] == bpc, kind
+        assert meta["kind"] == kind and meta["ranges"] == ranges, kind
+        assert meta["legend"] == {"ticks": ticks, "swatches": swatches, "title": title}, kind
+
+
+def test_signed_names_minus_infinity_only_where_there_is_some():
+    meta, _ = decode_payload(heatmap_payload(np.array([[1.0, -2.0]]), ["a"], titles=["S"], kind="signed"))
+    assert meta["legend"]["swatches"] == []
+
+
+def test_a_magnitude_round_trips_from_zero_to_its_largest_value():
+    rng = np.random.default_rng(5)
+    z = np.abs(rng.normal(size=(3, 4, 5)))
+    meta, drawn = decode_payload(heatmap_payload(list(z), list("abcd"), titles=list("pqr"), kind="magnitude"))
+    assert meta["bytes_per_cell"] == 2 and np.abs(drawn - z).max() <= precision(meta) + 1e-12
+    assert meta["ranges"] == [[0.0, float(z.max())]] * 3 and meta["col_labels"] == ["0", "1", "2", "3", "4"]
+    per_panel, _ = decode_payload(heatmap_payload(list(z), list("abcd"), titles=list("pqr"), kind="magnitude",
+                                                  per_head_scale=True))
+    assert per_panel["ranges"] == [[0.0, float(p.max())] for p in z] and per_panel["legend"]["ticks"] == ["0", "½ max", "max"]
+    fixed, _ = decode_payload(heatmap_payload(z[0], list("abcd"), titles=["p"], kind="magnitude", limit=4.0))
+    assert fixed["ranges"] == [[0.0, 4.0]] and fixed["legend"]["ticks"] == ["0", "2", "4"]
+    zeros, _ = decode_payload(heatmap_payload(np.zeros((2, 2)), ["a", "b"], titles=["0"], kind="magnitude"))
+    assert zeros["ranges"] == [[0.0, 1.0]]  # nothing above 0: a scale still, not 0..0
+
+
+def test_a_magnitude_with_a_negative_value_is_a_clear_error():
+    z = np.array([[0.5, 1.0], [-0.25, 2.0]])
+    with pytest.raises(AttnvizError, match=r"never negative.*row 1, column 0 holds -0\.25.*kind=.signed."):
+        heatmap_payload(z, ["a", "b"], titles=["not |x|"], kind="magnitude")
+    with pytest.raises(AttnvizError, match="never negative"):
+        heatmap_payload(np.array([[0.0, -np.inf]]), ["a"], titles=["M"], kind="magnitude")
+
+
+@pytest.mark.parametrize("limit", [None, 1.0])  # the Masks lab passes limit=1.0 with its M
+def test_a_mask_is_two_colours_with_minus_infinity_named_and_never_a_bar(limit):
+    from attnviz.engine.masks import causal_mask
+
+    allowed = causal_mask(5)  # bool, True = may attend
+    m = np.where(allowed.numpy(), 0.0, -np.inf)
+    labels = list("vwxyz")
+    for given in (m, allowed, torch.from_numpy(m), [m, m]):
+        meta, drawn = decode_payload(heatmap_payload(given, labels, titles=["M"] * (2 if isinstance(given, list) else 1),
+                                                     kind="mask", limit=limit))
+        np.testing.assert_array_equal(drawn[0], m)  # exact: True -> 0, False -> −∞
+        assert meta["bytes_per_cell"] == BITS and meta["col_labels"] == labels  # query × key
+        assert meta["legend"]["ticks"] == [] and all(r == [0.0, 0.0] for r in meta["ranges"])  # no −1..1 bar
+        assert [text for _, text in meta["legend"]["swatches"]] == ["0 (may attend)", "−∞ (masked)"]
+
+
+def test_a_mask_holds_only_zero_and_minus_infinity_and_travels_as_bits():
+    with pytest.raises(AttnvizError, match=r"only 0 \(may attend\) and −∞.*0\.5"):
+        heatmap_payload(np.array([[0.0, 0.5]]), ["a"], titles=["M"], kind="mask")
+    with pytest.raises(AttnvizError, match="one bit"):
+        heatmap_payload(np.zeros((2, 2)), ["a", "b"], titles=["M"], kind="mask", bytes_per_cell=2)
+    with pytest.raises(AttnvizError, match="kind must be one of .*magnitude.*mask"):
+        heatmap_payload(np.zeros((2, 2)), ["a", "b"], titles=["M"], kind="diverging")
+
+
+def test_legend_ticks_read_as_numbers():
+    assert [tick_text(v) for v in (0.5, 1.0, -2.3749, 1234.0, 0.00012345, 0.0)] == ["0.5", "1", "−2.37", "1230", "0.000123", "0"]

@@ -36,7 +36,9 @@ class StepMatrix:
     row_labels: list[str]
     col_labels: list[str] | None  # None = numbered feature columns
     title: str
-    kind: str  # "weights" (A, 0..1) or "signed" (everything else, centred at 0)
+    # "weights" (A, 0..1) or "signed" (everything else, centred at 0). Of SCALE_KINDS, magnitude and mask fit no
+    # step: X, Q, K, V and the outputs go negative, and S″ = S′ + M holds scores beside its −∞, not M alone
+    kind: str
     limit: float | None  # signed colour range ±limit (None = the matrix's own)
     show_values: bool
     x_title: str = "feature"

@@ -1,0 +1,52 @@
+"""The heatmap component's front end: its JS parts joined into the one ES module a host takes, and its CSS.
+
+Streamlit's components v2 takes one inline ES module string (no URL imports); a Jupyter widget (anywidget) and a
+standalone HTML export can take the same. The JS lives here one idea per file, in the order they are joined:
+
+    dom.js     find-or-create helpers; text only through textContent
+    format.js  numbers as printed in a cell and in the hover
+    scales.js  one colour scale per kind of matrix
+    decode.js  the bytes payload (attnviz/draw/heatmap.py and its wrappers) -> cells and meta
+    layout.js  panel and cell positions; a mouse position -> a cell
+    draw.js    panels painted on the canvas, values printed in big cells
+    labels.js  titles, token labels, legend, hover
+    export.js  "Download PNG"
+    mount.js   the default export: the DOM, events, selection ring, the swap to a switch's other state
+
+Convention: each part is an ES module of its own (an editor, a linter and `node --check` read it alone). It imports
+only from parts earlier in PARTS, each with one `import { a, b } from "./part.js";` statement, and marks what it
+shares with `export` before a top-level declaration; only mount.js has `export default`. Joining drops those import
+statements and those `export` keywords, so every part shares one module scope: a top-level name is declared once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PARTS = ("dom.js", "format.js", "scales.js", "decode.js", "layout.js", "draw.js", "labels.js", "export.js", "mount.js")
+IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w-]+\.js)";[ \t]*\n', re.MULTILINE)
+EXPORT = re.compile(r"^export (?!default\b)", re.MULTILINE)
+
+
+def part_imports(source: str) -> list[str]:
+    """The parts a part's source imports from, in its order (file names such as "decode.js")."""
+    return IMPORT.findall(source)
+
+
+def component_js() -> str:
+    """The heatmap's JS: the parts in PARTS order, joined into one ES module whose default export is mount.js's."""
+    joined = []
+    for i, name in enumerate(PARTS):
+        source = (HERE / name).read_text(encoding="utf-8")
+        for imported in part_imports(source):
+            if imported not in PARTS[:i]:
+                raise ValueError(f"{name} imports {imported}, which is not a part joined before it ({', '.join(PARTS[:i])}).")
+        joined.append(f"// ---- {name}\n" + EXPORT.sub("", IMPORT.sub("", source)))
+    return "\n".join(joined)
+
+
+def component_css() -> str:
+    """The heatmap's CSS (one file: its rules are few and all about the same DOM)."""
+    return (HERE / "heatmap.css").read_text(encoding="utf-8")

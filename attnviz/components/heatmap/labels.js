@@ -1,0 +1,87 @@
+// Every word the heatmap shows, as DOM text (selectable, read by screen readers, testable): panel titles, token
+// labels, the legend under the canvas, and the hover. The legend's words come in the payload (meta.legend, made by
+// attnviz/draw/heatmap.py legend_of); only its colours are drawn here.
+import { el } from "./dom.js";
+import { hoverText } from "./format.js";
+import { LUTS, SWATCHES, cssColour } from "./scales.js";
+import { valueAt } from "./decode.js";
+import { LABEL_PX, hit, measure } from "./layout.js";
+
+function fitTitle(title, width) {  // drop trailing " · " parts until the title fits its panel; "…" says some were
+  measure.font = "12px sans-serif";  // dropped (the full title is the tooltip)
+  const parts = title.split(" · "), n = parts.length;
+  const text = () => parts.join(" · ") + (parts.length < n ? " …" : "");
+  while (parts.length > 1 && measure.measureText(text()).width > width) parts.pop();
+  return text();
+}
+
+export function placeLabels(s) {  // titles, and token labels every k-th when dense so they never overlap
+  const { meta } = s.model, lay = s.lay;
+  s.labels.replaceChildren();
+  s.labels.style.width = lay.width + "px"; s.labels.style.height = lay.height + "px";
+  const every = Math.max(1, Math.ceil(LABEL_PX / lay.cell)), everyRow = Math.max(1, Math.ceil(LABEL_PX / lay.cellH));
+  s.root.dataset.labelStep = String(every);
+  for (const b of lay.boxes) {
+    const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w));
+    t.title = meta.titles[b.p];
+    if (meta.thumbnails && b.p === s.highlight) t.classList.add("avhm-title-on");
+    t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";
+    if (meta.thumbnails) continue;
+    if (b.gc === 0) for (let r = 0; r < meta.rows; r += everyRow) {
+      const d = el("div", "avhm-lab avhm-row", s.labels, meta.row_labels[r]);
+      d.style.top = b.y + (r + 0.5) * lay.cellH + "px"; d.style.width = lay.rowLabW - 6 + "px";
+    }
+    if (b.keyLabels) for (let c = 0; c < meta.cols; c += every) {
+      const d = el("div", "avhm-lab avhm-col", s.labels, meta.col_labels[c]);
+      d.style.left = b.x + (c + 0.5) * lay.cell + "px"; d.style.top = b.y + b.h + 4 + "px";
+      d.style.height = lay.colLabH - 6 + "px";
+    }
+  }
+}
+
+// The legend: a colour bar with its ticks where the kind has a scale (a mask has none), a swatch for each colour
+// that stands for a word (−∞, may attend), and the title.
+export function legend(s) {
+  const { meta } = s.model, { ticks, swatches, title } = meta.legend;
+  s.legend.replaceChildren();
+  s.legend.dataset.kind = meta.kind;
+  if (ticks.length) {
+    const scale = el("div", "avhm-scale", s.legend);  // the bar and its ticks: the title goes beside them, or below
+    const bar = el("canvas", "avhm-bar", scale);
+    bar.width = 256; bar.height = 1;
+    const ctx = bar.getContext("2d"), img = ctx.createImageData(256, 1), table = LUTS[meta.kind];
+    for (let i = 0; i < 256; i++) img.data.set([table[i * 3], table[i * 3 + 1], table[i * 3 + 2], 255], i * 4);
+    ctx.putImageData(img, 0, 0);
+    const row = el("div", "avhm-ticks", scale);
+    for (const t of ticks) el("span", "", row, t);
+  }
+  for (const [name, text] of swatches) {
+    const item = el("span", "avhm-swatch", s.legend);
+    el("i", "", item).style.background = cssColour(SWATCHES[name]);
+    el("span", "", item, text);
+  }
+  el("div", "avhm-legend-title", s.legend, title);
+}
+
+// what a mask's cell means, in the legend's own words: "0 (may attend)" or "−∞ (masked)"
+const maskWord = (meta, v) => meta.legend.swatches.find(([name]) => name === (v === -Infinity ? "masked" : "may_attend"))[1];
+
+export function showTip(s, ev) {  // the hover: panel, query (or row) and key (or column) with their tokens, the value
+  const { meta } = s.model;
+  const at = hit(s, ev.offsetX * (s.lay.width / (s.canvas.clientWidth || s.lay.width)),
+                 ev.offsetY * (s.lay.height / (s.canvas.clientHeight || s.lay.height)));
+  if (!at) { s.tip.style.display = "none"; return; }
+  const v = valueAt(s.model, at.panel, at.row, at.col);
+  const qk = meta.kind === "weights" || meta.kind === "mask";  // always query × key; other kinds may be anything
+  const lines = [meta.titles[at.panel],
+    `${qk ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
+    `${qk ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
+    meta.kind === "weights" ? `weight: ${hoverText(v, s.model)}`
+      : meta.kind === "mask" ? `M: ${maskWord(meta, v)}` : `value: ${hoverText(v, s.model)}`];
+  s.tip.replaceChildren();
+  for (const line of lines) if (line) el("div", "", s.tip, line);
+  s.tip.style.display = "block";
+  const x = ev.offsetX + 14, y = ev.offsetY + 14;
+  s.tip.style.left = Math.min(x, Math.max(0, s.lay.width - 230)) + "px";
+  s.tip.style.top = y + "px";
+}

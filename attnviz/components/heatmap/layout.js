@@ -1,0 +1,66 @@
+// Where everything goes, in CSS pixels: panels in a grid, square cells (rows stretched for a wide, short matrix),
+// room for the token labels; and the way back from a mouse position to a cell.
+
+export const LABEL_PX = 13;  // a label needs this many pixels along its axis, so denser labels are thinned
+export const measure = document.createElement("canvas").getContext("2d");  // text widths, without the page's layout
+
+const widths = new Map();  // label list -> its widest label: a page's heatmaps mostly share one token list
+export function textWidth(labels, font) {  // widest label in px (capped), measured once per list of labels
+  const key = font + "\u0001" + labels.join("\u0001");
+  if (widths.has(key)) return widths.get(key);
+  measure.font = font;
+  let w = 0;
+  for (const s of labels) w = Math.max(w, measure.measureText(s).width);
+  if (widths.size > 32) widths.clear();
+  widths.set(key, Math.min(w, 110));
+  return widths.get(key);
+}
+
+export function layout(s) {  // panel positions in CSS pixels for the current width
+  const { meta } = s.model;
+  // the width the ResizeObserver last reported: reading clientWidth on every update would force the browser to
+  // lay out the whole page synchronously, once per heatmap
+  if (!s.width) s.width = s.root.clientWidth || 600;
+  const width = Math.max(160, s.width);
+  const K = meta.columns, gridRows = Math.ceil(meta.panels / K);
+  const labels = !meta.thumbnails;
+  const pad = meta.thumbnails ? 4 : 0;  // room on both sides for the frame around a highlighted thumbnail
+  const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : pad, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
+  const gap = meta.thumbnails ? 6 : 14, titleH = 18;
+  const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
+  const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
+  const maxCell = meta.show_values ? 56 : 40;
+  // a thumbnail stays a thumbnail (at most 200 px) when a small model leaves room for more: the enlarged head is below
+  const maxSide = meta.thumbnails ? 200 : Infinity;
+  const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));
+  // square cells, except that a wide, short matrix (tokens × 384 features) gets rows tall enough to read
+  const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(LABEL_PX + 1, maxCell, 600 / meta.rows)) : cell;
+  const pw = cell * meta.cols, ph = cellH * meta.rows;
+  const boxes = [];
+  for (let p = 0; p < meta.panels; p++) {
+    const gr = Math.floor(p / K), gc = p % K;
+    const below = p + K < meta.panels;  // the last panel in its column gets the key labels
+    boxes.push({ p, x: rowLabW + gc * (pw + gap), y: gr * (titleH + ph + gap) + titleH, w: pw, h: ph, gr, gc,
+                 keyLabels: labels && !below });
+  }
+  // grid rows are separated by the key-label band only where some panel of the row above shows it
+  let extra = 0;
+  for (let gr = 0; gr < gridRows; gr++) {
+    const rowBoxes = boxes.filter((b) => b.gr === gr);
+    for (const b of rowBoxes) b.y += extra;
+    if (rowBoxes.some((b) => b.keyLabels)) extra += colLabH;
+  }
+  const height = Math.ceil(gridRows * (titleH + ph + gap) + extra);
+  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2 + pad), height, cell, cellH, boxes, rowLabW, colLabH, titleH };
+}
+
+export function hit(s, x, y) {  // (x, y) in CSS px on the canvas -> {panel, row, col} or null (outside every panel)
+  for (const b of s.lay.boxes) {
+    if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h) {
+      const row = Math.min(s.model.meta.rows - 1, Math.floor((y - b.y) / s.lay.cellH));
+      const col = Math.min(s.model.meta.cols - 1, Math.floor((x - b.x) / s.lay.cell));
+      return { panel: b.p, row, col };
+    }
+  }
+  return null;
+}

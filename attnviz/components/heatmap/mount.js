@@ -1,0 +1,213 @@
+// The component's default export: one heatmap (or a row of them) in the element it is handed, and everything that
+// keeps it live: the DOM (found or created), mouse events, the selection ring, the swap to a switch's other state.
+// Streamlit's components v2 calls it again with the same parentElement whenever the data changes (a keyed
+// component), so everything here is find-or-create and assigns handlers, never stacks them. Nothing here needs
+// Streamlit beyond {data, parentElement, setStateValue, key}: an anywidget or a standalone page can call it too.
+import { child, el } from "./dom.js";
+import { cellText } from "./format.js";
+import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
+import { hit, layout, textWidth } from "./layout.js";
+import { paintCells, panelImage } from "./draw.js";
+import { legend, placeLabels, showTip } from "./labels.js";
+import { downloadPng } from "./export.js";
+
+// Every mounted heatmap, for the switch watcher below (shared by every copy of this module the page loads).
+const LIVE = window.__avhmLive || (window.__avhmLive = new Set());
+
+// Streamlit draws a switch (st.toggle) as an element whose data-selected attribute follows its state, inside a
+// container classed st-key-<its widget key>. Watching that attribute sees a flip, by mouse or keyboard, as soon
+// as the page shows it: each heatmap holding that switch's other state draws it then, before the rerun arrives.
+// Should Streamlit ever draw switches differently (or a page have no Streamlit at all), nothing breaks: the
+// heatmaps wait for the new data, as without this.
+function watchSwitches() {
+  if (window.__avhmSwitchWatch) return;
+  window.__avhmSwitchWatch = new MutationObserver((records) => {
+    for (const r of records) {
+      const box = r.target;
+      if (!box.dataset || box.dataset.testid !== "stCheckbox") continue;
+      const holder = box.closest('[class*="st-key-"]');
+      const keyClass = holder && [...holder.classList].find((c) => c.startsWith("st-key-"));
+      if (!keyClass) continue;
+      const control = keyClass.slice("st-key-".length), state = box.dataset.selected === "true";
+      for (const s of LIVE) if (s.onSwitch) s.onSwitch(control, state);
+    }
+  });
+  window.__avhmSwitchWatch.observe(document.body, { attributes: true, attributeFilter: ["data-selected"], subtree: true });
+}
+
+function onSwitch(s, control, state) {  // a sidebar switch flipped: draw this heatmap's state for it, if it has one
+  const next = s.switch && s.switch.control === control ? s.switch.byState.get(state) : null;
+  if (!next || sameCells(next, s.model)) return;
+  show(s, next);
+  s.hook.swaps = (s.hook.swaps || 0) + 1;  // drawn here, without the server (tests read this)
+  if (s.width) render(s);
+}
+
+function paint(s) {  // the cells, then what marks a cell or panel: the frame of a highlighted thumbnail, the ring
+  const ctx = paintCells(s), { meta } = s.model, lay = s.lay;
+  if (meta.thumbnails) {  // a thumbnail stands for a whole head: frame the highlighted one, ring no cell
+    const b = lay.boxes[s.highlight];
+    if (b) { ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4); }
+    return;
+  }
+  const sel = s.selection;
+  if (sel && sel.panel < meta.panels && sel.row < meta.rows && sel.col < meta.cols) {
+    const b = lay.boxes[sel.panel], w = Math.max(lay.cell, 6), h = Math.max(lay.cellH, 6);
+    const x = b.x + (sel.col + 0.5) * lay.cell - w / 2, y = b.y + (sel.row + 0.5) * lay.cellH - h / 2;
+    ctx.lineWidth = 3; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
+    ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
+  }
+}
+
+// A heatmap drawn for the first time needs its width, and reading it (clientWidth) lays the page out there and
+// then. Sixteen heatmaps mounting in one update (the Masks lab) did that sixteen times; queued to the next
+// frame, all widths are read in one layout and then every first drawing is done.
+const firstDraws = new Set();
+function drawFirstTimes() {
+  const queued = [...firstDraws];
+  firstDraws.clear();
+  for (const s of queued) if (!s.width) s.width = s.root.clientWidth || 600;
+  for (const s of queued) render(s);
+}
+
+function render(s) {
+  const started = performance.now();
+  s.lay = layout(s);
+  paint(s);
+  placeLabels(s);
+  s.root.dataset.draws = String((+s.root.dataset.draws || 0) + 1);
+  s.root.dataset.checksum = `${s.model.sum}:${s.model.cells.length}`;
+  s.root.dataset.cell = s.lay.cell.toFixed(2);
+  // when these cells were first drawn, on the page's clock (benchmarks time a click to here): a later redraw of the
+  // same cells (a resize, or the rerun's payload after a switch already swapped them in) keeps the first time
+  if (s.hook.drawn !== s.root.dataset.checksum) s.hook.at = performance.now();
+  s.hook.drawn = s.root.dataset.checksum;
+  s.hook.draws = +s.root.dataset.draws;
+  s.hook.ms = s.decodeMs + performance.now() - started;  // decode + paint of the last payload, for benchmarks
+}
+
+function show(s, model) {  // make `model` the one drawn (the next render paints it)
+  // a selection the server asserts (a restored link, a clamp) replaces the one clicked here; one it merely
+  // repeats from an unchanged payload does not
+  if (!s.model || JSON.stringify(s.model.meta.selection) !== JSON.stringify(model.meta.selection)) s.selection = model.meta.selection;
+  s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
+  s.model = model;
+  s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
+  s.rowTextW = textWidth(model.meta.row_labels, "11px sans-serif");
+  s.colTextW = textWidth(model.meta.col_labels, "11px sans-serif");
+  const m = model.meta;
+  s.canvas.setAttribute("aria-label", `${m.panels === 1 ? m.titles[0] : m.panels + " heatmaps"}: ${m.rows} × ${m.cols} ${m.kind}`);
+  s.root.dataset.kind = m.kind;
+  legend(s);
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue, key } = component;  // key: Streamlit's element id
+  if (!data) return undefined;
+  const parts = rowParts(data), boxes = slots(parentElement, parts.length);
+  const cleanups = parts.map((bytes, i) => mount(boxes[i], bytes, setStateValue, parts.length === 1 ? key : `${key}_${i}`));
+  return () => cleanups.forEach((cleanup) => cleanup());
+}
+
+function slots(parent, count) {  // where each heatmap goes: the component itself for one, else equal columns of a row
+  if (count === 1) return [parent];
+  const row = child(parent, "avhm-many") || el("div", "avhm-many", parent);
+  row.style.gridTemplateColumns = `repeat(${count}, minmax(0, 1fr))`;
+  while (row.children.length > count) row.lastChild.remove();
+  while (row.children.length < count) el("div", "avhm-slot", row);
+  return [...row.children];
+}
+
+function mount(parentElement, data, setStateValue, key) {  // one heatmap in parentElement -> its cleanup
+  const started = performance.now();
+  let root = child(parentElement, "avhm");
+  if (!root) {
+    root = el("div", "avhm", parentElement);
+    const wrap = el("div", "avhm-wrap", root);
+    const canvas = el("canvas", "avhm-canvas", wrap);
+    canvas.setAttribute("role", "img");
+    const labels = el("div", "avhm-labels", wrap);
+    const tip = el("div", "avhm-tip", wrap);
+    const foot = el("div", "avhm-foot", root);
+    const legendBox = el("div", "avhm-legend", foot);
+    const png = el("button", "avhm-png", foot, "Download PNG");
+    png.type = "button";
+    root.__avhm = { root, canvas, labels, tip, legend: legendBox, png, selection: null };
+  }
+  const s = root.__avhm;
+  s.setStateValue = setStateValue;
+  const { model, switch: other } = decodeAny(data);
+  s.switch = other;
+  if (other) { s.onSwitch = (control, state) => onSwitch(s, control, state); watchSwitches(); }
+  else s.onSwitch = null;
+  LIVE.add(s);
+  // unchanged cells and meta (e.g. the rerun after a switch this heatmap already swapped for) are not redone
+  if (!s.model || !sameCells(s.model, model) || JSON.stringify(s.model.meta) !== JSON.stringify(model.meta)) show(s, model);
+  s.decodeMs = performance.now() - started;
+  // a JS-readable hook per heatmap, by the key the page gave it (tests and benchmarks read the drawn data here)
+  const name = s.model.meta.name || key;
+  root.dataset.name = name;
+  window.attnvizHeatmaps = window.attnvizHeatmaps || {};
+  s.hook = window.attnvizHeatmaps[name] = window.attnvizHeatmaps[name] || {};
+  Object.assign(s.hook, {
+    meta: () => s.model.meta,
+    value: (p, r, c) => valueAt(s.model, p, r, c),
+    values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
+    labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
+    titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title })),
+    printed: (p, r, c) => cellText(valueAt(s.model, p, r, c), s.model.meta.kind),  // the text a cell gets when values are printed
+    pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
+    selection: () => s.selection,
+    highlight: () => s.highlight,
+    // the switch whose other state this heatmap holds ({control, states}), or null
+    switch: () => (s.switch ? { control: s.switch.control, states: [...s.switch.byState.keys()] } : null),
+    // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
+    cellCenter: (p, r, c) => { const b = s.lay.boxes[p], rect = s.canvas.getBoundingClientRect(), k = rect.width / s.lay.width;
+      return { x: rect.left + (b.x + (c + 0.5) * s.lay.cell) * k, y: rect.top + (b.y + (r + 0.5) * s.lay.cellH) * k }; },
+    // scroll a cell to the middle of the screen (a test's mouse can only click what is on screen)
+    reveal: (p, r, c) => { const b = s.lay.boxes[p], m = el("div", "", s.canvas.parentElement);
+      m.style.cssText = `position:absolute;left:${b.x + c * s.lay.cell}px;top:${b.y + r * s.lay.cellH}px;width:1px;height:1px`;
+      m.scrollIntoView({ block: "center", inline: "nearest" }); m.remove(); },
+  });
+  if (s.width) render(s);
+  else {
+    firstDraws.add(s);
+    if (firstDraws.size === 1) requestAnimationFrame(drawFirstTimes);
+  }
+  s.canvas.onmousemove = (ev) => showTip(s, ev);
+  s.canvas.onmouseleave = () => { s.tip.style.display = "none"; };
+  s.canvas.style.cursor = s.model.meta.selectable ? "pointer" : "crosshair";
+  s.canvas.onclick = (ev) => {
+    if (!s.model.meta.selectable) return;
+    const k = s.lay.width / (s.canvas.clientWidth || s.lay.width);
+    const at = hit(s, ev.offsetX * k, ev.offsetY * k);
+    if (!at) return;  // a click between panels or on a label selects nothing
+    s.selection = at;
+    if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
+    paint(s);
+    s.hook.ringAt = performance.now();  // the ring painted, on the page's clock (benchmarks time a click to here)
+    // a thumbnail click is an event (enlarge that head): stamped, so the same cell clicked again after the page
+    // moved elsewhere is still a change that reaches Python
+    s.setStateValue("selection", s.model.meta.thumbnails ? { ...at, t: Date.now() } : at);
+  };
+  s.png.onclick = () => downloadPng(s);
+  if (!s.observer) {
+    s.observer = new ResizeObserver((entries) => {
+      const w = entries[entries.length - 1].contentRect.width;
+      if (!w || Math.abs(w - s.width) < 2) return;
+      s.width = w;
+      firstDraws.delete(s);  // drawn here, with the width the observer measured; no need to wait for the frame
+      render(s);
+    });
+    s.observer.observe(root);
+  }
+  // Streamlit may run a superseded call's cleanup after a newer call has drawn (data that changed while the module
+  // loaded): only the latest call's cleanup unregisters the heatmap
+  const generation = s.generation = (s.generation || 0) + 1;
+  return () => {
+    if (s.generation !== generation) return;
+    if (s.observer) s.observer.disconnect();
+    s.observer = null; LIVE.delete(s);
+    if (window.attnvizHeatmaps) delete window.attnvizHeatmaps[root.dataset.name];
+  };
+}

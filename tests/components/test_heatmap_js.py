@@ -1,0 +1,40 @@
+"""The heatmap component's JS parts join into one ES module that parses, with one default export (mount.js's)."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import attnviz.components.heatmap as heatmap_js
+from attnviz.components.heatmap import HERE, PARTS, component_js, part_imports
+
+
+def test_every_js_file_of_the_folder_is_a_joined_part():
+    assert sorted(p.name for p in HERE.glob("*.js")) == sorted(PARTS) and PARTS[-1] == "mount.js"
+
+
+def test_the_joined_module_has_no_imports_and_one_default_export():
+    js = component_js()
+    assert not re.search(r"^import\b", js, re.MULTILINE)
+    assert re.findall(r"^export\b.*", js, re.MULTILINE) == ["export default function (component) {"]
+    for name in PARTS:  # every part is in, in order
+        assert f"// ---- {name}\n" in js
+    assert [js.index(f"// ---- {n}\n") for n in PARTS] == sorted(js.index(f"// ---- {n}\n") for n in PARTS)
+
+
+def test_a_part_that_imports_a_later_part_is_refused(monkeypatch):
+    assert "decode.js" in part_imports((HERE / "draw.js").read_text(encoding="utf-8"))
+    monkeypatch.setattr(heatmap_js, "PARTS", ("dom.js", "format.js", "scales.js", "draw.js", "decode.js"))
+    with pytest.raises(ValueError, match="draw.js imports decode.js"):
+        component_js()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_parses_the_joined_module_and_each_part_alone(tmp_path):
+    """A top-level name declared in two parts (one scope once joined) fails here, not in a browser."""
+    for name, source in [("joined", component_js())] + [(p, (HERE / p).read_text(encoding="utf-8")) for p in PARTS]:
+        path = tmp_path / f"{name}.mjs"
+        path.write_text(source, encoding="utf-8")
+        run = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)
+        assert run.returncode == 0, f"{name}: {run.stderr}"
