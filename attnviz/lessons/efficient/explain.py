@@ -29,7 +29,8 @@ def _timed(m: CostPoint, e: CostPoint) -> str:
 
 
 def _held(m: CostPoint, e: CostPoint) -> str:
-    return f"held {m.peak_bytes / e.peak_bytes:.2g}× its peak memory" if e.peak_bytes > 0 else "held no measurable memory"
+    return (f"held {m.peak_bytes / e.peak_bytes:.2g}× dense attention's peak memory" if e.peak_bytes > 0
+            else "held no measurable memory")
 
 
 def cost_sentence(method: Method, knobs: dict, method_pts: list[CostPoint], exact_pts: list[CostPoint]) -> str:
