@@ -127,6 +127,49 @@ def test_block_sparse_equals_masked_dense_with_an_empty_block_row(block):
         assert float(out[..., 2 * block:3 * block, :].abs().max()) == 0.0
 
 
+@pytest.mark.parametrize("n, block, n_global, n_random", [(64, 4, 2, 2), (61, 8, 1, 3), (37, 5, 3, 1), (50, 7, 2, 0)])
+def test_block_sparse_with_bigbird_layouts_global_and_random_blocks_equals_masked_dense(n, block, n_global, n_random):
+    q, k, v = qkv(2, n, 8, seed=16)
+    layout = bigbird_layout(-(-n // block), local=1, n_global=n_global, n_random=n_random, seed=n)
+    for scale in (None, False, 0.3):
+        out = block_sparse_attention(q, k, v, layout, block, scale=scale)
+        torch.testing.assert_close(out, exact(q, k, v, layout_mask(layout, block, n), scale), atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_block_sparse_with_any_random_layout_and_fully_masked_rows_gives_zeros_not_nan(seed):
+    """Random layouts: rows of every width (some wider than half, some empty), the last block padded."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = qkv(3, 45, 8, seed=17 + seed)
+    layout = torch.rand(8, 8, generator=g) < torch.rand(8, 1, generator=g)  # each row its own density
+    layout[1] = False  # a query block that may attend to nothing
+    layout[2, :7] = True  # a wide row that is not all True: scored against all keys, masked
+    layout[2, 7] = False
+    out = block_sparse_attention(q, k, v, layout, 6)
+    torch.testing.assert_close(out, exact(q, k, v, layout_mask(layout, 6, 45)), atol=ATOL, rtol=0)
+    assert not out.isnan().any() and float(out[..., 6:12, :].abs().max()) == 0.0
+
+
+def test_block_sparse_broadcasts_batch_dimensions_and_takes_unbatched_inputs():
+    q, k, v = qkv(2, 3, 30, 8, seed=20)
+    layout = bigbird_layout(5, n_global=1, n_random=1, seed=1)
+    mask = layout_mask(layout, 6, 30)
+    out = block_sparse_attention(q, k[:1], v[:1], layout, 6)
+    torch.testing.assert_close(out, exact(q, k[:1].expand_as(k), v[:1].expand_as(v), mask), atol=ATOL, rtol=0)
+    torch.testing.assert_close(block_sparse_attention(q[0, 0], k[0, 0], v[0, 0], layout, 6),
+                               exact(q[0, 0], k[0, 0], v[0, 0], mask), atol=ATOL, rtol=0)
+
+
+def test_block_sparse_with_a_global_block_holds_less_than_dense_attention():
+    """One global block used to pad every query block to all nb key blocks: more memory than dense."""
+    n, block = 1024, 4  # the page's layout and default block size
+    q, k, v = qkv(1, n, 64, seed=21)
+    layout = bigbird_layout(n // block, local=1, n_global=1, n_random=1, seed=0)
+    sparse = peak_tensor_bytes(lambda: block_sparse_attention(q, k, v, layout, block))
+    dense = peak_tensor_bytes(lambda: exact(q, k, v, layout_mask(layout, block, n)))
+    assert sparse < dense / 2, (sparse, dense)  # 0.3× here, gathered K and V included (n·c·d, linear in n)
+
+
 # ---- approximations converge to exact -------------------------------------------------------------------
 
 

@@ -9,9 +9,11 @@ the queries are cut into blocks of B rows; a block only ever meets the keys it m
                      gathered for every block at once with `unfold` (a strided view, no copy)
     global + local   the same band, plus the g global keys as extra columns; the g global queries
                      attend densely (g rows of n)
-    block-sparse     a (n/B × n/B) layout of allowed blocks; each query block gathers only its key blocks
+    block-sparse     a (n/B × n/B) layout of allowed blocks; each query block gathers only its key blocks,
+                     and the wide (global) query blocks score all keys in a pass of their own
 
-Memory: scores (n/B) · B · (B + 2w) = n (B + 2w) for the window, n · (c·B) for c key blocks per row.
+Memory: scores (n/B) · B · (B + 2w) = n (B + 2w) for the window; for a block layout g·B·n for g global
+query blocks plus B² for every other allowed block pair.
 """
 
 from __future__ import annotations
@@ -119,28 +121,57 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, la
                            scale: bool | float | None = None) -> torch.Tensor:
     """Attention where query block a may attend to key block b iff layout[a, b]; only those blocks are computed.
 
-    layout: bool (nb, nb) with nb = ⌈n / block_size⌉. Equal to dense attention with layout_mask(layout, block_size, n).
-    A query block whose layout row is empty gets zero outputs (the engine's policy for fully masked rows).
+    layout: bool (nb, nb) with nb = ⌈n / block_size⌉, any pattern. Equal to dense attention with
+    layout_mask(layout, block_size, n). A query block whose layout row is empty gets zero outputs (the
+    engine's policy for fully masked rows).
+
+    Two passes, as Longformer handles its global tokens:
+      1) wide query blocks (more than half the key blocks allowed: BigBird's global rows) score all n keys
+         directly, g·B rows of n: gathering their blocks would copy K and V once per row block;
+      2) every other query block gathers exactly its own c allowed key blocks: the blocks are grouped by c,
+         so no row is padded to the widest one (one global block would otherwise pad every row to nb).
+    Scores held: g·B·n + Σ_a c_a·B², against n² for dense attention.
     """
     n = check_self_attention(q, k, v, "Block-sparse attention")
     B = min(check_knob("The block size", block_size, 1, None), n)
     nb = -(-n // B)
     layout = _check_layout(layout, nb)
     n_pad = nb * B
-    c = max(int(layout.sum(-1).max()), 1)  # the most key blocks any query block meets
-    # per query block, the indices of its allowed key blocks, padded to c with block 0 (masked out below)
-    order = torch.sort(layout.int(), dim=-1, descending=True, stable=True)  # allowed blocks first
-    idx = order.indices[:, :c].to(q.device)  # (nb, c)
-    slot_ok = order.values[:, :c].bool().to(q.device)  # (nb, c): False = a padding slot
     q_blocks = F.pad(q * resolve_scale(scale, q.shape[-1]), (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_k)
     k_blocks = F.pad(k, (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_k)
     v_blocks = F.pad(v, (0, 0, 0, n_pad - n)).unflatten(-2, (nb, B))  # (..., nb, B, d_v)
-    k_gathered = k_blocks[..., idx, :, :].flatten(-3, -2)  # (..., nb, c·B, d_k): only the allowed blocks
-    v_gathered = v_blocks[..., idx, :, :].flatten(-3, -2)  # (..., nb, c·B, d_v)
-    scores = q_blocks @ k_gathered.transpose(-2, -1)  # (..., nb, B, c·B)
-    key_pos = (idx.unsqueeze(-1) * B + torch.arange(B, device=q.device)).flatten(-2)  # (nb, c·B)
-    allowed = (slot_ok.repeat_interleave(B, dim=-1) & (key_pos < n)).unsqueeze(1)  # (nb, 1, c·B)
-    out = masked_softmax(scores, allowed) @ v_gathered  # (..., nb, B, d_v)
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    out = q.new_zeros(*batch, nb, B, v.shape[-1])  # (..., nb, B, d_v): an empty layout row stays 0
+    counts = layout.sum(-1)  # (nb,) key blocks each query block may see
+
+    # 1) wide query blocks against all n keys: S = Q_a Kᵀ, M = the layout row spread over its B·B tokens
+    wide = torch.nonzero(2 * counts > nb).flatten()  # (g,)
+    if len(wide):
+        scores = q_blocks[..., wide, :, :] @ k.transpose(-2, -1).unsqueeze(-3)  # (..., g, B, n)
+        rows = layout[wide]  # (g, nb)
+        if bool(rows.all()):  # global rows see every key: a plain softmax
+            weights = torch.softmax(scores, dim=-1)
+        else:
+            allowed = rows.repeat_interleave(B, dim=-1)[:, :n].unsqueeze(1).to(q.device)  # (g, 1, n)
+            weights = masked_softmax(scores, allowed)
+        out[..., wide.to(q.device), :, :] = weights @ v.unsqueeze(-3)  # (..., g, B, d_v)
+
+    # 2) the other query blocks, a group per count c: each block meets exactly its c key blocks
+    narrow = (counts > 0) & (2 * counts <= nb)
+    for c in sorted(set(counts[narrow].tolist())):
+        group = torch.nonzero(narrow & (counts == c)).flatten()  # (r,) query blocks with c key blocks
+        idx = torch.nonzero(layout[group])[:, 1].view(len(group), c)  # (r, c) their key blocks, row by row
+        group, idx = group.to(q.device), idx.to(q.device)
+        k_gathered = k_blocks[..., idx, :, :].flatten(-3, -2)  # (..., r, c·B, d_k): only the allowed blocks
+        v_gathered = v_blocks[..., idx, :, :].flatten(-3, -2)  # (..., r, c·B, d_v)
+        scores = q_blocks[..., group, :, :] @ k_gathered.transpose(-2, -1)  # (..., r, B, c·B)
+        key_pos = (idx.unsqueeze(-1) * B + torch.arange(B, device=q.device)).flatten(-2)  # (r, c·B)
+        if bool((key_pos >= n).any()):  # the last block's padding keys: never attended
+            # every group that meets the last block meets at least one real key there, so no row is left empty
+            weights = masked_softmax(scores, (key_pos < n).unsqueeze(1))  # (r, 1, c·B) broadcast over B
+        else:
+            weights = torch.softmax(scores, dim=-1)
+        out[..., group, :, :] = weights @ v_gathered  # (..., r, B, d_v)
     return out.flatten(-3, -2)[..., :n, :]  # (..., n, d_v)
 
 

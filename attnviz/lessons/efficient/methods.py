@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -27,6 +28,7 @@ from attnviz.engine.efficient import (
 from attnviz.engine.efficient.performer import MAX_FEATURES
 from attnviz.engine.efficient.reformer import MAX_ROUNDS
 from attnviz.engine.masks import global_local_mask, window_mask
+from attnviz.lessons.efficient.tiles import tile_sizes_for
 
 MIN_TIMING_TILE = 128  # the cost chart's tiles: smaller ones time Python's loop, not the arithmetic
 
@@ -37,8 +39,9 @@ class Knob:
     label: str
     low: int
     high: Callable[[int], int]  # the largest sensible value for n tokens
-    default: int
+    default: int  # the value asked for when nothing else is known; knob_default(knob, n) is the one for n tokens
     help: str = ""
+    choices: Callable[[int], tuple[list[int], int]] | None = None  # n -> (the values offered, the default), if a list
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,16 @@ class Method:
     reference: str = "full"  # what it is compared with: "full", "masked" (its own mask), "shared-qk"
 
 
-def _layout(n: int, block: int) -> torch.Tensor:
-    return bigbird_layout(-(-n // block), local=1, n_global=1, n_random=1, seed=0)
+PAGE_LAYOUT = {"local": 1, "n_global": 1, "n_random": 1, "seed": 0}  # block-sparse: ±1 band, 1 global, 1 random block
+
+
+@lru_cache(maxsize=32)
+def page_layout(n: int, block: int) -> torch.Tensor:
+    """The page's BigBird-like layout for n tokens in blocks of `block` (⌈n/block⌉ square, bool; never mutated).
+
+    Cached: drawing the random blocks row by row takes longer than the kernel itself at n = 4096, B = 4,
+    and the cost chart times the kernel."""
+    return bigbird_layout(-(-n // block), **PAGE_LAYOUT)
 
 
 def _reformer_buckets(n: int) -> int:
@@ -64,7 +75,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
     Method("flash", "Tiled exact attention (Flash Attention)", True,
            "Gives up nothing in the result: it trades one big score matrix for many small tiles and a running "
            "softmax, so memory grows like n while the arithmetic stays n².",
-           (Knob("tile", "Tile size B (queries and keys per tile)", 1, lambda n: n, 16),),
+           (Knob("tile", "Tile size B (queries and keys per tile)", 1, lambda n: n, 16, choices=tile_sizes_for),),
            lambda q, k, v, kn, s: flash_attention(q, k, v, scale=s, block_size=kn["tile"])),
     Method("window", "Sliding window (local attention)", True,
            "Each token sees only its 2w + 1 neighbours: cost grows like n·w, and anything farther than w "
@@ -82,7 +93,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
            "Whole B × B blocks are computed or skipped (a band, one global block, one random block per row): "
            "hardware-friendly chunks of work, at the price of a coarse, fixed pattern.",
            (Knob("block", "Block size B", 1, lambda n: n, 4),),
-           lambda q, k, v, kn, s: block_sparse_attention(q, k, v, _layout(q.shape[-2], kn["block"]), kn["block"], scale=s),
+           lambda q, k, v, kn, s: block_sparse_attention(q, k, v, page_layout(q.shape[-2], kn["block"]), kn["block"], scale=s),
            "masked"),
     Method("linformer", "Linformer (low-rank keys and values)", False,
            "Squeezes the n keys and values into k summaries: cost n·k, but a token can no longer single out "
@@ -120,6 +131,22 @@ def cap_knobs(method: Method, values: dict, n: int) -> tuple[dict, list[str]]:
     return capped, notes
 
 
+def knob_default(knob: Knob, n: int) -> int:
+    """The value a knob starts on for n tokens: always allowed at n, so a fresh page warns about nothing.
+
+    A knob with a list of choices starts on its own default (the tile: about n/4, several tiles); the
+    others start on their default clamped into [low, high(n)] (Reformer's buckets made 1 or even)."""
+    if knob.choices is not None:
+        return knob.choices(n)[1]
+    value = min(max(knob.default, knob.low), max(knob.high(n), knob.low))
+    return value - 1 if knob.key == "buckets" and value > 1 and value % 2 else value
+
+
+def knob_defaults(method: Method, n: int) -> dict:
+    """{knob key: knob_default} for every knob of the method at n tokens."""
+    return {knob.key: knob_default(knob, n) for knob in method.knobs}
+
+
 def reference_output(method: Method, q, k, v, knobs: dict, scale) -> torch.Tensor:
     """What the method is measured against: exact attention (full), its own mask applied densely, or shared-QK."""
     if method.reference == "shared-qk":
@@ -134,7 +161,7 @@ def dense_mask(method: Method, n: int, knobs: dict) -> torch.Tensor | None:
     if method.key == "longformer":
         return global_local_mask(n, min(knobs["window"], n - 1), range(knobs["globals"]))
     if method.key == "block-sparse":
-        return layout_mask(_layout(n, knobs["block"]), knobs["block"], n)
+        return layout_mask(page_layout(n, knobs["block"]), knobs["block"], n)
     return None
 
 
