@@ -110,7 +110,7 @@ with ui.guard("The comparison"):
         st.caption(f"Additive weights W, U, v: {weights.how}; hidden width d_a = {d_a}.")
     left, right = st.columns(2)
     with left:
-        heatmap(diff, labels, labels, key="add_diff_map", kind="signed", limit=1.0, show_values=values,
+        heatmap(diff, labels, labels, key="add_diff_map", kind="magnitude", bytes_per_cell=4, limit=1.0, show_values=values,
                 title="|additive − dot-product| weights")
     m = right.columns(2)
     m[0].metric("max |Δ| weight", f"{float(diff.max()):.2e}")

@@ -31,8 +31,9 @@ view = ui.open_page("Efficient attention",
 with ui.guard("The efficient attention page"):
     from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
     from attnviz.lessons.efficient.costs import MAX_COST_N, cost_ns, overtakes_at, ratio_words
+    from attnviz.lessons.efficient.explain import cost_sentence
     from attnviz.lessons.efficient.figures import cost_figure
-    from attnviz.lessons.efficient.methods import METHODS, MIN_TIMING_TILE, cap_knobs
+    from attnviz.lessons.efficient.methods import METHODS, MIN_TIMING_TILE, cap_knobs, knob_default, timing_knobs
 
     top = st.columns([2, 3])
     method = METHODS[top[0].selectbox("Method", list(METHODS), key="eff_method", **ui.BOUND,
@@ -42,9 +43,7 @@ with ui.guard("The efficient attention page"):
     st.info(f"**{method.title}. What it trades:** {method.trade}", icon=":material/balance:")
 
     knob_cols = st.columns(max(len(method.knobs) + 1, 3))
-    raw = {kn.key: knob_cols[i].number_input(kn.label, value=kn.default, step=1, key=f"eff_{method.key}_{kn.key}",
-                                             **ui.BOUND)
-           for i, kn in enumerate(method.knobs)}
+    raw = {}  # the knobs' widgets are drawn into knob_cols once n is known, below
     if method.key == "linformer":
         raw["projection"] = knob_cols[len(method.knobs)].radio(
             "Projections E, F", ["pooled", "random"], key="eff_projection", horizontal=True, **ui.BOUND,
@@ -81,6 +80,14 @@ with ui.guard("The efficient attention page"):
                    icon=":material/content_cut:")
         q, k, v, labels = q[:MAX_PATTERN_N], k[:MAX_PATTERN_N], v[:MAX_PATTERN_N], labels[:MAX_PATTERN_N]
     n = q.shape[0]
+    for i, kn in enumerate(method.knobs):  # drawn now that n is known: their choices and defaults depend on it
+        if kn.choices is not None:
+            options, _ = kn.choices(n)
+            raw[kn.key] = knob_cols[i].selectbox(kn.label, options, index=options.index(knob_default(kn, n)),
+                                                 key=f"eff_{method.key}_{kn.key}", **ui.BOUND)
+        else:
+            raw[kn.key] = knob_cols[i].number_input(kn.label, value=knob_default(kn, n), step=1,
+                                                    key=f"eff_{method.key}_{kn.key}", **ui.BOUND)
     knobs, notes = cap_knobs(method, raw, n)
     for note in notes:
         st.warning(note, icon=":material/tune:")
@@ -112,7 +119,7 @@ with ui.guard("The efficient attention page"):
                          title=f"{method.key}: weights it applies" + (" (can be < 0)" if signed_method else ""))
     left, right = st.columns(2, gap="medium")
     with left:
-        _heatmap.heatmap(cmp.weight_delta.abs(), labels, labels, key="eff_delta", kind="signed",
+        _heatmap.heatmap(cmp.weight_delta.abs(), labels, labels, key="eff_delta", kind="magnitude", bytes_per_cell=4,
                          limit=max(cmp.max_weight_delta, 0.01),
                          title="|Δ| = |method − reference| (weights)")
     with right:
@@ -148,6 +155,7 @@ with ui.guard("The efficient attention page"):
                 f"({ratio_words(last_e.seconds, last_m.seconds, 'faster', 'slower')}), {last_m.peak_bytes / 1e6:.2f} MB "
                 f"against {last_e.peak_bytes / 1e6:.2f} MB "
                 f"({ratio_words(last_e.peak_bytes, last_m.peak_bytes, 'less memory', 'more memory')}).")
+    st.markdown(cost_sentence(method, timing_knobs(method, knobs, ns[-1]), method_pts, exact_pts))
     st.caption("Random Q, K, V, one head, d = 64, this page's own process. Time: the fastest of up to 3 runs after "
                "a warm-up, on one CPU thread (the machine may be shared, so times wobble). Peak memory: the most "
                "bytes of torch tensors held at once, counted op by op as they are allocated and freed (inputs not "

@@ -61,10 +61,12 @@ with ui.guard("The induction lesson"):
     rows, cols = score_axis_labels(model.n_layers, model.n_heads)
     left, right = st.columns(2)
     with left:
-        heatmap(p.previous, rows, cols, key="ih_prev_map", kind="signed", show_values=True, limit=1.0, x_title="head",
+        heatmap(p.previous, rows, cols, key="ih_prev_map", kind="magnitude", bytes_per_cell=4, show_values=True, limit=1.0,
+                 x_title="head",
                 title="previous-token score")
     with right:
-        heatmap(p.induction, rows, cols, key="ih_ind_map", kind="signed", show_values=True, limit=1.0, x_title="head",
+        heatmap(p.induction, rows, cols, key="ih_ind_map", kind="magnitude", bytes_per_cell=4, show_values=True, limit=1.0,
+                 x_title="head",
                 title="induction score")
     st.caption("**Previous-token score**: the mean weight each token gives to the token just before it. "
                "**Induction score**: the mean weight each token of the second copy gives to the token that followed "

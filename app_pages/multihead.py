@@ -97,7 +97,8 @@ with ui.guard("The multi-head anatomy page"):
                 "token's output. Its length (L2 norm) says how much that head changes that token: a dark row is a "
                 "head that contributes a lot, a pale one a head that is nearly silent here.")
     norms = proj.contribution_norms  # (nh, T)
-    hm.heatmap(norms, [f"head {h}" for h in range(nh)], labels, key="mha_contrib", kind="signed", x_title="token",
+    hm.heatmap(norms, [f"head {h}" for h in range(nh)], labels, key="mha_contrib", kind="magnitude", bytes_per_cell=4,
+               x_title="token",
                show_values=numbers, title=f"‖head_h·W_Oʰ‖₂ per head (row) and token (column), layer {layer}")
     loudest = int(norms.mean(dim=1).argmax())
     st.caption(f"Largest on average: head {loudest} (mean norm {float(norms[loudest].mean()):.3g}); "

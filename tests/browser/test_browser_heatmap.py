@@ -92,6 +92,7 @@ VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#3
 RDBU_R = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b",
           "#67001f"]
 GREY = (158, 158, 158)  # a masked (−∞) cell
+MAY_ATTEND = (46, 125, 50)  # a mask's 0
 
 
 def colour_table(stops: list[str]) -> np.ndarray:
@@ -132,11 +133,13 @@ def test_every_cell_is_painted_in_the_colour_of_its_value(server, toy):
         page.goto(f"{server}/masks_lab?model=toy&text={quote(TEXT)}")
         wait_for_drawn(page, ["masks_gallery_causal_mask"])
         meta, m = drawn_panels(page, "masks_gallery_causal_mask")
-        assert meta["kind"] == "signed" and meta["bytes_per_cell"] == 0  # bits, unpacked by the browser
+        assert meta["kind"] == "mask" and meta["bytes_per_cell"] == 0  # bits, unpacked by the browser
         n = len(m[0])  # causal: exactly the keys after each query are −∞, the rest 0
-        np.testing.assert_array_equal(m[0], np.where(np.triu(np.ones((n, n), dtype=bool), 1), -np.inf, 0.0))
-        lo, hi = meta["ranges"][0]
-        assert_painted(drawn_pixels(page, "masks_gallery_causal_mask", 0), m[0], lo, hi, RDBU_R)
+        masked = np.triu(np.ones((n, n), dtype=bool), 1)
+        np.testing.assert_array_equal(m[0], np.where(masked, -np.inf, 0.0))
+        # M holds only 0 and −∞: two colours (green = may attend, grey = −∞), never a −1..1 colour bar
+        pixels = drawn_pixels(page, "masks_gallery_causal_mask", 0)
+        assert (pixels[masked][:, :3] == GREY).all() and (pixels[~masked][:, :3] == MAY_ATTEND).all()
         # the card's M and its weights are one component (heatmap_row): the two halves of one row, M on the left
         row = page.locator(".avhm-many").filter(has=page.locator('.avhm[data-name="masks_gallery_causal_mask"]'))
         halves = row.locator(":scope > .avhm-slot > .avhm")

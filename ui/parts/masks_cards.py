@@ -80,8 +80,8 @@ def mask_and_weights(key: str, mask, pattern, labels: list[str], head: str) -> l
     (drawn under key), heatmaps key_mask and key_weights."""
     n = len(labels)
     return [
-        heatmap_bytes(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="signed", x_title="key",
-                      title="M · 0 may look, −∞ forbidden", limit=1.0),
+        heatmap_bytes(additive_matrix(mask, n), labels, labels, key=f"{key}_mask", kind="mask", x_title="key",
+                      title="M · 0 may look, −∞ forbidden"),
         # above 128 tokens a card's weights travel as uint8 (2 decimals in hover): 8 cards of 512² add up
         heatmap_bytes(pattern, labels, key=f"{key}_weights", title=f"weights, {head}", show_values=False,
                       bytes_per_cell=1 if n > 128 else None)]
