@@ -141,5 +141,15 @@ def wait_for_app_idle(page, timeout_ms: float = 90_000) -> None:
     )
 
 
+def wait_for_text(page, *texts: str, where: str = '[data-testid="stMain"]', timeout_ms: float = 120_000) -> str:
+    """Until every one of these texts is on the page (inside `where`), then its text. A test asserts what it waited
+    for: 'the app is idle' alone can come a moment before a part's last element has arrived."""
+    handle = page.wait_for_function(
+        "([where, texts]) => { const e = document.querySelector(where); const t = e ? e.innerText : '';"
+        " return texts.every(x => t.includes(x)) ? t : null; }", arg=[where, list(texts)], timeout=timeout_ms,
+        polling=100)
+    return handle.json_value()
+
+
 def exceptions_on(page) -> list[str]:
     return [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]

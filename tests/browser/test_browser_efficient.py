@@ -15,6 +15,7 @@ from browser_helpers import (
     streamlit_server,
     wait_for_app_idle,
     wait_for_heatmaps,
+    wait_for_text,
 )
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -32,8 +33,7 @@ def test_efficient_page_draws_patterns_and_cost_charts(width, height):
         page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= 5", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
-        body = page.inner_text("body")
-        assert "What it trades" in body
+        body = wait_for_text(page, "What it trades", where="body")
         assert re.search(r"(is faster than exact attention from n = \d+|is not faster than exact attention at any n)", body)
         assert "NaN" not in body
         page.screenshot(path=str(ARTIFACTS / f"efficient_{width}x{height}.png"), full_page=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps
+from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps, wait_for_text
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
@@ -43,10 +43,9 @@ def test_positions_page(server, width, height):
         wait_for_heatmaps(page)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
-        body = page.inner_text("body")
-        for heading in ("Without positions", "Sinusoidal positions", "Learned position embeddings", "Rotary position"):
-            assert heading in body
-        assert "toy (no positions)" in body and "NaN" not in body
+        body = wait_for_text(page, "Without positions", "Sinusoidal positions", "Learned position embeddings",
+                             "Rotary position", "toy (no positions)", where="body")
+        assert "NaN" not in body
         # the permuted-vs-original difference is float32 rounding: a tiny negative value is printed "0.00", not "−0.00"
         cells = page.evaluate("""() => { const h = window.attnvizHeatmaps['pos_perm_diff_0'], m = h.meta(), out = [];
             for (let r = 0; r < m.rows; r++) for (let c = 0; c < m.cols; c++) out.push([h.value(0, r, c), h.printed(0, r, c)]);
@@ -65,7 +64,7 @@ def test_additive_page(server, width, height):
         wait_for_heatmaps(page)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
-        body = page.inner_text("body")
-        assert "fit loss after" in body and "What each costs" in body and "NaN" not in body
+        body = wait_for_text(page, "fit loss after", "What each costs", where="body")
+        assert "NaN" not in body
         assert no_horizontal_overflow(page)
         assert photograph(page, f"additive_{width}x{height}", height) >= 2
