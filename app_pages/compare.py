@@ -29,7 +29,8 @@ def change_vs_a(change: float) -> dict:
     return {"delta": text, "delta_arrow": "off"} if float(f"{change:.3f}") == 0 else {"delta": text}
 
 
-with ui.guard("The comparison"):
+def comparison(view) -> None:
+    """Both sides, their heatmaps, what changed, the difference and the per-row KL (when the tokens match)."""
     import math
     from dataclasses import replace
 
@@ -65,7 +66,7 @@ with ui.guard("The comparison"):
                 heatmap(res.attentions[side.layer, side.head], res.labels, key=f"cmp_heatmap_{name.lower()}",
                         title=title, kind="weights", show_values=False)
     if res_a is None or res_b is None:
-        st.stop()
+        return
 
     pattern_a = res_a.attentions[side_a.layer, side_a.head]  # (n_a, n_a)
     pattern_b = res_b.attentions[b.layer, b.head]  # (n_b, n_b)
@@ -99,7 +100,7 @@ with ui.guard("The comparison"):
                "largest weight. KL(A‖B): how surprised you would be by A's row if you expected B's "
                "(0 = identical rows). Fully masked rows are left out of all three.")
     if summary["mean_kl"] is None:
-        st.stop()
+        return
 
     diff_col, kl_col = st.columns([3, 2], gap="large")
     with diff_col:
@@ -119,3 +120,8 @@ with ui.guard("The comparison"):
                     "queries B gives zero weight to a key that A attends to (B's mask forbids it, or its weight "
                     "is exactly 0), and log(A/0) is infinite. So the mean is ∞ too: B rules out what A relies on.",
                     icon=":material/all_inclusive:")
+
+
+with ui.guard("The comparison"):
+    comparison(view)
+ui.mark_drawn(view)

@@ -6,19 +6,9 @@ import math
 from itertools import groupby
 
 from attnviz.engine.attention import is_standard_scale
+from attnviz.engine.mask_kinds import MASKS
 
-MASK_SENTENCES = {
-    "none": "no mask: every token may look at every token, before and after it",
-    "causal": "causal: each token sees itself and the tokens before it, never the ones after (as when generating text)",
-    "padding": "padding: the last {arg} token(s) are [PAD] fillers, so no token may look at them",
-    "window": "sliding window of {arg}: each token sees only tokens at most {arg} positions away",
-    "strided": "strided by {arg}: each token sees only tokens whose distance from it is a multiple of {arg} (no local "
-               "window: the Sparse Transformer's strided pattern adds one, this mask shows the stride alone)",
-    "global": "global + local: a window of {arg} around each token, plus global tokens that see and are seen by all",
-    "random": "random (Bernoulli per pair): each token pair is kept by its own seeded coin flip, so about p·n² pairs "
-              "remain; every token still sees itself (BigBird instead keeps a few random keys per query)",
-    "custom": "custom: the pattern you wrote, row by row (1 = may look, 0 = may not)",
-}
+MASK_SENTENCES = {name: kind.sentence for name, kind in MASKS.items()}  # the registry's own sentences
 
 
 CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in causal mask applies, and each token "

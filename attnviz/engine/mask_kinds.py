@@ -44,6 +44,7 @@ class MaskKind:
     title: str  # shorter, for a chart's legend or a card's heading
     description: str  # one sentence: what it lets a query see
     parameters: tuple[MaskParameter, ...] = ()
+    sentence: str = ""  # read aloud beside the heatmaps, its first parameter as {arg} (attnviz.draw.describe)
 
     def spec(self, values: dict) -> str:
         """The spec these parameter values describe: 'window:2'. Missing values take their defaults."""
@@ -59,28 +60,40 @@ class MaskKind:
 
 
 MASKS: dict[str, MaskKind] = {kind.name: kind for kind in (
-    MaskKind("none", "none (bidirectional)", "none (full, bidirectional)", "Every query sees every key."),
-    MaskKind("causal", "causal (no peeking ahead)", "causal", "Each query sees itself and the tokens before it."),
+    MaskKind("none", "none (bidirectional)", "none (full, bidirectional)", "Every query sees every key.",
+             sentence="no mask: every token may look at every token, before and after it"),
+    MaskKind("causal", "causal (no peeking ahead)", "causal", "Each query sees itself and the tokens before it.",
+             sentence="causal: each token sees itself and the tokens before it, never the ones after (as when generating "
+                      "text)"),
     MaskKind("padding", "padding ([PAD] tokens appended)", "padding",
              "[PAD] tokens are appended to the text, and no query may attend to them.",
-             (MaskParameter("pad", "[PAD] tokens appended", 3, 1, 8, 1),)),
+             (MaskParameter("pad", "[PAD] tokens appended", 3, 1, 8, 1),),
+             sentence="padding: the last {arg} token(s) are [PAD] fillers, so no token may look at them"),
     MaskKind("window", "sliding window (local)", "sliding window", "Each query sees the keys at most W positions away.",
-             (MaskParameter("window", "Window: keys at most this far away", 2, 0, 8, 1),)),
+             (MaskParameter("window", "Window: keys at most this far away", 2, 0, 8, 1),),
+             sentence="sliding window of {arg}: each token sees only tokens at most {arg} positions away"),
     MaskKind("strided", "strided / dilated (every s-th key, no local window)", "strided / dilated",
              "Each query sees the keys a multiple of S positions away.",
-             (MaskParameter("stride", "Stride", 3, 2, 8, 1),)),
+             (MaskParameter("stride", "Stride", 3, 2, 8, 1),),
+             sentence="strided by {arg}: each token sees only tokens whose distance from it is a multiple of {arg} (no "
+                      "local window: the Sparse Transformer's strided pattern adds one, this mask shows the stride "
+                      "alone)"),
     MaskKind("global", "global + local (Longformer)", "global + local",
              "A local window of W, plus global tokens that see and are seen by every token.",
              (MaskParameter("gwindow", "Local window", 1, 0, 8, 1),
-              MaskParameter("globals", "Global token positions (comma separated)", "0"))),
+              MaskParameter("globals", "Global token positions (comma separated)", "0")),
+             sentence="global + local: a window of {arg} around each token, plus global tokens that see and are seen by all"),
     MaskKind("random", "random (Bernoulli per pair, seeded)", "random (Bernoulli per pair)",
              "Each query–key pair is kept with probability P (the diagonal always), from a seeded draw.",
              (MaskParameter("keep", "Keep probability", 0.3, 0.05, 1.0, 0.05),
-              MaskParameter("seed", "Seed", 0, 0, 10_000, 1))),
+              MaskParameter("seed", "Seed", 0, 0, 10_000, 1)),
+             sentence="random (Bernoulli per pair): each token pair is kept by its own seeded coin flip, so about p·n² pairs "
+                      "remain; every token still sees itself (BigBird instead keeps a few random keys per query)"),
     MaskKind("custom", "custom 0/1 matrix", "custom", "Rows of 0 and 1 written out: one row per query, one digit per key.",
              (MaskParameter("custom", "Rows of 0/1, '/' between rows", "",
                             help="One row per query token, one digit per key token. Empty = the causal pattern "
-                                 "for the current text."),)),
+                                 "for the current text."),),
+             sentence="custom: the pattern you wrote, row by row (1 = may look, 0 = may not)"),
 )}
 MASK_KINDS = tuple(MASKS)
 
