@@ -9,14 +9,14 @@ import streamlit as st
 import torch
 
 from attnviz.engine.device import server_threads
-from ui.present import asked_in_link
+from ui.present import presenting
 
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)
 
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
-                   initial_sidebar_state="collapsed" if asked_in_link() else "auto")
+                   initial_sidebar_state="collapsed" if presenting() else "auto")
 
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {

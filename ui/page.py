@@ -26,17 +26,22 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
     """
     st.title(title)
-    if caption:
-        st.caption(caption)
-    presentation_toggle()
+    presenting = presentation_toggle()
     fit_wide_math()
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
-    pickers.draw_model(sidebar)
-    pickers.draw_text(sidebar)
+    rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
+    if presenting:  # on a projector the sidebar stays closed: the controls a lecturer changes live sit on the page
+        presenter_controls(rerun)
+    else:
+        pickers.draw_model(sidebar)
+        pickers.draw_text(sidebar)
+        pickers.draw_mask(sidebar)
+        pickers.draw_scale(sidebar, **rerun)
+    pickers.draw_examples(sidebar)
     pickers.draw_device(sidebar)
-    pickers.draw_mask(sidebar)
-    pickers.draw_scale(sidebar, on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
+    if caption:
+        st.caption(caption)
     if layer_heads:
         model = view_state(lesson=lesson).model  # the counts the pickers offer (a cached model: no load)
         pickers.draw_layer_and_heads(model.n_layers, model.n_heads, heads=layer_heads == "layer+heads")
@@ -52,6 +57,19 @@ def require_text(view: ViewState, what: str) -> None:
     if view.text_problem:
         st.warning(f"{view.text_problem} {what} as soon as there is text.", icon=":material/edit:")
         st.stop()
+
+
+def presenter_controls(rerun: dict) -> None:
+    """Sentence, model, mask and scaling in one row above the page (the same widgets as the sidebar's: their
+    values carry over both ways)."""
+    from attnviz.engine.mask_kinds import MASKS
+
+    row = st.container(key="presenter_controls").columns([5, 2, 2, 2], vertical_alignment="bottom")
+    pickers.draw_text(row[0], height=68)
+    pickers.draw_model(row[1], describe=False)
+    kind = MASKS.get(st.session_state.get("mask") or "none", MASKS["none"])
+    pickers.draw_mask(row[2].popover(f"Mask: {kind.title}", width="stretch"))
+    pickers.draw_scale(row[3], factor_box=st.sidebar, **rerun)
 
 
 def tell(view: ViewState) -> None:

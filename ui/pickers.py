@@ -25,6 +25,12 @@ MODEL_NAMES = [*OFFERED, FREE_FORM]
 SCALE_SWITCH = "scaled"  # the 1/√d_k switch's widget key (the browser finds the switch by it: heatmap_switch)
 
 
+def _default(value, prefix: str) -> dict:
+    """`value=` for a sidebar widget. Prefixed widgets (Compare's side B) get none: side A is copied into them
+    through session state before they are drawn, and Streamlit warns when a widget gets both."""
+    return {"value": value} if not prefix else {}
+
+
 def describe_choices(choices: dict[str, str]) -> str:
     return "\n".join(f"- **{name}**: {what}" for name, what in choices.items())
 
@@ -41,11 +47,13 @@ def examples() -> list[dict]:
 # ---- model ------------------------------------------------------------------------------------------------
 
 
-def draw_model(box, prefix: str = "", label: str = "Model") -> None:
-    """The model picker: an offered name, or FREE_FORM and a hub name or folder typed in."""
+def draw_model(box, prefix: str = "", label: str = "Model", describe: bool = True) -> None:
+    """The model picker: an offered name, or FREE_FORM and a hub name or folder typed in. describe: the choice's
+    description under it (else in the help alone: a presenter's row of controls has no room)."""
     described = model_descriptions()
     choice = box.selectbox(label, MODEL_NAMES, key=prefix + "model", help=describe_choices(described), **BOUND)
-    box.caption(described[choice])
+    if describe:
+        box.caption(described[choice])
     if choice == FREE_FORM:
         typed = box.text_input("Hub name or local folder", key=prefix + "model_path",
                                placeholder="gpt2 or /path/to/model", **BOUND,
@@ -71,11 +79,13 @@ def _set_example() -> None:
             st.session_state["text"] = example["text"]
 
 
-def draw_text(box, prefix: str = "", label: str = "Text", examples_menu: bool = True) -> None:
-    if examples_menu:
-        box.selectbox("Example sentences", [e["title"] for e in examples()], index=None, key=prefix + "example",
-                      placeholder="Pick an example…", on_change=_set_example)
-    box.text_area(label, key=prefix + "text", height=110, max_chars=20000, **_default(DEFAULT_TEXT, prefix),
+def draw_examples(box) -> None:
+    box.selectbox("Example sentences", [e["title"] for e in examples()], index=None, key="example",
+                  placeholder="Pick an example…", on_change=_set_example)
+
+
+def draw_text(box, prefix: str = "", label: str = "Text", height: int = 110) -> None:
+    box.text_area(label, key=prefix + "text", height=height, max_chars=20000, **_default(DEFAULT_TEXT, prefix),
                   **BOUND)
 
 
@@ -99,12 +109,6 @@ def read_device(state) -> str:
 
 
 # ---- mask (driven by the engine's one registry of mask kinds) ---------------------------------------------
-
-
-def _default(value, prefix: str) -> dict:
-    """`value=` for a sidebar widget. Prefixed widgets (Compare's side B) get none: side A is copied into them
-    through session state before they are drawn, and Streamlit warns when a widget gets both."""
-    return {"value": value} if not prefix else {}
 
 
 def _draw_parameter(box, p: MaskParameter, prefix: str) -> None:
@@ -141,15 +145,15 @@ def read_mask(state, prefix: str = "") -> str:
 # ---- scale ------------------------------------------------------------------------------------------------
 
 
-def draw_scale(box, prefix: str = "", on_change=None, args=()) -> None:
-    """The 1/√d_k switch and a factor of one's own. on_change(*args) runs when either changes."""
+def draw_scale(box, prefix: str = "", on_change=None, args=(), factor_box=None) -> None:
+    """The 1/√d_k switch and a factor of one's own (in factor_box if given: a presenter's row has room for the
+    switch alone). on_change(*args) runs when either changes."""
     rerun = dict(on_change=on_change, args=args) if on_change else {}
-    box.toggle("Scale scores by 1/√d_k", key=prefix + SCALE_SWITCH, **_default(True, prefix), **rerun,
-               **BOUND)
-    box.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, step=0.05, key=prefix + "factor",
-                     **_default(0.0, prefix),
-                     help="The scores are multiplied by this number instead. Leave it at 0 to use the switch above "
-                          "(0 means: no factor of your own, not ×0).", **rerun, **BOUND)
+    box.toggle("Scale scores by 1/√d_k", key=prefix + SCALE_SWITCH, **_default(True, prefix), **rerun, **BOUND)
+    (factor_box or box).number_input(
+        "…or use your own factor instead of 1/√d_k", 0.0, 100.0, step=0.05, key=prefix + "factor",
+        **_default(0.0, prefix), help="The scores are multiplied by this number instead. Leave it at 0 to use the "
+                                      "switch (0 means: no factor of your own, not ×0).", **rerun, **BOUND)
 
 
 def read_scale(state, prefix: str = "") -> bool | float:

@@ -1,7 +1,10 @@
 """Presentation mode for a projector: `?present=1` in the link, or the sidebar toggle.
 
-It collapses the sidebar on load (app.py reads the link) and sets larger type. Only CSS, bound to the
-URL, so a lecturer's link opens ready to show.
+It keeps the sidebar collapsed (app.py asks `presenting()` on every run), moves the shared controls into the
+page (ui/page.py), and sets larger type, heatmap labels included. The mode lives in the session, not in the
+URL alone: Streamlit drops a link's parameters on a page switch, and a toggle bound to `present` rewrote
+present=1 as present=true, or dropped it, so the first click of a lecture reopened the sidebar. Each run
+writes present=1 back into the address bar, so the link a lecturer copies opens the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import streamlit as st
 KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
-html { font-size: 19px; }
+html { font-size: 19px; --avhm-font: 15px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
@@ -105,13 +108,24 @@ def asked_in_link() -> bool:
     return str(st.query_params.get(KEY, "")).strip().lower() in ON
 
 
+def presenting() -> bool:
+    """Presentation mode is on: the toggle's state once this session has one, else the link's present=1."""
+    if KEY in st.session_state:
+        return bool(st.session_state[KEY])
+    return asked_in_link()
+
+
 def presentation_toggle() -> bool:
-    """The sidebar toggle (bound to ?present=); injects the larger type when on."""
-    if KEY not in st.session_state and asked_in_link():
-        st.session_state[KEY] = True  # ?present=1: a toggle's own URL form is 'true', so read the link ourselves
-    on = st.sidebar.toggle("Presentation mode", key=KEY, help="Larger type for a projector; the link gets "
-                           "?present=true, and opening it starts with the sidebar collapsed.",
-                           bind="query-params", persist_state="session")
+    """The sidebar toggle; injects the larger type when on, and keeps present=1 in the address bar."""
+    if KEY not in st.session_state:
+        st.session_state[KEY] = asked_in_link()
+    on = st.sidebar.toggle("Presentation mode", key=KEY, persist_state="session",
+                           help="Larger type for a projector, the sidebar closed and the sentence, model, mask and "
+                                "scaling above each page. The link gets ?present=1: opening it starts so.")
     if on:
         st.html(CSS)
+        if st.query_params.get(KEY) != "1":
+            st.query_params[KEY] = "1"
+    elif KEY in st.query_params:
+        del st.query_params[KEY]
     return on

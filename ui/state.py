@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import pickers, runs
+from ui.memo import shared
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
 SELECTION = "why_sel"  # the explorer's selected cell (attnviz.lessons.explorer.selection.Selection)
@@ -65,9 +66,6 @@ class LessonModel:
 
 def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState:
     """The state the widgets hold now (prefix: another set of pickers, e.g. Compare's side B)."""
-    from attnviz.engine.masks import padding_count, parse_mask
-    from attnviz.errors import AttnvizError
-
     state = st.session_state
     choice, spec = pickers.read_model(state, prefix)
     device = pickers.read_device(state)
@@ -81,22 +79,33 @@ def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState
         spec, model = lesson.fallback, runs.model_for(lesson.fallback, device)
     text = pickers.read_text(state, prefix)
     mask_choice = pickers.read_mask(state, prefix)
-    mask_spec, text_problem = mask_choice, None
-    try:
-        n = len(model.encode(text).ids)
-    except AttnvizError as err:
-        n, text_problem = None, str(err)
-    if n is not None:
-        try:
-            n += padding_count(mask_choice)
-            mask_spec = causal_custom_mask(mask_choice, n)
-            parse_mask(mask_spec, n)
-        except AttnvizError as err:
-            notes.append((":material/warning:", f"Mask: {err} Showing no mask instead."))
-            mask_spec = "none"
+    mask_spec, mask_note, text_problem = applied_mask(spec, device, text, mask_choice)
+    if mask_note:
+        notes.append((":material/warning:", mask_note))
     layer, heads = (0, ()) if prefix else pickers.read_layer_and_heads(state, model.n_layers, model.n_heads)
     return ViewState(choice, spec, text, mask_choice, mask_spec, pickers.read_scale(state, prefix), device, layer,
                      heads, None if prefix else state.get(SELECTION), tuple(notes), text_problem)
+
+
+@shared(max_entries=64)
+def applied_mask(spec: str, device: str, text: str, mask_choice: str) -> tuple[str, str | None, str | None]:
+    """(the mask spec applied to this text, why it differs from the one asked for, why the text cannot run).
+    Kept per text and mask: every part of a page resolves the state, and tokenizing 512 tokens and building a
+    512 × 512 mask to check it took 10 ms each time."""
+    from attnviz.engine.masks import padding_count, parse_mask
+    from attnviz.errors import AttnvizError
+
+    try:
+        n = len(runs.model_for(spec, device).encode(text).ids)
+    except AttnvizError as err:
+        return mask_choice, None, str(err)
+    try:
+        n += padding_count(mask_choice)
+        mask_spec = causal_custom_mask(mask_choice, n)
+        parse_mask(mask_spec, n)
+    except AttnvizError as err:
+        return "none", f"Mask: {err} Showing no mask instead.", None
+    return mask_spec, None, None
 
 
 def causal_custom_mask(spec: str, n: int) -> str:

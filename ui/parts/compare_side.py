@@ -81,7 +81,7 @@ def side_b_controls(side_a: SideConfig):
     box.markdown("**Side B** (starts as a copy of A; change anything here)")
     text_col, model_col = box.columns([3, 2])  # two rows of two: four columns are too narrow at 1024 px
     mask_col, scale_col = box.columns(2)
-    pickers.draw_text(text_col, PREFIX, label="B: text", examples_menu=False)
+    pickers.draw_text(text_col, PREFIX, label="B: text", height=120)
     pickers.draw_model(model_col, PREFIX, label="B: model")
     pickers.draw_mask(mask_col, PREFIX, label="B: mask")
     pickers.draw_scale(scale_col, PREFIX)

@@ -5,10 +5,10 @@ import { el } from "./dom.js";
 import { hoverText } from "./format.js";
 import { LUTS, SWATCHES, cssColour } from "./scales.js";
 import { valueAt } from "./decode.js";
-import { LABEL_PX, hit, measure } from "./layout.js";
+import { hit, labelPx, measure } from "./layout.js";
 
-function fitTitle(title, width) {  // drop trailing " · " parts until the title fits its panel; "…" says some were
-  measure.font = "12px sans-serif";  // dropped (the full title is the tooltip)
+function fitTitle(title, width, font) {  // drop trailing " · " parts until the title fits its panel; "…" says some
+  measure.font = `${font + 1}px sans-serif`;  // were dropped (the full title is the tooltip)
   const parts = title.split(" · "), n = parts.length;
   const text = () => parts.join(" · ") + (parts.length < n ? " …" : "");
   while (parts.length > 1 && measure.measureText(text()).width > width) parts.pop();
@@ -19,10 +19,10 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
   const { meta } = s.model, lay = s.lay;
   s.labels.replaceChildren();
   s.labels.style.width = lay.width + "px"; s.labels.style.height = lay.height + "px";
-  const every = Math.max(1, Math.ceil(LABEL_PX / lay.cell)), everyRow = Math.max(1, Math.ceil(LABEL_PX / lay.cellH));
+  const every = Math.max(1, Math.ceil(labelPx(s) / lay.cell)), everyRow = Math.max(1, Math.ceil(labelPx(s) / lay.cellH));
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
-    const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w));
+    const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w, s.fontPx || 11));
     t.title = meta.titles[b.p];
     if (meta.thumbnails && b.p === s.highlight) t.classList.add("avhm-title-on");
     t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";

@@ -1,7 +1,11 @@
 // Where everything goes, in CSS pixels: panels in a grid, square cells (rows stretched for a wide, short matrix),
 // room for the token labels; and the way back from a mouse position to a cell.
 
-export const LABEL_PX = 13;  // a label needs this many pixels along its axis, so denser labels are thinned
+export const LABEL_PX = 13;  // at the default 11 px type, a label needs this many pixels along its axis
+
+// the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 15 px), read once per payload
+export function fontPx(s) { return parseFloat(getComputedStyle(s.root).fontSize) || 11; }
+export function labelPx(s) { return LABEL_PX + (s.fontPx || 11) - 11; }  // denser labels than this are thinned
 export const measure = document.createElement("canvas").getContext("2d");  // text widths, without the page's layout
 
 const widths = new Map();  // label list -> its widest label: a page's heatmaps mostly share one token list
@@ -26,7 +30,7 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
   const labels = !meta.thumbnails;
   const pad = meta.thumbnails ? 4 : 0;  // room on both sides for the frame around a highlighted thumbnail
   const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : pad, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
-  const gap = meta.thumbnails ? 6 : 14, titleH = 18;
+  const gap = meta.thumbnails ? 6 : 14, titleH = Math.round(18 + ((s.fontPx || 11) - 11) * 1.5);
   const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
   const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
   const maxCell = meta.show_values ? 56 : 40;
@@ -34,7 +38,7 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
   const maxSide = meta.thumbnails ? 200 : Infinity;
   const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));
   // square cells, except that a wide, short matrix (tokens × 384 features) gets rows tall enough to read
-  const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(LABEL_PX + 1, maxCell, 600 / meta.rows)) : cell;
+  const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(labelPx(s) + 1, maxCell, 600 / meta.rows)) : cell;
   const pw = cell * meta.cols, ph = cellH * meta.rows;
   const boxes = [];
   for (let p = 0; p < meta.panels; p++) {

@@ -6,7 +6,7 @@
 import { child, el } from "./dom.js";
 import { cellText } from "./format.js";
 import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
-import { hit, layout, textWidth } from "./layout.js";
+import { fontPx, hit, layout, textWidth } from "./layout.js";
 import { paintCells, panelImage } from "./draw.js";
 import { legend, placeLabels, showTip } from "./labels.js";
 import { downloadPng } from "./export.js";
@@ -93,8 +93,9 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
   s.model = model;
   s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
-  s.rowTextW = textWidth(model.meta.row_labels, "11px sans-serif");
-  s.colTextW = textWidth(model.meta.col_labels, "11px sans-serif");
+  s.fontPx = fontPx(s);  // presentation mode's larger labels take more room
+  s.rowTextW = textWidth(model.meta.row_labels, `${s.fontPx}px sans-serif`);
+  s.colTextW = textWidth(model.meta.col_labels, `${s.fontPx}px sans-serif`);
   const m = model.meta;
   s.canvas.setAttribute("aria-label", `${m.panels === 1 ? m.titles[0] : m.panels + " heatmaps"}: ${m.rows} × ${m.cols} ${m.kind}`);
   s.root.dataset.kind = m.kind;

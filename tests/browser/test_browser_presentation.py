@@ -1,0 +1,56 @@
+"""Presentation mode on a projector (1024×768, ?present=1), every page: a control changed in the page leaves the
+sidebar closed and present=1 in the address bar, and the heatmaps' labels are at least 14 px. Screenshots in
+test-artifacts/present_<page>.png."""
+
+import pytest
+from apptest_helpers import app_menu
+from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle
+
+ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.browser
+SIDEBAR_OPEN = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
+  return !!s && s.getAttribute('aria-expanded') === 'true' && s.getBoundingClientRect().width > 50; }"""
+# the smallest type of any token label or title drawn by a heatmap component (inside their shadow roots)
+SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
+  .filter(h => h.shadowRoot).flatMap(h => [...h.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')])
+  .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
+
+
+def heatmap_count(page) -> int:
+    return page.evaluate("() => Object.keys(window.attnvizHeatmaps || {}).length")
+
+
+@pytest.mark.parametrize("path", [path for _, path, _ in app_menu()], ids=[p or "explorer" for _, p, _ in app_menu()])
+def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the_link(server, path):
+    with chromium_page(width=1024, height=768) as page:
+        page.goto(f"{server}/{path}?present=1&model=toy")
+        page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert not page.evaluate(SIDEBAR_OPEN), path
+        switch = page.get_by_role("switch", name="Scale scores by 1/√d_k")
+        was = switch.is_checked()
+        page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
+        page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
+                               " return s && s.checked !== was; }", arg=was, timeout=30_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
+        assert "present=1" in page.url, page.url
+        if heatmap_count(page):
+            assert page.evaluate(SMALLEST_LABEL_PX) >= 14, path
+        assert not exceptions_on(page), path
+        page.screenshot(path=str(ARTIFACTS / f"present_{path or 'explorer'}.png"))
+
+
+def test_a_page_switch_in_presentation_mode_keeps_it(server):
+    """The explorer's link to Step by step, followed in presentation mode: the mode, the closed sidebar and
+    present=1 come along."""
+    with chromium_page(width=1024, height=768) as page:
+        page.goto(f"{server}/?present=1&model=toy&sbs_head=0&sbs_query=2&sbs_key=1")
+        link = page.get_by_text("Follow this pair step by step")
+        link.wait_for(timeout=120_000)
+        link.click()
+        page.wait_for_url("**/step_by_step**", timeout=60_000)
+        page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert "present=1" in page.url and not page.evaluate(SIDEBAR_OPEN)
+        assert not exceptions_on(page)
