@@ -31,7 +31,7 @@ class CrossView:
 
 
 def is_encoder_decoder(model) -> bool:
-    return bool(getattr(model, "is_encoder_decoder", False))
+    return model.is_encoder_decoder
 
 
 def cross_layers(model) -> tuple[int, int]:

@@ -23,7 +23,7 @@ MAX_NEW = 64  # the page's slider: new tokens to step through
 
 def require_causal(model) -> None:
     """A clear message (not a traceback) for an encoder such as the bundled BERT."""
-    if not model.cfg.causal or getattr(model, "lm_head", None) is None:
+    if not model.cfg.causal or model.lm_head is None:
         raise AttnvizError(
             f"{model.name} is an encoder: it reads the whole text at once and never writes text token by token, "
             f"so it has no KV cache. Pick a causal model in the sidebar's Model: tiny-llama (attnviz's own, "
