@@ -65,7 +65,7 @@ def shuffle_order(tokens: list[str], specials: set[str], seed: int = 0) -> list[
 
 
 def _specials(model) -> set[str]:
-    return set(getattr(model.tokenizer, "special", set()))
+    return set(model.tokenizer.special)
 
 
 def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
