@@ -172,8 +172,8 @@ def equations_panel(view) -> None:
 
     model, res = view.model, view.run()
     st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
-    window = getattr(model, "shared_window", None)  # Mistral's sliding window, part of the model
-    layered = describe_layer_windows(getattr(model.cfg, "windows", ()))  # Qwen2: windows from some layer on
+    window = model.shared_window  # Mistral's sliding window, part of the model
+    layered = describe_layer_windows(model.cfg.windows)  # Qwen2: windows from some layer on
     st.markdown(f"**Mask.** {describe_mask(view.mask_spec, causal_model=model.cfg.causal, builtin_window=window)} "
                 f"{layered}")
     if res.mask is not None:

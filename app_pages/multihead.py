@@ -50,7 +50,7 @@ with ui.guard("The multi-head anatomy page"):
                 "K and V are cut the same way. After attention the heads' outputs are glued back side by side."
                 + (f" In {model.name} d_head = {hs} is set by its config, so W_Q maps d_model = {C} to "
                    f"{nh} · {hs} = {W} columns (not {C}), and W_O maps those {W} back to {C}." if W != C else "")
-                + (" Here Q is the projection X W_Q before RoPE rotates it." if hasattr(res.traces[layer], "q_before_rope")
+                + (" Here Q is the projection X W_Q before RoPE rotates it." if model.cfg.positions == "rope"
                    else ""))
     st.latex(tex.reshape_chain(n, C, nh, hs))
     cols = st.columns(2)

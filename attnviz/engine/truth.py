@@ -77,7 +77,7 @@ def check_against_transformers(model: Model, text: str, tolerance: float = 1e-5,
     if target is not None:
         return check_seq2seq_against_transformers(model, text, target, tolerance)
     res = model.run(text) if ours is None else ours
-    if getattr(model, "is_encoder_decoder", False):  # the encoder alone: transformers' encoder alone
+    if model.is_encoder_decoder:  # the encoder alone: transformers' encoder alone
         with torch.inference_mode():
             out = reference_model(model.source).get_encoder()(torch.tensor([res.token_ids]), output_attentions=True)
         theirs = torch.stack([a[0] for a in out.attentions]).float()

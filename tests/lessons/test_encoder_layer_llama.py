@@ -40,7 +40,7 @@ def test_rope_matters_without_it_the_attention_differs(decoder):
     res = decoder.run(TEXT, keep=True)
     trace = res.traces[0]
     lw, cfg = decoder.layers[0].to(torch.device("cpu")), decoder.cfg  # the trace is on the CPU; on a GPU the weights are not
-    u, _ = rms_norm_parts(trace.x_in[0], lw.norm1, cfg.ln_eps)
+    u, _ = rms_norm_parts(trace.x_in[0], lw.ln1_w, cfg.ln_eps)
     inv_freq = decoder.inv_freq.cpu()
     rotated = rope_block_attention(u, lw, cfg, inv_freq, trace.mask, trace.scale)
     unrotated = rope_block_attention(u, lw, cfg, torch.zeros_like(inv_freq), trace.mask, trace.scale)
@@ -56,7 +56,7 @@ def test_rms_norm_numbers_and_latex(tiny_decoder_folder):
     rms = (x.pow(2).mean(-1) + model.cfg.ln_eps).sqrt()
     torch.testing.assert_close(steps.ln["ln1"][1], rms)
     assert steps.ln["ln1"][0] is None
-    torch.testing.assert_close(steps.stage("ln1").value, x / rms[:, None] * model.layers[0].norm1.cpu())
+    torch.testing.assert_close(steps.stage("ln1").value, x / rms[:, None] * model.layers[0].ln1_w.cpu())
     tex = layer_norm_numbers(steps, "ln1", 3)
     assert r"\mathrm{rms}_{3}" in tex and f"{float(rms[3]):.4g}"[:5] in tex
     ln = stage_latex(steps.stage("ln1"), 3)

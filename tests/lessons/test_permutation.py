@@ -20,7 +20,8 @@ def toy_nopos():
 
 def without_positions(model) -> Model:
     """The same weights with the position table taken out."""
-    return Model(model.name + " (no positions)", model.family, model.cfg, replace(model.embedder, position=None),
+    return Model(model.name + " (no positions)", model.family, replace(model.cfg, positions="none"),
+                 replace(model.embedder, position=None),
                  model.layers, model.tokenizer, model.final_ln, model.source)
 
 

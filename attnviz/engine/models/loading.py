@@ -16,11 +16,11 @@ from pathlib import Path
 
 from attnviz.engine.device import pick_device
 from attnviz.engine.models.bart import bart_model
+from attnviz.engine.models.checkpoint import Checkpoint
 from attnviz.engine.models.encoders import bert_like, distilbert
 from attnviz.engine.models.gpt2 import gpt2
 from attnviz.engine.models.llama import CHECKPOINT_PREFIXES, ROPE_FAMILIES, rope_decoder
 from attnviz.engine.models.model import Model
-from attnviz.engine.models.tokenizer import HFTokenizer
 from attnviz.engine.models.toy import toy_model
 from attnviz.errors import AttnvizError
 
@@ -32,6 +32,9 @@ PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distil
 SUPPORTED["bart"], PREFIXES["bart"] = "BART", ("model.",)  # encoder–decoder: engine/models/bart.py
 SUPPORTED.update(ROPE_FAMILIES)  # Llama, Qwen2, Mistral: engine/models/llama.py
 PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
+# family -> its loader: (folder, config.json dict, Checkpoint, name, family, device) -> Model
+LOADERS = {"bert": bert_like, "roberta": bert_like, "distilbert": distilbert, "gpt2": gpt2, "bart": bart_model}
+LOADERS.update(dict.fromkeys(ROPE_FAMILIES, rope_decoder))
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
 SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e"}
@@ -127,27 +130,7 @@ def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
     """A Hugging Face model folder (config.json + safetensors + tokenizer) -> Model."""
     config = read_config(folder)
     family = model_family(config)
-    weights = read_safetensors(folder, PREFIXES[family])
-    if family == "bart":
-        return bart_model(config, weights, folder, name, device=device)
-    if family in ROPE_FAMILIES:
-        return rope_decoder(folder, config, weights, name, family, device)
-    lm_head = None
-    if family == "gpt2":
-        cfg, emb, layers, final_ln = gpt2(config, weights)
-        max_tokens = cfg.max_positions
-        lm_head = emb.word  # GPT-2's head is tied to its token embeddings (wte)
-    elif family == "distilbert":
-        (cfg, emb, layers), final_ln = distilbert(config, weights), None
-        max_tokens = cfg.max_positions
-    else:
-        (cfg, emb, layers), final_ln = bert_like(config, weights, family), None
-        max_tokens = cfg.max_positions - emb.position_offset
-    if cfg.d_model % cfg.n_heads:
-        raise AttnvizError(f"The config's d_model {cfg.d_model} is not divisible by its {cfg.n_heads} heads.")
-    tokenizer = HFTokenizer.from_folder(folder, max_tokens)
-    return Model(name, family, cfg, emb, layers, tokenizer, final_ln=final_ln, source=str(folder), device=device,
-                 lm_head=lm_head)
+    return LOADERS[family](folder, config, Checkpoint.from_folder(folder, PREFIXES[family]), name, family, device)
 
 
 def read_config(folder: Path) -> dict:
@@ -169,25 +152,6 @@ def model_family(config: dict) -> str:
             f"{', '.join(SUPPORTED.values())}."
         )
     return family
-
-
-def read_safetensors(folder: Path, prefixes: tuple[str, ...]) -> dict:
-    """Every tensor of the folder's safetensors file(s), with checkpoint prefixes and old names normalised."""
-    from safetensors.torch import load_file
-
-    files = sorted(folder.glob("*.safetensors"))
-    if not files:
-        found = ", ".join(p.name for p in folder.glob("*.bin")) or "none"
-        raise AttnvizError(f"'{folder}' has no .safetensors weights (found: {found}). attnviz only reads safetensors.")
-    weights = {}
-    for f in files:
-        for key, tensor in load_file(str(f)).items():
-            for prefix in prefixes:
-                if key.startswith(prefix):
-                    key = key[len(prefix):]
-            key = re.sub(r"\.gamma$", ".weight", re.sub(r"\.beta$", ".bias", key))
-            weights[key] = tensor.float()
-    return weights
 
 
 def _looks_like_path(spec: str) -> bool:

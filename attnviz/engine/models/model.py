@@ -1,4 +1,9 @@
-"""The Model that every family loads into, and the RunResult that `model.run` returns."""
+"""The Model that every family loads into, and the RunResult that `model.run` returns.
+
+One Model and one layer loop (Model.forward) for every stack: encoders (BERT-like, toy), GPT-2 and the Llama
+family. Where they differ, the loop reads a field of the model's ModelConfig (config.py); the layer itself is
+stack.layer_forward.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,18 @@ import torch
 from attnviz.engine.attention import resolve_scale
 from attnviz.engine.kv_cache import KVCache
 from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
-from attnviz.engine.models.stack import LayerTrace, LayerWeights, StackConfig, layer_forward, layer_norm, layer_weights
+from attnviz.engine.models.config import ModelConfig
+from attnviz.engine.models.stack import (
+    LayerTrace,
+    LayerWeights,
+    layer_forward,
+    layer_norm,
+    layer_weights,
+    norm,
+    sliding_window_mask,
+)
 from attnviz.engine.models.tokenizer import Encoded
+from attnviz.engine.rope import rope_angles
 from attnviz.errors import AttnvizError
 
 
@@ -20,7 +35,7 @@ class Embedder:
     """token embedding + position embedding (+ token type) (+ LayerNorm): ids (B, T) -> x (B, T, C)."""
 
     word: torch.Tensor  # (V, C)
-    position: torch.Tensor | None  # (P, C) learned or sinusoidal; None = no positions at all
+    position: torch.Tensor | None  # (P, C) a learned or sinusoidal table; None where cfg.positions is "rope" or "none"
     position_offset: int = 0  # RoBERTa numbers positions from padding_idx + 1
     token_type: torch.Tensor | None = None  # (C,) BERT's segment-A embedding
     ln: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -65,17 +80,26 @@ class RunResult:
 class Model:
     """A from-scratch transformer with pretrained (or seeded) weights. See `attnviz.load_model`."""
 
-    def __init__(self, name, family, cfg: StackConfig, embedder: Embedder, layers: list[LayerWeights],
+    is_encoder_decoder = False  # EncoderDecoderModel (seq2seq.py) adds a decoder with cross-attention
+
+    def __init__(self, name, family, cfg: ModelConfig, embedder: Embedder, layers: list[LayerWeights],
                  tokenizer, final_ln=None, source: str | None = None, device: str = "cpu", lm_head=None):
+        if (embedder.position is not None) != (cfg.positions in ("learned", "sinusoidal")):
+            raise AttnvizError(f"The embedder's position table does not fit the config's positions '{cfg.positions}'.")
+        if (final_ln is not None) != cfg.final_norm:
+            raise AttnvizError(f"A final norm is given, or missing, against the config's final_norm={cfg.final_norm}.")
         self.name = name
-        self.family = family  # "bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "mistral" or "toy"
+        self.family = family  # "bert", "roberta", "distilbert", "gpt2", "llama", "qwen2", "mistral", "bart" or "toy"
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.source = source  # the folder the weights came from (None for toy)
         self.device = torch.device(device)
         self.embedder = embedder.to(self.device)
         self.layers = [lw.to(self.device) for lw in layers]
-        self.final_ln = None if final_ln is None else tuple(t.to(self.device) for t in final_ln)
+        # (γ, β) of the norm after the last layer (β None for an RMSNorm), or None (cfg.final_norm False)
+        self.final_ln = None if final_ln is None else tuple(None if t is None else t.to(self.device) for t in final_ln)
+        # RoPE's θ_i (hs/2,) on the model's device, or None when positions are not rotary
+        self.inv_freq = cfg.inv_freq.to(self.device) if cfg.positions == "rope" else None
         # the LM head (V, C) that turns the final hidden state into next-token logits; causal models only.
         # Tied to the token embeddings (GPT-2, tied Llamas): the same tensor, not a copy.
         self.lm_head = self.embedder.word if lm_head is embedder.word else (None if lm_head is None else lm_head.to(self.device))
@@ -100,15 +124,25 @@ class Model:
     @property
     def n_kv_heads(self) -> int:
         """K/V heads per layer: n_heads for multi-head attention, fewer under grouped-query attention."""
-        return getattr(self.cfg, "n_kv_heads", self.cfg.n_heads)
+        return self.cfg.n_kv_heads
+
+    @property
+    def shared_window(self) -> int | None:
+        """The sliding window when every layer has the same one (Mistral), else None."""
+        return self.cfg.shared_window
 
     @property
     def max_tokens(self) -> int:
         return self.tokenizer.max_tokens
 
     def per_head_weights(self, layer: int) -> dict[str, torch.Tensor]:
-        """W_Q, W_K, W_V [n_heads, d_model, d_head] and W_O [n_heads, d_head, d_model] on the CPU."""
-        return {k: v.cpu() for k, v in self.layers[layer].per_head(self.n_heads).items()}
+        """W_Q, W_K, W_V [n_heads, d_model, d_head] and W_O [n_heads, d_head, d_model] on the CPU; W_K and W_V
+        are given per query head (under GQA the query heads of one group share them), W_K_kv and W_V_kv as
+        stored [n_kv_heads, d_model, d_head] (the same as W_K, W_V without GQA)."""
+        w = {k: v.cpu() for k, v in self.layers[layer].per_head(self.cfg).items()}
+        g = self.cfg.group_size
+        return {"W_Q": w["W_Q"], "W_K": w["W_K"].repeat_interleave(g, 0), "W_V": w["W_V"].repeat_interleave(g, 0),
+                "W_O": w["W_O"], "W_K_kv": w["W_K"], "W_V_kv": w["W_V"]}
 
     def to(self, device) -> Model:
         return Model(self.name, self.family, self.cfg, self.embedder, self.layers, self.tokenizer,
@@ -183,10 +217,13 @@ class Model:
 
     def builtin_mask(self, n: int, start: int = 0) -> torch.Tensor | None:
         """The mask the architecture itself applies to queries start .. start+n-1 over keys 0 .. start+n-1:
-        causal for decoders (n, start + n), None for encoders."""
+        causal for decoders (n, start + n), None for encoders; and Mistral's sliding window when every layer
+        shares it (per-layer windows apply in forward)."""
         if not self.cfg.causal:
             return None
-        return causal_mask(start + n)[start:]  # (n, start + n)
+        causal = causal_mask(start + n)[start:]  # (n, start + n)
+        window = self.cfg.shared_window
+        return causal if window is None else causal & sliding_window_mask(n, start, window)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Next-token scores: final hidden (..., C) @ W_lmᵀ -> (..., V)."""
@@ -213,23 +250,39 @@ class Model:
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
         weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
         """
-        start = 0 if caches is None else caches[0].length
-        if start + ids.shape[1] > self.max_tokens:
-            raise AttnvizError(f"{start + ids.shape[1]} tokens is more than {self.name} can take ({self.max_tokens}).")
+        T = ids.shape[1]
+        start = 0 if caches is None else caches[0].length  # the position of ids[:, 0]
+        if start + T > self.max_tokens:
+            raise AttnvizError(f"{start + T} tokens is more than {self.name} can take ({self.max_tokens}).")
         ids, mask = on_device(self.device, ids, mask)
+        # 1) embed: token embeddings (+ a learned or sinusoidal position table) (+ token type, LayerNorm)
         x = self.embedder(ids, start)  # (B, T, C)
+        # 2) RoPE: the rotation of every new position, applied to q and k inside each layer
+        rope = None
+        if self.cfg.positions == "rope":
+            rope = rope_angles(torch.arange(start, start + T, device=self.device), self.inv_freq)  # cos, sin (T, hs)
+        # 3) the layers, each with the mask and scale of this run (and its own sliding window, if it has one)
+        window_masks = {}  # window -> the run's mask with that window added, made once for the layers that share it
         weights, traces = [], []
         chosen = self.layers[:n_layers]
         for i, lw in enumerate(chosen):
+            window = self.cfg.windows[i]
+            layer_mask = mask
+            if window is not None:  # the window is part of the architecture: it always applies
+                if window not in window_masks:
+                    window_masks[window] = combine_masks(sliding_window_mask(T, start, window).to(self.device), mask)
+                layer_mask = window_masks[window]  # (T, start + T)
             if weights_only and i == len(chosen) - 1:
-                weights.append(layer_weights(x, lw, self.cfg, mask, scale))
+                weights.append(layer_weights(x, lw, self.cfg, layer_mask, scale, rope))
                 break
-            x, w, trace = layer_forward(x, lw, self.cfg, mask, scale, keep, cache=None if caches is None else caches[i])
-            weights.append(w)
+            cache = None if caches is None else caches[i]
+            x, w, trace = layer_forward(x, lw, self.cfg, layer_mask, scale, keep, cache, rope)  # (B, T, C)
+            weights.append(w)  # (B, nh, T, S)
             if keep:
                 traces.append(trace)
-        if self.final_ln is not None and len(weights) == self.n_layers and not weights_only:
-            x = layer_norm(x, self.final_ln[0], self.final_ln[1], self.cfg.ln_eps)
+        # 4) the final norm (GPT-2's ln_f, Llama's norm); a run stopped early returns the residual stream as it is
+        if self.cfg.final_norm and len(weights) == self.n_layers and not weights_only:
+            x = norm(x, self.final_ln[0], self.final_ln[1], self.cfg)
         return x, weights, traces
 
 

@@ -4,7 +4,7 @@
     decoder layer (post-LN):  y = LN(y + CausalSelfMHA(y));
                               y = LN(y + CrossMHA(Q from y, K and V from the encoder output))
                               y = LN(y + FFN(y))
-The encoder is exactly the post-LN stack of stack.py, so the encoder-decoder model *is* a Model
+The encoder is exactly the post-LN stack of stack.py and model.py, so the encoder-decoder model *is* a Model
 whose layers are the encoder's: `model.run(text)` runs that encoder (and says so in res.notes);
 `model.run(source, target=...)` runs both halves and returns the cross-attention.
 
@@ -22,8 +22,9 @@ import torch
 
 from attnviz.engine.attention import merge_heads, resolve_scale, scaled_dot_product_attention_trace, split_heads
 from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
+from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.model import Embedder, Model, RunResult
-from attnviz.engine.models.stack import ACTIVATIONS, LayerWeights, StackConfig, attention_sublayer, layer_norm
+from attnviz.engine.models.stack import LayerWeights, attention_sublayer, mlp, norm
 from attnviz.errors import AttnvizError
 
 
@@ -68,14 +69,13 @@ def cross_attention_sublayer(y, enc, cw: CrossWeights, n_heads: int, scale):
     return merge_heads(att.output) @ cw.w_o + cw.b_o, att.weights  # 3) concat, 4) W_O   (B, T, C)
 
 
-def decoder_layer_forward(y, enc, lw: LayerWeights, cw: CrossWeights, cfg: StackConfig, mask, scale):
+def decoder_layer_forward(y, enc, lw: LayerWeights, cw: CrossWeights, cfg: ModelConfig, mask, scale):
     """One post-LN decoder layer -> (new y, self-attention weights (B, nh, T, T), cross weights (B, nh, T, S))."""
-    self_out, _, _, _, self_att = attention_sublayer(y, lw, cfg, mask, scale)
-    y = layer_norm(y + self_out, lw.ln1_w, lw.ln1_b, cfg.ln_eps)  # LN(y + CausalSelfMHA(y))
-    cross_out, cross_weights = cross_attention_sublayer(y, enc, cw, cfg.n_heads, scale)
-    y = layer_norm(y + cross_out, cw.ln_w, cw.ln_b, cfg.ln_eps)  # LN(y + CrossMHA(y, enc))
-    ffn = ACTIVATIONS[cfg.activation](y @ lw.w_ff1 + lw.b_ff1) @ lw.w_ff2 + lw.b_ff2
-    y = layer_norm(y + ffn, lw.ln2_w, lw.ln2_b, cfg.ln_eps)  # LN(y + FFN(y))
+    self_out, self_att, _ = attention_sublayer(y, lw, cfg, mask, scale)  # 1) causal self-attention
+    y = norm(y + self_out, lw.ln1_w, lw.ln1_b, cfg)  # LN(y + CausalSelfMHA(y))               (B, T, C)
+    cross_out, cross_weights = cross_attention_sublayer(y, enc, cw, cfg.n_heads, scale)  # 2) cross-attention
+    y = norm(y + cross_out, cw.ln_w, cw.ln_b, cfg)  # LN(y + CrossMHA(y, enc))                 (B, T, C)
+    y = norm(y + mlp(y, lw, cfg), lw.ln2_w, lw.ln2_b, cfg)  # 3) LN(y + FFN(y))                (B, T, C)
     return y, self_att.weights, cross_weights
 
 
@@ -84,8 +84,8 @@ class EncoderDecoderModel(Model):
 
     is_encoder_decoder = True
 
-    def __init__(self, name, family, enc_cfg: StackConfig, enc_embedder: Embedder, enc_layers: list[LayerWeights],
-                 dec_cfg: StackConfig, dec_embedder: Embedder, dec_layers: list[LayerWeights],
+    def __init__(self, name, family, enc_cfg: ModelConfig, enc_embedder: Embedder, enc_layers: list[LayerWeights],
+                 dec_cfg: ModelConfig, dec_embedder: Embedder, dec_layers: list[LayerWeights],
                  cross_layers: list[CrossWeights], tokenizer, decoder_start_id: int, source: str | None = None,
                  device: str = "cpu"):
         super().__init__(name, family, enc_cfg, enc_embedder, enc_layers, tokenizer, source=source, device=device)

@@ -1,44 +1,59 @@
-"""A from-scratch transformer layer stack: attention, residual, LayerNorm, feed-forward.
+"""One transformer layer for every stack attnviz runs; its switches are ModelConfig's fields (config.py).
 
-Two arrangements cover the families we load:
-    post-LN (BERT, RoBERTa, DistilBERT, toy):  x = LN(x + MHA(x));   x = LN(x + FFN(x))
-    pre-LN  (GPT-2):                           x = x + MHA(LN(x));   x = x + FFN(LN(x))
-Weights are stored (in, out) so that every projection reads y = x @ W + b.
-Shapes: B batch, T tokens, C = d_model, nh heads, hs = d_head = C / nh, F = FFN width.
+    post-norm (BERT, RoBERTa, DistilBERT, toy, BART):  x = N(x + Attn(x));     x = N(x + MLP(x))
+    pre-norm  (GPT-2, Llama, Qwen2, Mistral):           x = x + Attn(N(x));     x = x + MLP(N(x))
+    N         LayerNorm, or RMSNorm (cfg.norm)
+    Attn      multi-head attention; with cfg.positions == "rope" q and k are rotated by position first, and
+              n_kv_heads < n_heads K/V heads are each shared by a group of query heads (GQA)
+    MLP       act(x W_1 + b_1) W_2 + b_2, or SwiGLU (act(x W_gate) ⊙ x W_1) W_2 (cfg.mlp)
+Weights are stored (in, out) so that every projection reads y = x @ W (+ b).
+Shapes: B batch, T new tokens, S keys (T, or more with a KV cache), C = d_model, nh query heads,
+nkv K/V heads, hs = d_head, F = MLP width.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-from attnviz.engine.attention import merge_heads, scaled_dot_product_attention_trace, split_heads
+from attnviz.engine.attention import merge_heads, repeat_kv, scaled_dot_product_attention_trace
+from attnviz.engine.rope import apply_rope
+
+if TYPE_CHECKING:
+    from attnviz.engine.models.config import ModelConfig
 
 
 @dataclass
 class LayerWeights:
-    w_qkv: torch.Tensor  # (C, 3C): W_Q | W_K | W_V side by side, one matmul for all three
-    b_qkv: torch.Tensor  # (3C,)
-    w_o: torch.Tensor  # (C, C)
-    b_o: torch.Tensor  # (C,)
-    ln1_w: torch.Tensor  # LayerNorm around attention (after it in post-LN, before it in pre-LN)
-    ln1_b: torch.Tensor
-    ln2_w: torch.Tensor  # LayerNorm around the FFN
-    ln2_b: torch.Tensor
-    w_ff1: torch.Tensor  # (C, F)
-    b_ff1: torch.Tensor  # (F,)
-    w_ff2: torch.Tensor  # (F, C)
-    b_ff2: torch.Tensor  # (C,)
+    """One layer's weights, (in, out). A bias the architecture lacks (cfg.qkv_bias, out_bias, mlp_bias, and every
+    RMSNorm's) is None."""
 
-    def to(self, device: torch.device) -> LayerWeights:
-        return LayerWeights(**{k: v.to(device) for k, v in self.__dict__.items()})
+    w_qkv: torch.Tensor  # (C, (nh + 2·nkv)·hs): W_Q | W_K | W_V side by side, one matmul for all three
+    b_qkv: torch.Tensor | None  # ((nh + 2·nkv)·hs,)
+    w_o: torch.Tensor  # (nh·hs, C)
+    b_o: torch.Tensor | None  # (C,)
+    ln1_w: torch.Tensor  # (C,) the norm around attention (after it in post-norm, before it in pre-norm)
+    ln1_b: torch.Tensor | None
+    ln2_w: torch.Tensor  # (C,) the norm around the MLP
+    ln2_b: torch.Tensor | None
+    w_ff1: torch.Tensor  # (C, F) W_1 (SwiGLU's W_up)
+    b_ff1: torch.Tensor | None  # (F,)
+    w_ff2: torch.Tensor  # (F, C) W_2 (SwiGLU's W_down)
+    b_ff2: torch.Tensor | None  # (C,)
+    # SwiGLU's W_gate (C, F), None for a plain FFN. Kept apart from W_1: one fused (C, 2F) product was slower on
+    # CPU, and its two halves were strided views that made silu slower still
+    w_gate: torch.Tensor | None = None
+    b_gate: torch.Tensor | None = None
 
-    def per_head(self, n_heads: int) -> dict[str, torch.Tensor]:
-        """W_Q, W_K, W_V as [n_heads, d_model, d_head] and W_O as [n_heads, d_head, d_model]."""
-        C = self.w_o.shape[0]
-        return per_head_views(self.w_qkv, self.w_o, n_heads, n_heads, C // n_heads)
+    def to(self, device) -> LayerWeights:
+        return LayerWeights(**{k: None if v is None else v.to(device) for k, v in self.__dict__.items()})
+
+    def per_head(self, cfg: ModelConfig) -> dict[str, torch.Tensor]:
+        """W_Q [nh, C, hs], W_K and W_V [nkv, C, hs] (one per K/V head), W_O [nh, hs, C]."""
+        return per_head_views(self.w_qkv, self.w_o, cfg.n_heads, cfg.n_kv_heads, cfg.d_head)
 
 
 def per_head_views(w_qkv: torch.Tensor, w_o: torch.Tensor, nh: int, nkv: int, hs: int) -> dict[str, torch.Tensor]:
@@ -64,11 +79,11 @@ class LayerTrace:
 
     x_in: torch.Tensor  # residual stream entering the layer (B, T, C)
     q: torch.Tensor  # (B, nh, T, hs)
-    k: torch.Tensor
+    k: torch.Tensor  # (B, nh, S, hs): one per query head (after the GQA repeat, where there is one)
     v: torch.Tensor
     scale: float
-    mask: torch.Tensor | None  # bool (T, T) or (B, 1, 1, T)
-    weights: torch.Tensor  # softmax(Q Kᵀ · s + M) (B, nh, T, T)
+    mask: torch.Tensor | None  # bool (T, S) or (B, 1, 1, S)
+    weights: torch.Tensor  # softmax(Q Kᵀ · s + M) (B, nh, T, S)
     head_outputs: torch.Tensor  # weights @ V (B, nh, T, hs)
     attn_out: torch.Tensor  # Concat(heads) @ W_O + b_O (B, T, C)
     x_mid: torch.Tensor  # residual stream after the attention sub-layer (B, T, C)
@@ -76,8 +91,20 @@ class LayerTrace:
 
     @property
     def scores(self) -> torch.Tensor:
-        """Q Kᵀ, unscaled (B, nh, T, T): the same product the layer computed, from the kept q and k."""
+        """Q Kᵀ, unscaled (B, nh, T, S): the same product the layer computed, from the kept q and k."""
         return self.q @ self.k.transpose(-2, -1)
+
+
+@dataclass
+class RopeLayerTrace(LayerTrace):
+    """LayerTrace of a layer with RoPE (cfg.positions == "rope"). q and k are after RoPE; k and v are per query
+    head, after the GQA repeat (so q @ kᵀ gives each head's scores); the rotations' inputs and the K/V heads as
+    cached are kept too."""
+
+    q_before_rope: torch.Tensor  # (B, nh, T, hs)
+    k_before_rope: torch.Tensor  # (B, nkv, T, hs): the new tokens' keys only
+    k_cached: torch.Tensor  # (B, nkv, S, hs): K after RoPE, one per K/V head (what a KV cache holds)
+    v_cached: torch.Tensor  # (B, nkv, S, hs)
 
 
 ACTIVATIONS = {
@@ -86,23 +113,8 @@ ACTIVATIONS = {
     "gelu_pytorch_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
     "gelu_fast": lambda x: 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))),
     "relu": torch.relu,
+    "silu": torch.nn.functional.silu,  # x·σ(x), the Llama family's (SwiGLU's gate)
 }
-
-
-@dataclass
-class StackConfig:
-    n_layers: int
-    n_heads: int
-    d_model: int
-    pre_ln: bool  # GPT-2 style; False = BERT style post-LN
-    activation: str
-    ln_eps: float
-    causal: bool  # a decoder: the causal mask is part of the architecture, always applied
-    max_positions: int
-    d_head: int = field(init=False)
-
-    def __post_init__(self):
-        self.d_head = self.d_model // self.n_heads
 
 
 def layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -> torch.Tensor:
@@ -110,50 +122,98 @@ def layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) ->
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps)
 
 
-def attention_sublayer(x, lw: LayerWeights, cfg: StackConfig, mask, scale, cache=None):
-    """Multi-head attention of x (B, T, C): 1) project, 2) split, 3) attend, 4) concat, 5) W_O.
-
-    cache: a KVCache holding earlier tokens' k, v (generation); the new ones are appended and all attended to.
-    """
-    C = cfg.d_model
-    qkv = x @ lw.w_qkv + lw.b_qkv  # 1) Q, K, V = x W_Q, x W_K, x W_V        (B, T, 3C)
-    q, k, v = qkv.split(C, dim=2)  # each (B, T, C)
-    q, k, v = (split_heads(t, cfg.n_heads) for t in (q, k, v))  # 2) (B, nh, T, hs)
-    if cache is not None:
-        k, v = cache.append(k, v)  # earlier tokens' keys and values + the new ones (B, nh, S, hs)
-    att = scaled_dot_product_attention_trace(q, k, v, mask=mask, scale=scale)  # 3) per head
-    concat = merge_heads(att.output)  # 4) Concat(head_1 .. head_nh)         (B, T, C)
-    out = concat @ lw.w_o + lw.b_o  # 5) · W_O                                (B, T, C)
-    return out, q, k, v, att
+def rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
+    """w · x / sqrt(mean(x²) + eps) over the features, computed in float32 as Llama does."""
+    x32 = x.float()
+    return w * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
 
-def layer_weights(x, lw: LayerWeights, cfg: StackConfig, mask, scale) -> torch.Tensor:
-    """softmax(Q Kᵀ · s + M) of one layer (B, nh, T, T), computed as layer_forward computes it, without the
-    residual, LayerNorm and FFN after it: at 512 tokens the FFN is over half of a layer's work."""
-    attended = layer_norm(x, lw.ln1_w, lw.ln1_b, cfg.ln_eps) if cfg.pre_ln else x
-    return attention_sublayer(attended, lw, cfg, mask, scale)[4].weights
+def norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, cfg: ModelConfig) -> torch.Tensor:
+    """LayerNorm or RMSNorm, as cfg.norm says, with the config's ε."""
+    if cfg.norm == "rms":
+        return rms_norm(x, w, cfg.ln_eps)
+    return layer_norm(x, w, b, cfg.ln_eps)
 
 
-def layer_forward(x, lw: LayerWeights, cfg: StackConfig, mask, scale, keep: bool, cache=None):
-    """One transformer layer; returns the new residual stream and, if keep, its LayerTrace."""
+def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    """x W + b, or x W where the architecture has no bias there."""
+    return x @ w if b is None else x @ w + b
+
+
+def mlp(h: torch.Tensor, lw: LayerWeights, cfg: ModelConfig) -> torch.Tensor:
+    """FFN(h) = act(h W_1 + b_1) W_2 + b_2, or SwiGLU(h) = (act(h W_gate) ⊙ h W_up) W_down: (B, T, C) -> (B, T, C).
+
+    SwiGLU's gate decides, per feature, how much of h W_up passes."""
     act = ACTIVATIONS[cfg.activation]
+    up = linear(h, lw.w_ff1, lw.b_ff1)  # (B, T, F)
+    hidden = act(linear(h, lw.w_gate, lw.b_gate)) * up if cfg.mlp == "swiglu" else act(up)  # (B, T, F)
+    return linear(hidden, lw.w_ff2, lw.b_ff2)  # (B, T, C)
+
+
+def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=None, cache=None):
+    """Multi-head attention of x (B, T, C): 1) project, 2) split heads, 3) rotate q and k (RoPE), 4) cache,
+    5) repeat K/V for GQA, 6) attend, 7) concat · W_O.
+
+    rope: (cos, sin) of the new tokens' positions, each (T, hs), when cfg.positions == "rope".
+    cache: a KVCache holding earlier tokens' k, v (generation); the new ones are appended and all attended to.
+    Returns (out (B, T, C), the AttentionTrace, (q, k before RoPE, k and v as cached, k and v repeated per head)).
+    """
+    B, T, _ = x.shape
+    nh, nkv, hs = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+    qkv = linear(x, lw.w_qkv, lw.b_qkv)  # 1) x W_Q | x W_K | x W_V                  (B, T, (nh + 2nkv)·hs)
+    q, k, v = qkv.split([nh * hs, nkv * hs, nkv * hs], dim=2)
+    q = q.view(B, T, nh, hs).transpose(1, 2)  # 2)                                  (B, nh, T, hs)
+    k = k.view(B, T, nkv, hs).transpose(1, 2)  # (B, nkv, T, hs)
+    v = v.view(B, T, nkv, hs).transpose(1, 2)  # (B, nkv, T, hs)
+    q_in, k_in = q, k
+    if cfg.positions == "rope":  # 3) q' = q·cos + rotate_half(q)·sin: position enters here, nowhere else
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    if cache is not None:
+        k, v = cache.append(k, v)  # 4) earlier tokens' keys and values + the new ones  (B, nkv, S, hs)
+    k_rep, v_rep = repeat_kv(k, cfg.group_size), repeat_kv(v, cfg.group_size)  # 5) (B, nh, S, hs)
+    att = scaled_dot_product_attention_trace(q, k_rep, v_rep, mask=mask, scale=scale)  # 6) per head
+    out = linear(merge_heads(att.output), lw.w_o, lw.b_o)  # 7) Concat(head_1 .. head_nh) · W_O   (B, T, C)
+    return out, att, (q_in, k_in, k, v, k_rep, v_rep)
+
+
+def layer_weights(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=None) -> torch.Tensor:
+    """softmax(Q Kᵀ · s + M) of one layer (B, nh, T, T), computed as layer_forward computes it, without the
+    residual, norm and MLP after it: at 512 tokens the MLP is over half of a layer's work."""
+    attended = norm(x, lw.ln1_w, lw.ln1_b, cfg) if cfg.pre_ln else x
+    return attention_sublayer(attended, lw, cfg, mask, scale, rope)[1].weights
+
+
+def layer_forward(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, keep: bool, cache=None, rope=None):
+    """One transformer layer: the new residual stream (B, T, C), the attention weights (B, nh, T, S), and, if keep,
+    its LayerTrace (a RopeLayerTrace with RoPE)."""
     if cfg.pre_ln:
-        attn_out, q, k, v, att = attention_sublayer(layer_norm(x, lw.ln1_w, lw.ln1_b, cfg.ln_eps), lw, cfg, mask, scale, cache)
-        x_mid = x + attn_out  # residual
-        h = layer_norm(x_mid, lw.ln2_w, lw.ln2_b, cfg.ln_eps)
-        x_out = x_mid + (act(h @ lw.w_ff1 + lw.b_ff1) @ lw.w_ff2 + lw.b_ff2)  # FFN(x) = act(x W1 + b1) W2 + b2
+        attn_out, att, parts = attention_sublayer(norm(x, lw.ln1_w, lw.ln1_b, cfg), lw, cfg, mask, scale, rope, cache)
+        x_mid = x + attn_out  # x + Attn(N₁(x))
+        x_out = x_mid + mlp(norm(x_mid, lw.ln2_w, lw.ln2_b, cfg), lw, cfg)  # x_mid + MLP(N₂(x_mid))
     else:
-        attn_out, q, k, v, att = attention_sublayer(x, lw, cfg, mask, scale, cache)
-        x_mid = layer_norm(x + attn_out, lw.ln1_w, lw.ln1_b, cfg.ln_eps)  # LN(x + MHA(x))
-        ffn = act(x_mid @ lw.w_ff1 + lw.b_ff1) @ lw.w_ff2 + lw.b_ff2
-        x_out = layer_norm(x_mid + ffn, lw.ln2_w, lw.ln2_b, cfg.ln_eps)  # LN(x + FFN(x))
+        attn_out, att, parts = attention_sublayer(x, lw, cfg, mask, scale, rope, cache)
+        x_mid = norm(x + attn_out, lw.ln1_w, lw.ln1_b, cfg)  # N₁(x + Attn(x))
+        x_out = norm(x_mid + mlp(x_mid, lw, cfg), lw.ln2_w, lw.ln2_b, cfg)  # N₂(x_mid + MLP(x_mid))
     trace = None
     if keep:
-        trace = LayerTrace(
-            x_in=x, q=q, k=k, v=v, scale=att.scale, mask=att.mask, weights=att.weights,
-            head_outputs=att.output, attn_out=attn_out, x_mid=x_mid, x_out=x_out,
-        )
+        q_in, k_in, k_all, v_all, k_rep, v_rep = parts
+        common = dict(x_in=x, q=att.q, k=k_rep, v=v_rep, scale=att.scale, mask=att.mask, weights=att.weights,
+                      head_outputs=att.output, attn_out=attn_out, x_mid=x_mid, x_out=x_out)
+        if cfg.positions == "rope":
+            trace = RopeLayerTrace(**common, q_before_rope=q_in, k_before_rope=k_in, k_cached=k_all, v_cached=v_all)
+        else:
+            trace = LayerTrace(**common)
     return x_out, att.weights, trace
+
+
+def sliding_window_mask(n: int, start: int, window: int) -> torch.Tensor:
+    """Queries start .. start+n-1 may see keys less than `window` positions back (self included): (n, start+n).
+
+    Mistral's rule, key > query - window; combined with the causal mask each query sees `window` keys at most.
+    """
+    q = torch.arange(start, start + n).unsqueeze(1)  # (n, 1)
+    k = torch.arange(start + n).unsqueeze(0)  # (1, start + n)
+    return k > q - window
 
 
 def sinusoidal_positions(n_positions: int, d_model: int) -> torch.Tensor:

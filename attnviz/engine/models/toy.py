@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.model import Embedder, Model
-from attnviz.engine.models.stack import LayerWeights, StackConfig, sinusoidal_positions
+from attnviz.engine.models.stack import LayerWeights, sinusoidal_positions
 from attnviz.engine.models.tokenizer import WordTokenizer
 from attnviz.errors import AttnvizError
 
@@ -50,7 +51,7 @@ def toy_model(d_model: int = 8, n_heads: int = 2, n_layers: int = 2, d_ff: int |
         word=randn(TOY_VOCAB_SIZE, d_model),
         position=sinusoidal_positions(TOY_MAX_TOKENS, d_model) if positions else None,
     )
-    cfg = StackConfig(n_layers=n_layers, n_heads=n_heads, d_model=d_model, pre_ln=False, activation="gelu",
-                      ln_eps=1e-5, causal=False, max_positions=TOY_MAX_TOKENS)
+    cfg = ModelConfig(n_layers=n_layers, n_heads=n_heads, d_model=d_model, d_ff=d_ff, max_positions=TOY_MAX_TOKENS,
+                      activation="gelu", ln_eps=1e-5, positions="sinusoidal" if positions else "none")
     name = "toy" if positions else "toy (no positions)"
     return Model(name, "toy", cfg, embedder, layers, WordTokenizer(TOY_VOCAB_SIZE, TOY_MAX_TOKENS), device=device)

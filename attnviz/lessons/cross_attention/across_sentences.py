@@ -59,7 +59,7 @@ def attention_input(model, text: str, layer: int, which: str):
 
 def projections_across_sentences(model, source: str, target: str, layer: int, scale=True) -> AcrossSentences:
     """Layer `layer`'s W_Q on the target, W_K and W_V on the source, per head (see the module docstring)."""
-    if getattr(model, "is_encoder_decoder", False):
+    if model.is_encoder_decoder:
         raise AttnvizError(f"{model.name} has a real cross-attention: use model.run(source, target=...).")
     if model.family not in DEMO_FAMILIES:
         raise AttnvizError(f"The two-sentence demonstration runs on {', '.join(sorted(DEMO_FAMILIES))} models, "

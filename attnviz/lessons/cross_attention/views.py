@@ -31,7 +31,7 @@ class CrossView:
 
 
 def is_encoder_decoder(model) -> bool:
-    return bool(getattr(model, "is_encoder_decoder", False))
+    return model.is_encoder_decoder
 
 
 def can_cross_attend(model) -> bool:

@@ -53,13 +53,13 @@ def rms_tex(k: int, u: str) -> str:
 def llama_block_stages(x: torch.Tensor, lw, cfg, inv_freq: torch.Tensor, mask, scale: float, stage_cls):
     """-> (stages, norms {key: (None, rms)}, attn, mlp, x_mid, x_out) for the block's input x (T, C)."""
     eps, F = cfg.ln_eps, cfg.d_ff
-    u1, rms1 = rms_norm_parts(x, lw.norm1, eps)
+    u1, rms1 = rms_norm_parts(x, lw.ln1_w, eps)
     attn = rope_block_attention(u1, lw, cfg, inv_freq, mask, scale)
     x_mid = x + attn
-    u2, rms2 = rms_norm_parts(x_mid, lw.norm2, eps)
-    gate, up = _affine(u2, lw.w_gate, lw.b_gate), _affine(u2, lw.w_up, lw.b_up)  # each (T, F)
+    u2, rms2 = rms_norm_parts(x_mid, lw.ln2_w, eps)
+    gate, up = _affine(u2, lw.w_gate, lw.b_gate), _affine(u2, lw.w_ff1, lw.b_ff1)  # each (T, F)
     gated = torch.nn.functional.silu(gate) * up  # (T, F): silu(z) = z·σ(z) decides how much of each up feature passes
-    mlp = _affine(gated, lw.w_down, lw.b_down)  # (T, C)
+    mlp = _affine(gated, lw.w_ff2, lw.b_ff2)  # (T, C)
     x_out = x_mid + mlp
     xm = r"x^{\text{mid}}"
     group = cfg.n_heads // cfg.n_kv_heads

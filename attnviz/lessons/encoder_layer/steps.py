@@ -191,5 +191,4 @@ PAPER_SIZES = Sizes(d_model=512, d_ff=2048, n_layers=6, n_heads=8, d_head=64)  #
 
 
 def model_sizes(model) -> Sizes:
-    d_ff = getattr(model.cfg, "d_ff", None) or int(model.layers[0].w_ff1.shape[1])  # Llama-family configs say it
-    return Sizes(model.d_model, int(d_ff), model.n_layers, model.n_heads, model.d_head)
+    return Sizes(model.d_model, model.cfg.d_ff, model.n_layers, model.n_heads, model.d_head)

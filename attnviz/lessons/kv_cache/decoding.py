@@ -23,7 +23,7 @@ MAX_NEW = 64  # the page's slider: new tokens to step through
 
 def writes_text(model) -> bool:
     """True for a causal language model (it has a next-token head): one that can decode, cache and copy."""
-    return bool(model.cfg.causal) and getattr(model, "lm_head", None) is not None
+    return not model.is_encoder_decoder and model.cfg.causal and model.lm_head is not None
 
 
 def require_causal(model) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.engine.attention import masked_softmax, repeat_kv
+from attnviz.engine.models.stack import RopeLayerTrace
 from attnviz.errors import AttnvizError
 from attnviz.lessons.multihead.heads import layer_trace
 from attnviz.lessons.step_by_step.steps import attention_input
@@ -26,7 +27,7 @@ BYTES_PER_VALUE = {"float32": 4, "float16 / bfloat16": 2, "int8": 1}
 
 def n_kv_heads(model) -> int:
     """K/V heads per layer: the model's own count where it has GQA, else one per query head (MHA)."""
-    return int(getattr(model, "n_kv_heads", model.n_heads))
+    return model.n_kv_heads
 
 
 def divisors(n: int) -> list[int]:
@@ -201,7 +202,7 @@ def sharing_in_trace(res, layer: int) -> tuple[list[int], float]:
     found by comparing the per-query-head K, V (after the GQA repeat) with the K/V heads as cached;
     and the max |difference| of those matches (0: the query heads of a group read the very same K and V)."""
     trace = res.traces[layer]
-    if not hasattr(trace, "k_cached"):
+    if not isinstance(trace, RopeLayerTrace):
         raise AttnvizError("This model keeps one K/V head per query head: nothing is shared.")
     k_q, v_q = trace.k[0], trace.v[0]  # (nh, S, hs): per query head
     k_kv, v_kv = trace.k_cached[0], trace.v_cached[0]  # (nkv, S, hs): per K/V head

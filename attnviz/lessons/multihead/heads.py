@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.engine.attention import merge_heads, split_heads
+from attnviz.engine.models.stack import RopeLayerTrace
 from attnviz.errors import AttnvizError
 
 PAPER = {"d_model": 512, "n_heads": 8, "d_head": 64, "d_ff": 2048, "n_layers": 6}  # Vaswani et al. 2017, base
@@ -46,7 +47,7 @@ def head_split(res, layer: int) -> HeadSplit:
     trace = layer_trace(res, layer)
     # (1, nh, T, hs): the layer already split it; we glue it back and cut it again. In a RoPE model trace.q is
     # rotated; the plain projection X W_Q is kept as q_before_rope, and that is what the reshape acts on.
-    per_head = getattr(trace, "q_before_rope", trace.q)
+    per_head = trace.q_before_rope if isinstance(trace, RopeLayerTrace) else trace.q
     q = merge_heads(per_head)  # (1, T, nh·hs)
     again = split_heads(q, per_head.shape[1])  # (1, nh, T, hs)
     _, nh, _, hs = again.shape

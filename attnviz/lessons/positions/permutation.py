@@ -65,7 +65,7 @@ def shuffle_order(tokens: list[str], specials: set[str], seed: int = 0) -> list[
 
 
 def _specials(model) -> set[str]:
-    return set(getattr(model.tokenizer, "special", set()))
+    return set(model.tokenizer.special)
 
 
 def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
@@ -88,7 +88,7 @@ def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
         model_name=model.name, tokens=list(enc.tokens), shuffled_tokens=[enc.tokens[i] for i in order], order=order,
         attentions=att, attentions_back=att_s[:, :, back][:, :, :, back],  # rows, then columns, back in place
         hidden=hidden[0].float().cpu(), hidden_back=hidden_s[0].float().cpu()[back],
-        has_positions=model.embedder.position is not None or getattr(model.cfg, "inv_freq", None) is not None,
+        has_positions=model.cfg.positions != "none",
         causal=bool(model.cfg.causal),
     )
 

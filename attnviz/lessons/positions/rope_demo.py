@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.engine.models.stack import RopeLayerTrace
 from attnviz.engine.rope import apply_rope, rope_angles, rope_frequencies
 from attnviz.errors import AttnvizError
 
@@ -30,7 +31,7 @@ class RopeSettings:
 
 def model_inverse_frequencies(model) -> torch.Tensor | None:
     """The θ_p a RoPE model rotates with (its config's, scaling included), or None for a model without RoPE."""
-    inv_freq = getattr(model.cfg, "inv_freq", None)
+    inv_freq = model.cfg.inv_freq
     return None if inv_freq is None else inv_freq.detach().float().cpu()
 
 
@@ -39,7 +40,7 @@ def rope_settings(model) -> RopeSettings:
     inv_freq = model_inverse_frequencies(model)
     if inv_freq is not None:
         d_head = 2 * inv_freq.shape[0]
-        kind = str(getattr(model.cfg, "rope_type", "default"))
+        kind = model.cfg.rope_type
         theta = None
         if kind == "default" and d_head > 2:  # θ_1 = base^(−2/D); float32 θ_1 leaves ~1e-6 noise: keep 5 digits
             theta = float(f"{float(inv_freq[1]) ** (-d_head / 2):.5g}")
@@ -140,7 +141,7 @@ class ModelRotation:
 
 def model_rotation(res, inv_freq: torch.Tensor) -> ModelRotation:
     """The run's (keep=True) q and k before RoPE, rotated with inv_freq at positions 0 .. T−1, beside the model's own."""
-    if res.traces is None or not hasattr(res.traces[0], "q_before_rope"):
+    if res.traces is None or not isinstance(res.traces[0], RopeLayerTrace):
         raise AttnvizError("This run has no RoPE trace: the model adds its positions to the tokens instead.")
     first = lambda name: torch.stack([getattr(t, name)[0].cpu() for t in res.traces])  # (L, heads, T, hs)
     q_before, k_before = first("q_before_rope"), first("k_before_rope")

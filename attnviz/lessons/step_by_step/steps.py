@@ -16,8 +16,7 @@ from functools import cached_property
 import torch
 
 from attnviz.engine.attention import per_head_output_projections
-from attnviz.engine.models.rope_stack import rms_norm
-from attnviz.engine.models.stack import layer_norm
+from attnviz.engine.models.stack import norm
 from attnviz.errors import AttnvizError
 
 
@@ -82,11 +81,9 @@ def attention_input(model, trace, layer: int) -> torch.Tensor:
     """X as the attention sees it (T, C): post-LN models attend to the residual stream itself, pre-LN
     models to its LayerNorm (GPT-2) or its RMSNorm (Llama, Qwen2, Mistral)."""
     x = trace.x_in[0].cpu()  # (T, C)
-    if model.cfg.pre_ln:
+    if model.cfg.pre_ln:  # LayerNorm (GPT-2) or RMSNorm x / √(mean x² + ε) · g (Llama family), as cfg.norm says
         lw = model.layers[layer]
-        if hasattr(lw, "norm1"):  # Llama family: RMSNorm, x / √(mean x² + ε) · g
-            return rms_norm(x, lw.norm1.cpu(), model.cfg.ln_eps)
-        x = layer_norm(x, lw.ln1_w.cpu(), lw.ln1_b.cpu(), model.cfg.ln_eps)
+        x = norm(x, lw.ln1_w.cpu(), None if lw.ln1_b is None else lw.ln1_b.cpu(), model.cfg)
     return x
 
 
@@ -107,7 +104,7 @@ def head_steps(model, res, layer: int, head: int) -> HeadSteps:
     w_o = lw.w_o.cpu()  # (nh·hs, C)
     b_o = torch.zeros(w_o.shape[1]) if lw.b_o is None else lw.b_o.cpu()  # (C,)
     rope = {}
-    if hasattr(t, "q_before_rope"):  # Llama family: q and k in the trace are after RoPE; keep what was rotated
+    if model.cfg.positions == "rope":  # Llama family: q and k in the trace are after RoPE; keep what was rotated
         kv = head // (model.n_heads // model.n_kv_heads)  # query heads h·r .. h·r + r − 1 share K/V head h
         rope = {"q_before": t.q_before_rope[0, head].cpu(), "k_before": t.k_before_rope[0, kv].cpu(), "kv_head": kv,
                 "n_kv_heads": model.n_kv_heads}
