@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 # the kinds, their labels and parameters: one registry (mask_kinds.py); this module builds their matrices
-from attnviz.engine.mask_kinds import MASK_KINDS  # noqa: F401  (re-exported: callers name it here)
+from attnviz.engine.mask_kinds import MASK_KINDS
 from attnviz.errors import AttnvizError
 
 
