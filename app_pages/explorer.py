@@ -8,6 +8,7 @@ import streamlit as st
 import ui
 from ui import heatmap as hm
 from ui.parts import why
+from ui.present import presenting
 from ui.scale_swap import flipped_scale_state
 
 # A scale toggle or a click changes only these parts: each is its own keyed fragment, rerun alone, so the
@@ -59,21 +60,20 @@ def explorer_view() -> None:
 
     with ui.guard("The explorer"):  # here, not around the call: a fragment rerun runs this function alone
         model, res = current()  # the model and run, for the pickers' ranges and the selection's bounds
-        facts = st.empty()
-        badge = st.empty()
+        above = st.container()  # the facts and the truth badge: above the heatmaps, or on a projector right below
         st.session_state["why_labels"] = list(res.labels)
         left, right = st.columns([3, 2], gap="medium")
         with left:
-            controls = st.columns([1, 2], vertical_alignment="bottom")
-            ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=controls)
-            st.toggle("Per-head colours", key="per_head", **ui.BOUND,
-                      help="Each head's colours run from 0 to its own largest weight: for long texts, where every "
-                           "weight is small and a shared 0..1 scale turns heads dark.")
+            controls = st.columns([1, 1.8, 1.6], vertical_alignment="bottom")
+            ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=controls[:2])
+            controls[2].toggle("Per-head colours", key="per_head", **ui.BOUND,
+                               help="Each head's colours run from 0 to its own largest weight: for long texts, where "
+                                    "every weight is small and a shared 0..1 scale turns heads dark.")
             settle_selection(len(res.tokens), model.n_heads)
             view = ui.view_state()  # every control of the page drawn: the state this run draws
-            facts.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
-                           f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
-                           f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
+            facts = (f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "
+                     f"{head_facts(model.d_model, model.n_heads, model.d_head, model.n_kv_heads)} · "
+                     f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
             n = len(res.tokens)
             dead = [f"{i} ({markdown_literal(res.labels[i])})"
                     for i in (~live_rows(res.attentions[view.layer, 0])).nonzero().flatten().tolist()]
@@ -81,14 +81,22 @@ def explorer_view() -> None:
                 st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}. Those rows get zero "
                            "weights and a zero output (the policy PyTorch's SDPA uses), shown as empty rows.",
                            icon=":material/block:")
-            st.caption(f"Layer {view.layer}, {len(view.heads)} head(s). Above each head (in its tooltip where the title "
-                       "ends in …): H = mean row entropy in nats (0 = all weight on one key, "
-                       f"ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
-                       "high max and low H mean a sharp, confident head.")
+            legend = (f"Layer {view.layer}, {len(view.heads)} head(s). Above each head (in its tooltip where the title "
+                      "ends in …): H = mean row entropy in nats (0 = all weight on one key, "
+                      f"ln {n} ≈ {math.log(n):.2f} = spread evenly), max = mean of each row's largest weight: "
+                      "high max and low H mean a sharp, confident head.")
+            if not presenting():
+                st.caption(legend)
             grid_part()
+            if presenting():  # under the grid on a projector: the grid takes the first screen
+                st.caption(legend)
         with right, st.container(key="why"):
             st.subheader("Why this weight?")  # headings outside the parts: a part's rerun need not send them again
             why_part()
+        # (the first screen of a 1024 × 768 projector is the heatmaps')
+        where = st.container() if presenting() else above
+        where.markdown(facts)
+        badge = where.empty()
         st.subheader("One head in full detail")
         focus_part()
         truth_badge(badge, view)

@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import pickers
-from ui.present import fit_wide_math, presentation_toggle
+from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
 
@@ -25,9 +25,10 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
     """
-    st.title(title)
     presenting = presentation_toggle()
-    fit_wide_math()
+    # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
+    st.title(title, help=caption if presenting and caption else None)
+    page_style(presenting)
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
@@ -40,7 +41,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         pickers.draw_scale(sidebar, **rerun)
     pickers.draw_examples(sidebar)
     pickers.draw_device(sidebar)
-    if caption:
+    if caption and not presenting:
         st.caption(caption)
     if layer_heads:
         model = view_state(lesson=lesson).model  # the counts the pickers offer (a cached model: no load)
@@ -64,7 +65,7 @@ def presenter_controls(rerun: dict) -> None:
     values carry over both ways)."""
     from attnviz.engine.mask_kinds import MASKS
 
-    row = st.container(key="presenter_controls").columns([5, 2, 2, 2], vertical_alignment="bottom")
+    row = st.container(key="presenter_controls").columns([4.2, 2.2, 2, 2.6], vertical_alignment="bottom")
     pickers.draw_text(row[0], height=68)
     pickers.draw_model(row[1], describe=False)
     kind = MASKS.get(st.session_state.get("mask") or "none", MASKS["none"])

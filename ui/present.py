@@ -15,12 +15,16 @@ KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
 html { font-size: 19px; --avhm-font: 15px; }
-[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.4rem 2rem 2rem 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
-h1 { font-size: 2.4rem !important; } h2 { font-size: 1.9rem !important; } h3 { font-size: 1.5rem !important; }
+h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
+h3 { font-size: 1.4rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
 [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.25rem; line-height: 1.25; }
+/* the presenter's row of controls: labels a size down, so four controls fit a 1024 px projector */
+.st-key-presenter_controls [data-testid="stWidgetLabel"] p, .st-key-presenter_controls button p,
+.st-key-presenter_controls [data-testid="stWidgetLabel"] { font-size: 0.85rem !important; }
 </style><i id="attnviz-present" hidden></i>"""  # the marker tells FIT_MATH the formulas' type size changed
 
 
@@ -98,9 +102,10 @@ FIT_MATH = """<script>
 WHY_CSS = "<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>"
 
 
-def fit_wide_math() -> None:
-    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH)."""
-    st.html(WHY_CSS + FIT_MATH, unsafe_allow_javascript=True)
+def page_style(presenting: bool) -> None:
+    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH), and presentation mode's
+    larger type when on. One element, not two: each element of a page costs a gap of space on a projector."""
+    st.html(WHY_CSS + FIT_MATH + (CSS if presenting else ""), unsafe_allow_javascript=True)
 
 
 def asked_in_link() -> bool:
@@ -116,14 +121,13 @@ def presenting() -> bool:
 
 
 def presentation_toggle() -> bool:
-    """The sidebar toggle; injects the larger type when on, and keeps present=1 in the address bar."""
+    """The sidebar toggle; keeps present=1 in the address bar while on (page_style sets the larger type)."""
     if KEY not in st.session_state:
         st.session_state[KEY] = asked_in_link()
     on = st.sidebar.toggle("Presentation mode", key=KEY, persist_state="session",
                            help="Larger type for a projector, the sidebar closed and the sentence, model, mask and "
                                 "scaling above each page. The link gets ?present=1: opening it starts so.")
     if on:
-        st.html(CSS)
         if st.query_params.get(KEY) != "1":
             st.query_params[KEY] = "1"
     elif KEY in st.query_params:

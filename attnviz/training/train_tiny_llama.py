@@ -185,9 +185,13 @@ def main(argv: list[str] | None = None) -> dict:
                         help="CPU threads (default 2, as the shipped weights were made: the thread count changes the bits)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    before = torch.get_num_threads()
     torch.set_num_threads(args.threads)
-    steps = 5 if args.quick else args.steps
-    return train(steps, args.seed, args.out, log_every=1 if args.quick else 100)
+    try:
+        steps = 5 if args.quick else args.steps
+        return train(steps, args.seed, args.out, log_every=1 if args.quick else 100)
+    finally:  # called from a test, the script must not leave the process on another thread count
+        torch.set_num_threads(before)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idl
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
 SIDEBAR_OPEN = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
-  return !!s && s.getAttribute('aria-expanded') === 'true' && s.getBoundingClientRect().width > 50; }"""
+  return !!s && s.getAttribute('data-collapsed') !== 'true' && s.getBoundingClientRect().width > 50; }"""
 # the smallest type of any token label or title drawn by a heatmap component (inside their shadow roots)
 SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
   .filter(h => h.shadowRoot).flatMap(h => [...h.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')])
