@@ -27,8 +27,7 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
         page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), path
-        switch = page.get_by_role("switch", name="Scale scores by 1/√d_k")
-        was = switch.is_checked()
+        was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
         page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
         page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
                                " return s && s.checked !== was; }", arg=was, timeout=30_000)
