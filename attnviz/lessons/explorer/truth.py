@@ -1,0 +1,66 @@
+"""What the truth badge says: what the check against transformers compared, and whether the heatmaps on screen
+are those settings or attnviz's own (another mask, another scale), which the check does not cover."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnviz.engine.attention import is_standard_scale
+
+
+def checked_settings(causal_model: bool, d_k: int, builtin_window: int | None = None) -> str:
+    """The settings the check runs at, in words: the model's own mask and 1/√d_k, as it was trained."""
+    if causal_model:
+        mask = "its built-in causal mask" + (f" with its sliding window of {builtin_window} keys" if builtin_window else "")
+    else:
+        mask = "no mask"
+    return f"{mask}, scores divided by √d_k = √{d_k}"
+
+
+def mask_differs(shown: torch.Tensor | None, builtin: torch.Tensor | None) -> bool:
+    """Whether the mask applied on screen (a run's res.mask, the model's own included) lets a different set of
+    query–key pairs through than the model's own mask (None = every pair)."""
+    if shown is None and builtin is None:
+        return False
+    if shown is None or builtin is None:
+        present = shown if shown is not None else builtin
+        return not bool(present.all())
+    return shown.shape != builtin.shape or not torch.equal(shown.cpu(), builtin.cpu())
+
+
+def mask_words(spec: str) -> str:
+    """'a causal mask', 'a sliding window mask (window:2)' for a mask spec, as the registry of kinds names it."""
+    from attnviz.engine.mask_kinds import MASKS
+
+    kind = MASKS.get(spec.partition(":")[0].strip().lower()) if "&" not in spec else None
+    if kind is None:
+        return f"the mask {spec}"
+    return f"a {kind.title} mask" + (f" ({spec})" if ":" in spec else "")
+
+
+def unchecked_settings(differs_in_mask: bool, mask_spec: str, scale: float, d_k: int) -> list[str]:
+    """What the heatmaps on screen use that the check did not: ['a causal mask', 'no scaling (factor 1)']."""
+    parts = []
+    if differs_in_mask:
+        parts.append(mask_words(mask_spec))
+    if not is_standard_scale(scale, d_k):
+        parts.append("no scaling (factor 1)" if scale == 1.0
+                     else f"the scale factor {scale:g} instead of 1/√{d_k} ≈ {1 / math.sqrt(d_k):.3f}")
+    return parts
+
+
+def badge_sentence(max_abs_diff: float, checked: str) -> str:
+    """The badge for a match: what was compared, at which settings."""
+    return (f"✓ matches transformers at the trained settings ({checked}): the Hugging Face library computes the same "
+            f"weights for this text, largest difference {max_abs_diff:.1e} over every layer, head and cell "
+            "(tolerance 1e-5).")
+
+
+def unchecked_sentence(unchecked: list[str]) -> str | None:
+    """Said above heatmaps drawn at settings the check did not run at; None when they are the checked ones."""
+    if not unchecked:
+        return None
+    return (f"These heatmaps use {' and '.join(unchecked)}, which the check against transformers did not cover (it "
+            "ran at the trained settings): they are attnviz's own numbers, from the same code that matched.")
