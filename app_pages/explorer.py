@@ -212,6 +212,17 @@ def unchecked_note(view, res) -> None:
     if note:
         st.warning(note, icon=":material/science:")
 
+def unknown_note(view) -> None:
+    """A note when the tokenizer put [UNK] in place of characters its vocabulary lacks."""
+    from attnviz.lessons.explorer.truth import unknown_note as note_for
+    from attnviz.lessons.explorer.truth import unknown_pieces
+
+    unk, pieces = unknown_pieces(view.model, view.text)
+    note = note_for(view.model.name, unk, pieces, len(view.run().tokens))
+    if note:
+        st.info(note, icon=":material/help:")
+
+
 view = ui.open_page(
     "Attention explorer",
     "Each heatmap is one attention head: row = the query token that is looking, column = the key token it looks at, "
@@ -219,4 +230,5 @@ view = ui.open_page(
     "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS)
 with ui.guard("The explorer"):
     ui.run_notes(view.run())
+    unknown_note(view)
     explorer_view()

@@ -218,3 +218,11 @@ def test_on_tiny_llama_the_badge_names_its_built_in_causal_mask_and_causal_is_no
     assert "no mask" not in badge and "did not cover" not in page_text(at)
     at = run_app({"model": "tiny-llama", "text": "the cat sat on the mat", "mask": "window", "window": "1"})
     assert "These heatmaps use a sliding window mask (window:1), which the check" in page_text(at)
+
+
+def test_chinese_text_gets_a_note_that_the_vocabulary_lacks_the_characters_shown_as_unk(minilm):
+    at = run_app({"text": "我喜欢猫。The cat sat."})
+    assert_healthy(at)
+    notes = " ".join(str(i.value) for i in at.info)
+    assert "3 of the 11 tokens are [UNK] (喜, 欢, 猫): all-MiniLM-L6-v2's vocabulary has no piece for these" in notes
+    assert "[UNK]" not in " ".join(str(i.value) for i in run_app({"text": TEXT}).info)

@@ -64,3 +64,27 @@ def unchecked_sentence(unchecked: list[str]) -> str | None:
         return None
     return (f"These heatmaps use {' and '.join(unchecked)}, which the check against transformers did not cover (it "
             "ran at the trained settings): they are attnviz's own numbers, from the same code that matched.")
+
+
+def unknown_pieces(model, text: str) -> tuple[str, list[str]]:
+    """The tokenizer's unknown token and the typed piece each of its occurrences in this text stands for
+    (('', []) for a tokenizer without one)."""
+    backend = getattr(model.tokenizer, "backend", None)
+    unk = getattr(getattr(backend, "model", None), "unk_token", None) if backend is not None else None
+    if not unk:
+        return "", []
+    enc = backend.encode(text)  # the same encoding Model.run made (truncation included), with offsets into the text
+    spans = [text[a:b] for token, (a, b) in zip(enc.tokens, enc.offsets, strict=True) if token == unk]
+    return unk, spans
+
+
+def unknown_note(model_name: str, unk: str, pieces: list[str], n_tokens: int) -> str | None:
+    """Said when [UNK] tokens appear: how many, what they replaced, and that the model's vocabulary lacks them."""
+    count = len(pieces)
+    if not count:
+        return None
+    shown = sorted(set(pieces), key=pieces.index)
+    which = f" ({', '.join(shown[:12])}{', …' if len(shown) > 12 else ''})"
+    return (f"{count} of the {n_tokens} tokens are {unk}{which}: {model_name}'s vocabulary has no piece for these "
+            f"characters, so its tokenizer puts its one 'unknown' token in their place. The model cannot tell them "
+            f"apart: their rows and columns show attention to and from that placeholder, not to the text typed.")
