@@ -53,7 +53,14 @@ view = ui.open_page("Model view: every head of every layer",
                     waits_for_text="The model view appears")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_map, thumbnail_of, thumbnail_titles
+    from attnviz.lessons.model_view import (
+        STATISTICS,
+        STATISTICS_SHORT,
+        STATISTICS_TEXT,
+        statistics_map,
+        thumbnail_of,
+        thumbnail_titles,
+    )
 
     model, res = view.model, view.run()
     ui.run_notes(res)
@@ -89,9 +96,7 @@ with ui.guard("The model view"):
                     "The enlarged head below shows every token.", icon=":material/zoom_in:")
 
     st.subheader("What each head does, in numbers")
-    st.markdown("Entropy says how spread out a head's rows are; mean distance how far it looks; the shares say how much "
-                "weight goes to the sink tokens ([CLS], [SEP] or the first token), to the token itself and to the "
-                "token just before. Heads that park their weight on a sink often have nothing useful to add.")
+    st.markdown(STATISTICS_TEXT)
     statistic = st.selectbox("Statistic to map", list(STATISTICS), format_func=STATISTICS.get, key="mv_stat",
                              **ui.BOUND)
     st.html(statistics_map(stats, statistic))
