@@ -54,6 +54,7 @@ view = ui.open_page("Model view: every head of every layer",
 
 with ui.guard("The model view"):
     from attnviz.lessons.model_view import (
+        ROLLOUT_VALUE,
         STATISTICS,
         STATISTICS_SHORT,
         STATISTICS_TEXT,
@@ -117,5 +118,6 @@ with ui.guard("The model view"):
         upto = st.select_slider(f"Rollout after layer (layer {last} = the whole model)", list(range(model.n_layers)),
                                 value=last, key="mv_rollout_layer", **ui.BOUND)
     title = f"rollout after layer {upto}" + (" (the whole model)" if upto == last else "")
-    hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)
+    hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title, value_name=ROLLOUT_VALUE,
+               x_title="input token (key position)")
 ui.mark_drawn(view)

@@ -27,6 +27,8 @@ STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the m
     "to_self": "share to the token itself",
     "to_previous": "share to the previous token",
 }
+# rollout is drawn on the weights' 0..1 scale (its rows sum to 1 too) but it is no weight after softmax
+ROLLOUT_VALUE = ("rollout: share of the input token (column) in the position (row); rows sum to 1", "rollout share")
 STATISTICS_TEXT = (
     "Entropy says how spread out a head's rows are; mean distance how far it looks; the shares say how much weight "
     "goes to the sink tokens ([CLS], [SEP] or the first token), to the token itself and to the token just before. "

@@ -190,3 +190,13 @@ def test_the_shares_are_over_the_same_rows_and_the_page_says_so(default_page):
     assert ((table["to_self"] + table["to_previous"]) <= 1 + 1e-5).all()
     assert "The three shares are means over the same query rows, 1 … n − 1 (row 0 has no token before it)" \
         in page_text(at)
+
+
+def test_rollout_is_labelled_as_rollout_not_as_a_weight_after_softmax(default_page):
+    from attnviz.draw.heatmap import decode_payload
+
+    legend = decode_payload(heatmap_payloads(default_page)["mv_rollout"])[0]["legend"]
+    assert "weight after softmax" not in legend["title"] and legend["title"].startswith("rollout: share of the input")
+    assert legend["hover"] == "rollout share"
+    focus = decode_payload(heatmap_payloads(default_page)["mv_focus"])[0]["legend"]
+    assert focus["title"] == "weight after softmax" and "hover" not in focus  # a real head keeps its words

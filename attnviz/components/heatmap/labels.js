@@ -76,8 +76,8 @@ export function showTip(s, ev) {  // the hover: panel, query (or row) and key (o
   const lines = [meta.titles[at.panel],
     `${qk ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
     `${qk ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
-    meta.kind === "weights" ? `weight: ${hoverText(v, s.model)}`
-      : meta.kind === "mask" ? `M: ${maskWord(meta, v)}` : `value: ${hoverText(v, s.model)}`];
+    meta.kind === "mask" ? `M: ${maskWord(meta, v)}`
+      : `${meta.legend.hover || (meta.kind === "weights" ? "weight" : "value")}: ${hoverText(v, s.model)}`];
   s.tip.replaceChildren();
   for (const line of lines) if (line) el("div", "", s.tip, line);
   s.tip.style.display = "block";
