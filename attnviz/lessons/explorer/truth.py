@@ -37,7 +37,8 @@ def mask_words(spec: str) -> str:
     kind = MASKS.get(spec.partition(":")[0].strip().lower()) if "&" not in spec else None
     if kind is None:
         return f"the mask {spec}"
-    return f"a {kind.title} mask" + (f" ({spec})" if ":" in spec else "")
+    shown = ":" in spec and kind.name != "custom"  # a custom mask's spec is its whole matrix: too long to read
+    return f"a {kind.title} mask" + (f" ({spec})" if shown else "")
 
 
 def unchecked_settings(differs_in_mask: bool, mask_spec: str, scale: float, d_k: int) -> list[str]:
