@@ -96,7 +96,7 @@ with ui.guard("The cross-attention page"):
 
         flipped = _view(spec, view.device, source, words_reversed(target), layer, mask_spec, view.scale)
         warning = position_warning(model.name, near_diagonal_share(xv.weights), near_diagonal_share(flipped.weights),
-                                   has_positions=model.embedder.position is not None)
+                                   has_positions=model.cfg.positions != "none")
         if warning:
             st.warning(warning, icon=":material/swap_horiz:")
         st.caption("Offline, this demonstration is what is available: no trained encoder–decoder ships with attnviz. "

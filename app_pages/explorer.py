@@ -195,7 +195,7 @@ def truth_badge(badge, view) -> None:
     from attnviz.lessons.explorer.truth import badge_sentence, checked_settings
     from ui.runs import truth_for
 
-    checked = checked_settings(view.model.cfg.causal, view.model.d_head, getattr(view.model, "shared_window", None))
+    checked = checked_settings(view.model.cfg.causal, view.model.d_head, view.model.shared_window)
     ui.truth_badge(badge, lambda: truth_for(view.model_spec, view.device, view.text),
                    lambda truth: badge_sentence(truth.max_abs_diff, checked))
 

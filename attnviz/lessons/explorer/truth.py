@@ -67,16 +67,17 @@ def unchecked_sentence(unchecked: list[str]) -> str | None:
             "ran at the trained settings): they are attnviz's own numbers, from the same code that matched.")
 
 
+UNKNOWN_TOKENS = ("[UNK]", "<unk>")  # WordPiece's and SentencePiece's / BPE's names for it
+
+
 def unknown_pieces(model, text: str) -> tuple[str, list[str]]:
     """The tokenizer's unknown token and the typed piece each of its occurrences in this text stands for
-    (('', []) for a tokenizer without one)."""
-    backend = getattr(model.tokenizer, "backend", None)
-    unk = getattr(getattr(backend, "model", None), "unk_token", None) if backend is not None else None
+    (('', []) for a tokenizer without one, such as the toy's, which gives every word an id)."""
+    unk = next((t for t in UNKNOWN_TOKENS if t in model.tokenizer.special), "")
     if not unk:
         return "", []
-    enc = backend.encode(text)  # the same encoding Model.run made (truncation included), with offsets into the text
-    spans = [text[a:b] for token, (a, b) in zip(enc.tokens, enc.offsets, strict=True) if token == unk]
-    return unk, spans
+    enc = model.tokenizer.backend.encode(text)  # the encoding Model.run made (truncation included), with offsets
+    return unk, [text[a:b] for token, (a, b) in zip(enc.tokens, enc.offsets, strict=True) if token == unk]
 
 
 def unknown_note(model_name: str, unk: str, pieces: list[str], n_tokens: int) -> str | None:

@@ -76,7 +76,7 @@ PUBLISHED = [
 
 
 def model_geometry(model) -> Geometry:
-    decoder = bool(model.cfg.causal or getattr(model, "is_encoder_decoder", False))  # BART's decoder caches too
+    decoder = bool(model.cfg.causal or model.is_encoder_decoder)  # BART's decoder caches too
     return Geometry(f"{model.name} (loaded)", model.n_layers, model.n_heads, n_kv_heads(model), model.d_head, decoder)
 
 
