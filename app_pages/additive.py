@@ -129,7 +129,7 @@ with ui.guard("The comparison"):
 
 st.header("What each costs as n grows")
 with ui.guard("The cost measurement"):
-    from attnviz.lessons.additive.cost import MAX_COST_N
+    from attnviz.lessons.additive.cost import MAX_COST_N, cost_sentence
 
     c = st.columns(2)
     cost_d = int(c[0].select_slider("d for the measurement", [16, 32, 64, 128], 64, key="add_cost_d", **ui.BOUND))
@@ -145,19 +145,12 @@ with ui.guard("The cost measurement"):
         f"matrix of **{cost.dot_bytes[last] / 2**20:.3g} MiB**.")
     st.caption(f"Measured in this page's process on one CPU thread of the machine serving the app (the fastest of 5 runs, "
                f"cached until the app restarts). n stops at {MAX_COST_N}: beyond it the additive tensor gets large for "
-               "a shared classroom server. Both grow like n²; additive carries an extra factor d_a in memory and in "
-               "work, and its work is elementwise tanh rather than one matrix multiply. On a busy machine the time "
-               "curves can wobble (other programs share the CPU); the memory chart is exact.")
+               f"a shared classroom server. {cost_sentence(cost.d, cost.d_a)} On a busy machine the time curves can "
+               "wobble (other programs share the CPU); the memory chart is exact.")
 
 st.header("Why dot-product won")
-st.markdown(
-    "- **One matrix multiply.** All n² scores come out of Q Kᵀ, the operation GPUs and CPUs are built to run fast; "
-    "additive scoring needs a d_a-wide hidden layer and a tanh for every single (query, key) pair.\n"
-    "- **Less memory.** Dot-product keeps an n × n matrix; additive builds n × n × d_a numbers first.\n"
-    "- **No extra weights.** W, U and v are parameters to learn; dot-product reuses the projections Q and K.\n"
-    "- **The catch, and its fix.** Unscaled dot products grow with d_k and saturate the softmax; additive scores "
-    "pass through tanh and stay bounded. Dividing by √d_k fixes that (see the Scaling lab).\n\n"
-    "Additive attention was the scoring of RNN encoder–decoders for translation (Bahdanau et al., 2015): at each "
-    "output step the decoder's hidden state was scored against every encoder state this way. The Transformer "
-    "(Vaswani et al., 2017) chose scaled dot-product because it runs as matrix multiplies.")
+with ui.guard("Why dot-product won"):
+    from attnviz.lessons.additive.cost import WHY_DOT_PRODUCT_WON
+
+    st.markdown(WHY_DOT_PRODUCT_WON)
 ui.mark_drawn(view)

@@ -45,7 +45,12 @@ st.markdown(
 
 with ui.guard("The cross-attention page"):
     from attnviz.lessons.cross_attention.latex import cross_attention_equation
-    from attnviz.lessons.cross_attention.views import cross_layers, decoder_mask_spec, is_encoder_decoder
+    from attnviz.lessons.cross_attention.views import (
+        cross_layers,
+        decoder_mask_spec,
+        is_encoder_decoder,
+        wordpiece_note,
+    )
 
     texts = st.columns(2)
     source = texts[0].text_area("Source (read by the encoder: keys and values)", DEFAULT_SOURCE, key="xa_source",
@@ -87,6 +92,13 @@ with ui.guard("The cross-attention page"):
             "its real W_K, W_V to the source's, per head. The arithmetic is exactly cross-attention's; the weights were "
             "trained for self-attention, so read the patterns as 'what these projections match', not as translation.",
             icon=":material/science:")
+        from attnviz.lessons.cross_attention.views import near_diagonal_share, position_warning, words_reversed
+
+        flipped = _view(spec, view.device, source, words_reversed(target), layer, mask_spec, view.scale)
+        warning = position_warning(model.name, near_diagonal_share(xv.weights), near_diagonal_share(flipped.weights),
+                                   has_positions=model.cfg.positions != "none")
+        if warning:
+            st.warning(warning, icon=":material/swap_horiz:")
         st.caption("Offline, this demonstration is what is available: no trained encoder–decoder ships with attnviz. "
                    "For a real one, pick **other** in the sidebar's Model and name a BART model: a hub name such as "
                    "`facebook/bart-base` (needs the network) or a local BART folder.")
@@ -112,6 +124,9 @@ with ui.guard("The cross-attention page"):
     st.caption(f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight after "
                "the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in full "
                "detail below.")
+    pieces = wordpiece_note({"source": xv.source_labels, "target": xv.target_labels})
+    if pieces:
+        st.info(pieces, icon=":material/extension:")
     # Fixed-width panels in a wrapping row: for a short source, two per row on a 1024 px screen, five on a 1920 px one
     flow = st.container(horizontal=True, wrap=True, gap="medium")
     for i, h in enumerate(heads):

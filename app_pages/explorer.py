@@ -117,6 +117,7 @@ def grid_part() -> None:
     with ui.guard("The heatmaps"):
         view = ui.view_state()
         res = view.run()
+        unchecked_note(view, res)
         ring = grid_ring(view.selection, list(view.heads))
         picked = hm.layer_grid(res, view, view.layer, list(view.heads), key="grid",
                                per_head_scale=bool(st.session_state.get("per_head")), selection=ring,
@@ -196,14 +197,38 @@ def equations_panel(view) -> None:
 
 
 def truth_badge(badge, view) -> None:
-    """The live check against transformers, in `badge`. It depends on the text only (cached on it): a toggle
-    never redoes it."""
+    """The live check against transformers, in `badge`, saying at which settings it compared. It depends on the
+    text only (cached on it): a toggle never redoes it (unchecked_note, in a part a toggle reruns, says when the
+    heatmaps are at other settings)."""
+    from attnviz.lessons.explorer.truth import badge_sentence, checked_settings
     from ui.runs import truth_for
 
+    checked = checked_settings(view.model.cfg.causal, view.model.d_head, view.model.shared_window)
     ui.truth_badge(badge, lambda: truth_for(view.model_spec, view.device, view.text),
-                   lambda truth: f"✓ matches transformers: the Hugging Face library computes the same weights for this "
-                                 f"text. Largest difference {truth.max_abs_diff:.1e} over every layer, head and cell "
-                                 "(tolerance 1e-5; checked at the trained settings: no mask, 1/√d_k).")
+                   lambda truth: badge_sentence(truth.max_abs_diff, checked))
+
+
+def unchecked_note(view, res) -> None:
+    """Above the heatmaps, when their mask or scale is not what the check against transformers ran at."""
+    from attnviz.lessons.explorer.truth import mask_differs, unchecked_sentence, unchecked_settings
+
+    model = view.model
+    if model.source is None:  # no reference at all: the badge says so
+        return
+    differs = mask_differs(res.mask, model.builtin_mask(len(res.tokens)))
+    note = unchecked_sentence(unchecked_settings(differs, view.mask_spec, res.scale, model.d_head))
+    if note:
+        st.warning(note, icon=":material/science:")
+
+def unknown_note(view) -> None:
+    """A note when the tokenizer put [UNK] in place of characters its vocabulary lacks."""
+    from attnviz.lessons.explorer.truth import unknown_note as note_for
+    from attnviz.lessons.explorer.truth import unknown_pieces
+
+    unk, pieces = unknown_pieces(view.model, view.text)
+    note = note_for(view.model.name, unk, pieces, len(view.run().tokens))
+    if note:
+        st.info(note, icon=":material/help:")
 
 
 view = ui.open_page(
@@ -213,4 +238,5 @@ view = ui.open_page(
     "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS)
 with ui.guard("The explorer"):
     ui.run_notes(view.run())
+    unknown_note(view)
     explorer_view()

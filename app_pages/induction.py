@@ -37,7 +37,7 @@ st.markdown(
 
 with ui.guard("The induction lesson"):
     from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
-    from attnviz.lessons.induction.probe import HALF_RANGE, random_repeated_ids, text_twice_ids
+    from attnviz.lessons.induction.probe import HALF_RANGE, chance_sentence, random_repeated_ids, text_twice_ids
 
     model, spec = view.model, view.model_spec
     controls = st.columns([1.4, 1.2, 1.1, 0.5], vertical_alignment="bottom")
@@ -104,5 +104,6 @@ with ui.guard("The induction lesson"):
     m[1].metric("Mean loss, second copy", f"{second_loss:.2f} nats")
     st.plotly_chart(loss_figure(p), width="stretch", key="ih_loss")
     st.caption("Loss = −log of the probability the model gave to the token that really came next (0 = certain and "
-               "right). The first word of each copy is left out of the means: nothing before it can predict it.")
+               "right). The first word of each copy is left out of the means: nothing before it can predict it. "
+               + chance_sentence(model.name, p))
 ui.mark_drawn(view)

@@ -8,7 +8,9 @@ from ui.heatmap import heatmap
 from ui.memo import shared
 from ui.runs import model_for
 
-DEFAULT_PROMPT = "the cat sat on the mat . the dog ran to the door . the cat sat on the"
+# a block of random words, then its start again: tiny-llama (trained on blocks written twice) continues the copy,
+# and so does any model with induction heads
+DEFAULT_PROMPT = "parents heard voice among full turned network third museum described parents heard voice"
 
 
 @shared(max_entries=16)
@@ -49,7 +51,7 @@ st.markdown(
     "**KV cache** and computes only the newest token's query, key and value. The cache saves time; it costs memory.")
 
 with ui.guard("The KV-cache lesson"):
-    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement
+    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement, trained_for
 
     model, spec = view.model, view.model_spec
     c = st.columns([3, 1])
@@ -59,6 +61,8 @@ with ui.guard("The KV-cache lesson"):
         cached, full = _decode(spec, view.device, prompt, int(n_new))
     st.markdown(f"**{model.name}** · {model.n_layers} layers × {model.n_heads} query heads, **{model.n_kv_heads} K/V "
                 f"heads** · prompt {cached.n_prompt} tokens → wrote: **{' '.join(cached.labels[cached.n_prompt:])}**")
+    if trained_for(model.name):
+        st.caption(trained_for(model.name))
 
     st.subheader("One step of decoding")
     pick = st.columns(3)
@@ -101,15 +105,16 @@ with ui.guard("The KV-cache lesson"):
                "whole context from scratch: computed live on this page.")
 
     st.subheader("Time per token as the context grows")
-    from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure
+    from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
 
     with st.spinner("Timing both ways (3 runs each)…"):
-        st.plotly_chart(timing_figure(*_timings(spec, view.device, prompt, int(n_new))), width="stretch",
-                        key="kv_time")
+        timings = _timings(spec, view.device, prompt, int(n_new))
+        st.plotly_chart(timing_figure(*timings), width="stretch", key="kv_time")
     st.caption("Median of 3 runs, measured on this server when the page first ran this request (then cached), on "
                f"{view.device}. Without the cache every step runs all tokens through the model again; with it, "
                "one. On a tiny model fixed costs dominate both, so the gap is small; it grows with model size and "
-               "context. Step 0 is left out: with the cache it also runs the whole prompt (the prefill).")
+               "context. Step 0 is left out: with the cache it also runs the whole prompt (the prefill). "
+               + timing_sentence(*timings))
 
     st.subheader("Memory: MHA vs GQA vs MQA")
     from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of

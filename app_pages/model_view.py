@@ -53,7 +53,15 @@ view = ui.open_page("Model view: every head of every layer",
                     waits_for_text="The model view appears")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import STATISTICS, STATISTICS_SHORT, statistics_map, thumbnail_of, thumbnail_titles
+    from attnviz.lessons.model_view import (
+        ROLLOUT_VALUE,
+        STATISTICS,
+        STATISTICS_SHORT,
+        STATISTICS_TEXT,
+        statistics_map,
+        thumbnail_of,
+        thumbnail_titles,
+    )
 
     model, res = view.model, view.run()
     ui.run_notes(res)
@@ -89,9 +97,7 @@ with ui.guard("The model view"):
                     "The enlarged head below shows every token.", icon=":material/zoom_in:")
 
     st.subheader("What each head does, in numbers")
-    st.markdown("Entropy says how spread out a head's rows are; mean distance how far it looks; the shares say how much "
-                "weight goes to the sink tokens ([CLS], [SEP] or the first token), to the token itself and to the "
-                "token just before. Heads that park their weight on a sink often have nothing useful to add.")
+    st.markdown(STATISTICS_TEXT)
     statistic = st.selectbox("Statistic to map", list(STATISTICS), format_func=STATISTICS.get, key="mv_stat",
                              **ui.BOUND)
     st.html(statistics_map(stats, statistic))
@@ -112,5 +118,6 @@ with ui.guard("The model view"):
         upto = st.select_slider(f"Rollout after layer (layer {last} = the whole model)", list(range(model.n_layers)),
                                 value=last, key="mv_rollout_layer", **ui.BOUND)
     title = f"rollout after layer {upto}" + (" (the whole model)" if upto == last else "")
-    hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title)
+    hm.heatmap(rollout[upto], res.labels, key="mv_rollout", title=title, value_name=ROLLOUT_VALUE,
+               x_title="input token (key position)")
 ui.mark_drawn(view)

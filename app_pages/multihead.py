@@ -17,6 +17,7 @@ with ui.guard("The multi-head anatomy page"):
     from attnviz.lessons.multihead.grouping import (
         BYTES_PER_VALUE,
         PUBLISHED,
+        cache_note,
         format_bytes,
         grouped_patterns,
         kv_cache_bytes,
@@ -109,7 +110,7 @@ with ui.guard("The multi-head anatomy page"):
     n_kv = n_kv_heads(model)
     st.markdown("When a model generates text it keeps every past token's K and V (the **KV cache**) so it does not "
                 "recompute them. **MHA** keeps one K/V head per query head; **MQA** keeps a single K/V head shared "
-                "by all query heads; **GQA** keeps g K/V heads, each shared by a group of consecutive query heads.")
+                "by all query heads; **GQA** keeps G K/V heads, each shared by a group of consecutive query heads.")
     if n_kv < nh:
         st.subheader(f"{model.name} really shares K/V heads: {nh} query heads, {n_kv} K/V heads")
         read, share_gap = sharing_in_trace(res, layer)
@@ -128,13 +129,16 @@ with ui.guard("The multi-head anatomy page"):
     bpv = BYTES_PER_VALUE[dtype]
     st.caption(f"{geo.name}: {geo.n_layers} layers, {geo.n_heads} query heads, {geo.n_kv_heads} K/V heads, "
                f"d_head {geo.d_head}; one sequence of {length} tokens in {dtype}.")
+    if cache_note(geo):
+        st.info(cache_note(geo), icon=":material/info:")
     st.latex(tex.kv_cache_formula(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length,
-                                  kv_cache_bytes(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length)))
+                                  kv_cache_bytes(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length), geo.decoder))
     rows = kv_cache_rows(geo, bpv, length)
     st.dataframe([{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
                    "KV cache": format_bytes(r.bytes), "of MHA": f"{r.fraction_of_mha:.1%}",
                    "trained with": "✓" if r.is_models_own else ""} for r in rows], hide_index=True)
-    st.plotly_chart(kv_cache_figure(rows, f"{geo.name}, {length} tokens, {dtype} (dark = as trained)"),
+    st.plotly_chart(kv_cache_figure(rows, f"{geo.name}{'' if geo.decoder else ' as if a decoder'}, {length} tokens, "
+                                          f"{dtype} (dark = as trained)"),
                     width="stretch", key="mha_kv_chart")
 
     if n_kv == nh:
@@ -145,7 +149,7 @@ with ui.guard("The multi-head anatomy page"):
                    f"original run's. A model trained with GQA learns weights that suit the sharing; this one did not.",
                    icon=":material/science:")
         g1, g2 = st.columns(2)
-        groups = int(g1.number_input(f"K/V groups g (1 = MQA, {nh} = MHA)", 1, nh, max(1, nh // 4 if nh >= 4 else 1),
+        groups = int(g1.number_input(f"K/V groups G (1 = MQA, {nh} = MHA)", 1, nh, max(1, nh // 4 if nh >= 4 else 1),
                                      1, key="mha_groups", **ui.BOUND))
         with ui.guard("The grouped patterns"):
             gp = grouped_patterns(model, res, layer, groups)
@@ -158,14 +162,14 @@ with ui.guard("The multi-head anatomy page"):
                          height=38 + 35 * nh)
             st.caption(f"Total variation ½ Σ_j |a_j − a′_j| is 0 for identical rows and 1 for rows with no overlap. "
                        f"The layer's attention output (V averaged too) changes by {gp.output_change:.1%} of its norm. "
-                       f"With g = {nh} every head keeps its own K/V and nothing changes.")
+                       f"With G = {nh} every head keeps its own K/V and nothing changes.")
             p1, p2 = st.columns(2)
             with p1:
                 hm.heatmap(gp.original[head], labels, key="mha_orig", show_values=numbers,
                            title=f"original, head {head}")
             with p2:
                 hm.heatmap(gp.grouped[head], labels, key="mha_grouped", show_values=numbers,
-                           title=f"g = {groups} shared K/V, head {head}")
+                           title=f"G = {groups} shared K/V groups, head {head}")
             with st.columns(2)[0]:
                 hm.heatmap(gp.grouped[head] - gp.original[head], labels, labels, key="mha_delta", kind="signed",
                            show_values=numbers, x_title="key (attended to)", title=f"Δ = shared − original, head {head}")

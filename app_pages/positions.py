@@ -172,7 +172,7 @@ with ui.guard("The RoPE part"):
     st.latex(r"\small " + pf.rope_latex(rope.theta, rope.d_head))
     c = st.columns(4)
     pair = c[0].slider("Pair p", 0, rope.d_head // 2 - 1, 0, key="pos_pair", **ui.BOUND)
-    steps = c[1].slider("Positions 0 … k", 2, 32, 8, key="pos_steps", **ui.BOUND)
+    steps = c[1].slider("Positions shown, T (0 … T − 1)", 2, 32, 8, key="pos_steps", **ui.BOUND)
     n_table = c[2].slider("Score table size", 2, 24, 10, key="pos_table", **ui.BOUND)
     shift = c[3].slider("Shift s", 0, 100, 5, key="pos_shift", **ui.BOUND)
     q, k = rd.seeded_query_key(rope.d_head, int(seed))
@@ -182,8 +182,8 @@ with ui.guard("The RoPE part"):
                                              rd.pair_angle_step(rope.d_head, pair, rope.inv_freq)),
                         width="stretch", key="pos_pair_track")
     right.markdown(
-        f"The query's pair {pair}, (q[{pair}], q[{pair} + D/2]), placed at positions 0 … {steps - 1}. Every point lies "
-        "on the same circle: the rotation changes the direction, never the length. Low pairs spin fast and tell "
+        f"The query's pair {pair}, (q[{pair}], q[{pair} + D/2]), placed at the T = {steps} positions 0 … {steps - 1}. "
+        "Every point lies on the same circle: the rotation changes the direction, never the length. Low pairs spin fast and tell "
         "near neighbours apart; high pairs turn slowly and still differ across long distances.")
     if rope.from_model:
         with ui.guard("The model's own rotation"):

@@ -72,26 +72,33 @@ def mean_attention_distance(weights: torch.Tensor) -> torch.Tensor:
     return mean_over_live_rows(per_row, weights)
 
 
-def share_to_positions(weights: torch.Tensor, positions) -> torch.Tensor:
-    """mean over live rows i of Σ_{j ∈ positions} a_ij: (..., n_q, n_k) -> (...), in [0, 1].
+def share_to_positions(weights: torch.Tensor, positions, first_row: int = 0) -> torch.Tensor:
+    """mean over live rows i ≥ first_row of Σ_{j ∈ positions} a_ij: (..., n_q, n_k) -> (...), in [0, 1].
 
     With positions = [CLS]/[SEP]/first token this measures "attention sinks": heads that park
     their weight on a token that carries little meaning when they have nothing better to do.
+    first_row: 1 to average over the same rows as previous_token_share (see head_statistics).
     """
     n_k = weights.shape[-1]
     keys = sorted({int(p) for p in positions})  # a position named twice must not count twice
     if any(not 0 <= p < n_k for p in keys):
         raise AttnvizError(f"Key positions must lie between 0 and {n_k - 1}, got {keys}.")
     index = torch.tensor(keys, dtype=torch.long, device=weights.device)
-    per_row = weights.index_select(-1, index).sum(-1)  # weight each query puts on those keys (..., n_q)
-    return mean_over_live_rows(per_row, weights)
+    rows = weights[..., first_row:, :]  # (..., n_q - first_row, n_k)
+    per_row = rows.index_select(-1, index).sum(-1)  # weight each query puts on those keys (..., n_q - first_row)
+    return mean_over_live_rows(per_row, rows)
 
 
-def self_share(weights: torch.Tensor) -> torch.Tensor:
-    """mean over live rows i of a_ii, the weight a token puts on itself: (..., n, n) -> (...)."""
+def self_share(weights: torch.Tensor, first_row: int = 0) -> torch.Tensor:
+    """mean over live rows i ≥ first_row of a_ii, the weight a token puts on itself: (..., n, n) -> (...).
+
+    first_row: 1 to average over the same rows as previous_token_share, so that the two shares add up to at
+    most 1 (with row 0 in one mean and not the other, a causal previous-token head read 1/n + 1).
+    """
     _check_square(weights, "self_share")
-    diagonal = weights.diagonal(dim1=-2, dim2=-1)  # a_ii (..., n)
-    return mean_over_live_rows(diagonal, weights)
+    rows = weights[..., first_row:, :]  # (..., n - first_row, n)
+    diagonal = rows.diagonal(offset=first_row, dim1=-2, dim2=-1)  # a_ii for i = first_row..n-1 (..., n - first_row)
+    return mean_over_live_rows(diagonal, rows)
 
 
 def previous_token_share(weights: torch.Tensor) -> torch.Tensor:
@@ -134,11 +141,16 @@ def infinite_rows(row_kl: torch.Tensor) -> torch.Tensor:
     return torch.isinf(row_kl)
 
 
+SHARES_FROM_ROW = 1  # head_statistics' shares skip query row 0, which has no previous token (see there)
+
+
 def head_statistics(attentions: torch.Tensor, tokens: list[str]) -> list[dict]:
     """One row per (layer, head) of a run's attentions (L, H, n, n), for a table. Plain Python numbers.
 
     Columns: layer, head, entropy (nats), max_weight, mean_distance (positions), to_cls_sep_first
     (share to [CLS]/[SEP]/<s>/</s>/<|endoftext|> or position 0), to_self, to_previous.
+    The three shares are means over the same query rows, 1 .. n-1 (row 0 has no previous token), so to_self +
+    to_previous never exceeds 1; the other statistics are over every (live) row.
     """
     if attentions.dim() != 4 or attentions.shape[-1] != attentions.shape[-2]:
         raise AttnvizError(f"Expected attentions of shape (layers, heads, n, n), got {tuple(attentions.shape)}.")
@@ -150,8 +162,8 @@ def head_statistics(attentions: torch.Tensor, tokens: list[str]) -> list[dict]:
         "entropy": head_entropy,
         "max_weight": head_max_weight,
         "mean_distance": mean_attention_distance,
-        "to_cls_sep_first": lambda w: share_to_positions(w, sinks),
-        "to_self": self_share,
+        "to_cls_sep_first": lambda w: share_to_positions(w, sinks, first_row=SHARES_FROM_ROW),
+        "to_self": lambda w: self_share(w, first_row=SHARES_FROM_ROW),
         "to_previous": previous_token_share,
     }
     # layer by layer: a whole run's temporaries (6 × 12 × 512² floats, 75 MB each) are fresh memory every time,

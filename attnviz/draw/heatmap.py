@@ -195,12 +195,21 @@ def legend_of(kind: str, ranges: list[list[float]], has_masked: bool) -> dict:
             "title": "M, added to the scores before softmax"}
 
 
+def named_legend(legend: dict, value_name: tuple[str, str] | None) -> dict:
+    """The legend with its title and the hover's word for a value ("hover"; the browser's default: "weight" for
+    weights, "value" otherwise) replaced by what the matrix really holds."""
+    if value_name is None:
+        return legend
+    title, hover = value_name
+    return {**legend, "title": title, "hover": hover}
+
+
 def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, titles: list[str],
                     kind: str = "weights", columns: int = 1, per_head_scale: bool = False, limit: float | None = None,
                     x_title: str = "key (attended to)", y_title: str = "query (attending)",
                     show_values: bool | None = None, selectable: bool = False, selection: dict | None = None,
                     bytes_per_cell: int | None = None, thumbnails: bool = False, highlight: int | None = None,
-                    name: str = "") -> bytes:
+                    name: str = "", value_name: tuple[str, str] | None = None) -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
     kind: one of SCALE_KINDS (see the module text): the scale that fits the matrix. A magnitude with a negative
@@ -210,6 +219,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     thumbnails: many small panels (a model view): no token labels, hover only, uint8 weights.
     highlight: a panel the browser frames and titles in bold (the model view's enlarged head), or None.
     name: the page's key for it (the browser files its drawn data under this name, for tests).
+    value_name: (legend title, hover word) for a matrix on a kind's scale that is not what the kind is named for:
+    rollout shares drawn on the weights' 0..1 scale are no "weight after softmax". None: the kind's own words.
     """
     if kind not in SCALE_KINDS:
         raise AttnvizError(f"kind must be one of {SCALE_KINDS}, not {kind!r}.")
@@ -242,7 +253,7 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         "kind": kind, "panels": panels, "rows": rows, "cols": cols, "columns": max(1, min(columns, panels)),
         "titles": [str(t) for t in titles], "row_labels": [str(s) for s in row_labels],
         "col_labels": [str(s) for s in col_labels], "bounds": bounds,
-        "ranges": ranges, "legend": legend_of(kind, ranges, bool(np.isneginf(z).any())),
+        "ranges": ranges, "legend": named_legend(legend_of(kind, ranges, bool(np.isneginf(z).any())), value_name),
         "per_head_scale": bool(per_head_scale),
         "x_title": x_title, "y_title": y_title, "selectable": bool(selectable), "selection": selection,
         "show_values": (max(rows, cols) <= 16 and panels == 1) if show_values is None else bool(show_values),

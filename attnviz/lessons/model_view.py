@@ -27,6 +27,15 @@ STATISTICS = {  # column of attnviz.analysis.stats.head_statistics -> what the m
     "to_self": "share to the token itself",
     "to_previous": "share to the previous token",
 }
+# rollout is drawn on the weights' 0..1 scale (its rows sum to 1 too) but it is no weight after softmax
+ROLLOUT_VALUE = ("rollout: share of the input token (column) in the position (row); rows sum to 1", "rollout share")
+STATISTICS_TEXT = (
+    "Entropy says how spread out a head's rows are; mean distance how far it looks; the shares say how much weight "
+    "goes to the sink tokens ([CLS], [SEP] or the first token), to the token itself and to the token just before. "
+    "Heads that park their weight on a sink often have nothing useful to add. The three shares are means over the "
+    "same query rows, 1 … n − 1 (row 0 has no token before it), so *to self* + *to previous* is at most 1; a sink can "
+    "also be the token itself or the one before, so *to sinks* overlaps them. Entropy, max weight and distance are "
+    "means over every row.")
 STATISTICS_SHORT = {  # table headers narrow enough not to be cut at 1024 px; the long names go in the help
     "entropy": "entropy", "max_weight": "max weight", "mean_distance": "distance", "to_cls_sep_first": "to sinks",
     "to_self": "to self", "to_previous": "to previous",

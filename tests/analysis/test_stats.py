@@ -224,7 +224,7 @@ def test_head_statistics_rows_and_known_values():
     assert all(type(r["layer"]) is int and type(r["head"]) is int for r in rows)
     identity, prev, unif, first = rows
     assert identity["to_self"] == pytest.approx(1.0) and identity["mean_distance"] == 0.0
-    assert identity["to_cls_sep_first"] == pytest.approx(2.0 / N)  # rows 0 and 4 look at [CLS], [SEP]
+    assert identity["to_cls_sep_first"] == pytest.approx(1.0 / (N - 1))  # of rows 1..4, row 4 looks at [SEP]
     assert prev["to_previous"] == pytest.approx(1.0)
     assert unif["entropy"] == pytest.approx(math.log(N), abs=1e-6)
     assert unif["to_cls_sep_first"] == pytest.approx(2.0 / N)
@@ -321,3 +321,13 @@ def test_kl_is_never_nan_nonnegative_and_infinite_only_where_q_forbids_what_p_us
     capped = row_kl_divergence(p, q, eps=KL_EPSILON)
     assert torch.isfinite(capped).all() and (capped <= math.log(1.0 / KL_EPSILON) + 1e-3).all()
     assert row_kl_divergence(p, p).abs().max().item() < 1e-5
+
+
+def test_head_statistics_shares_are_over_the_same_rows_so_self_and_previous_add_to_at_most_one():
+    """A causal previous-token head: row 0 can only look at itself. Counted in 'to self' but not in 'to previous',
+    it read 1/n + 1 > 1; over the same rows 1..n-1 it reads 0 and 1."""
+    tokens = ["a", "b", "c", "d", "e"]
+    rows = head_statistics(previous_token().expand(1, 1, N, N), tokens)
+    assert rows[0]["to_self"] == pytest.approx(0.0) and rows[0]["to_previous"] == pytest.approx(1.0)
+    assert rows[0]["to_cls_sep_first"] == pytest.approx(1.0 / (N - 1))  # only row 1's previous token is token 0
+    assert self_share(previous_token(), first_row=1).item() == pytest.approx(0.0)

@@ -195,3 +195,34 @@ def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(
     assert at.title and at.sidebar.toggle  # the whole page ran
     unscaled = minilm.run(TEXT, scale=False)
     assert_drawn_equals(grid(at), unscaled.attentions, 0, list(range(12)), unscaled.labels)
+
+
+def test_the_truth_badge_says_what_it_checked_and_a_note_says_when_the_heatmaps_are_not_that(minilm):
+    at = run_app({"text": TEXT})
+    badge = " ".join(str(s.value) for s in at.success)
+    assert "matches transformers at the trained settings (no mask, scores divided by √d_k = √32)" in badge
+    assert "did not cover" not in page_text(at)
+    at = run_app({"text": TEXT, "mask": "causal"})  # an encoder under a causal mask: not what transformers ran
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert "These heatmaps use a causal mask, which the check against transformers did not cover" in warnings
+    at.toggle(key="scaled").set_value(False).run()  # the note is in the part a toggle reruns: it follows the toggle
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert "These heatmaps use a causal mask and no scaling (factor 1), which the check" in warnings
+
+
+def test_on_tiny_llama_the_badge_names_its_built_in_causal_mask_and_causal_is_no_difference(tiny_llama):
+    at = run_app({"model": "tiny-llama", "text": "the cat sat on the mat", "mask": "causal"})
+    assert_healthy(at)
+    badge = " ".join(str(s.value) for s in at.success)
+    assert f"trained settings (its built-in causal mask, scores divided by √d_k = √{tiny_llama.d_head})" in badge
+    assert "no mask" not in badge and "did not cover" not in page_text(at)
+    at = run_app({"model": "tiny-llama", "text": "the cat sat on the mat", "mask": "window", "window": "1"})
+    assert "These heatmaps use a sliding window mask (window:1), which the check" in page_text(at)
+
+
+def test_chinese_text_gets_a_note_that_the_vocabulary_lacks_the_characters_shown_as_unk(minilm):
+    at = run_app({"text": "我喜欢猫。The cat sat."})
+    assert_healthy(at)
+    notes = " ".join(str(i.value) for i in at.info)
+    assert "3 of the 11 tokens are [UNK] (喜, 欢, 猫): all-MiniLM-L6-v2's vocabulary has no piece for these" in notes
+    assert "[UNK]" not in " ".join(str(i.value) for i in run_app({"text": TEXT}).info)

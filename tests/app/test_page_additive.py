@@ -104,3 +104,13 @@ def test_bad_inputs_get_messages_not_tracebacks(toy):
     at.text_area(key="text").input("").run()
     assert_healthy(at)
     assert any("Type some text" in w.value for w in at.warning)
+
+
+def test_the_cost_text_says_the_theoretical_costs_are_alike_and_what_differs(default_page):
+    """Both score n² pairs with a vector's width of work each: no 'extra factor d_a in work'. What differs is the
+    one matrix multiply and the (n, n, d_a) tensor a plain additive implementation builds."""
+    text = page_text(default_page)
+    assert "extra factor d_a" not in text
+    assert "so their theoretical cost is similar" in text and "d = 64 multiply-adds for a dot product" in text
+    assert "additive first builds the whole (n, n, d_a) tensor of W q_i + U k_j, d_a = 64 times the memory" in text
+    assert "The count of operations is similar; how fast they run is not." in text

@@ -153,3 +153,25 @@ def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
     assert_healthy(at)
     assert "encoder–decoder: this is its encoder's self-attention" in alerts(at, "info")
     assert "matches transformers" in alerts(at, "success")
+
+
+def test_the_demonstration_warns_that_its_diagonal_is_position_and_explains_word_pieces(minilm):
+    from attnviz.lessons.cross_attention.views import cross_view, near_diagonal_share, words_reversed
+
+    target = "Le chat était assis sur le tapis."
+    at = run_app({"xa_source": SOURCE, "xa_target": target}, page=PAGE)
+    assert_healthy(at)
+    here = near_diagonal_share(cross_view(minilm, SOURCE, target, 0).weights)
+    flipped = near_diagonal_share(cross_view(minilm, SOURCE, words_reversed(target), 0).weights)
+    assert abs(here - flipped) < 0.05  # the reason for the warning: the diagonal stays when the words move
+    warnings = alerts(at, "warning")
+    assert "A diagonal here is position, not alignment." in warnings
+    assert f"{here:.0%} of the weight" in warnings and f"in reverse order it is {flipped:.0%}" in warnings
+    assert "It hardly moves when the words move: the diagonal follows the positions" in warnings
+    info = alerts(at, "info")
+    assert "ass ##is (= assis)" in info and "“##” marks a piece that continues the word before it" in info
+
+
+def test_the_real_cross_attention_gets_no_position_warning(bart_folder):
+    at = run_app(bart_query(bart_folder), page=PAGE)
+    assert "A diagonal here is position" not in alerts(at, "warning")

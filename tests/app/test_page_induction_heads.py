@@ -71,3 +71,18 @@ def test_an_encoder_in_the_sidebar_falls_back_to_the_tiny_llama():
     at = run_app({}, page=PAGE)  # the bundled BERT
     assert_healthy(at)
     assert "not a causal language model" in page_text(at) and "attnviz-tiny-llama" in page_text(at)
+
+
+def test_the_loss_chart_draws_chance_and_says_why_the_first_copy_is_worse(default_page, tiny_llama):
+    at = default_page
+    p = expected(tiny_llama)
+    shapes = chart_specs(at)["ih_loss"]["layout"]["shapes"]
+    chance = [s for s in shapes if s.get("line", {}).get("dash") == "dash"]
+    assert len(chance) == 1 and chance[0]["y0"] == pytest.approx(np.log(p.vocab_size)) and p.vocab_size == 1014
+    first, _ = p.copy_losses()
+    assert first > np.log(1014)  # the case the text must explain
+    text = page_text(at)
+    assert "Dashed line: chance, ln 1,014 ≈ 6.92 nats" in text
+    assert f"the model puts {p.first_copy_seen_mass():.0%} of its probability, on average, on words it has already " \
+           "seen" in text
+    assert "trained with the loss on the repeated copies only, never on a first copy" in text

@@ -81,3 +81,20 @@ def test_a_prompt_past_the_models_length_is_a_clear_message(prompt, message):
     at = run_app({"model": "tiny-llama", "kv_prompt": prompt, "kv_new": "12"}, page=PAGE)
     assert_healthy(at)
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_the_default_prompt_shows_tiny_llama_continuing_a_copy_and_says_what_it_was_trained_for(tiny_llama):
+    at = run_app({"model": "tiny-llama"}, page=PAGE)
+    assert_healthy(at)
+    prompt = at.text_input(key="kv_prompt").value
+    words = prompt.split()
+    block = words[: words.index(words[0], 1)]  # a block of distinct words, then its start again
+    start = words[len(block):]
+    assert len(block) >= 8 and start == block[: len(start)] and len(set(block)) == len(block)
+    n_new = at.number_input(key="kv_new").value
+    wrote = tiny_llama.generate(prompt, max_new_tokens=n_new, cache=True)
+    expected = (block[len(start):] + block)[:n_new]
+    assert wrote.labels[wrote.n_prompt:] == expected  # it continues the copy, word for word
+    text = page_text(at)
+    assert f"wrote: **{' '.join(expected)}**" in text
+    assert "attnviz-tiny-llama was trained on nothing but blocks of random words written twice" in text

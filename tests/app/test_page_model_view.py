@@ -178,3 +178,25 @@ def test_empty_text_gives_a_clear_message():
     assert not at.exception
     assert any("Type some text" in w.value for w in at.warning)
     assert "mv_grid" not in chart_specs(at) and "mv_grid" not in heatmap_payloads(at)
+
+
+def test_the_shares_are_over_the_same_rows_and_the_page_says_so(default_page):
+    """MiniLM's layer 0, head 2 is a previous-token head whose row 0 ([CLS]) looks at itself: counted in 'to self'
+    but not in 'to previous', it read 0.077 and 1.000, more than 1 together."""
+    at = default_page
+    table = at.dataframe[0].value
+    l0h2 = table[(table["layer"] == 0) & (table["head"] == 2)].iloc[0]
+    assert l0h2["to_previous"] > 0.99 and l0h2["to_self"] < 0.01
+    assert ((table["to_self"] + table["to_previous"]) <= 1 + 1e-5).all()
+    assert "The three shares are means over the same query rows, 1 … n − 1 (row 0 has no token before it)" \
+        in page_text(at)
+
+
+def test_rollout_is_labelled_as_rollout_not_as_a_weight_after_softmax(default_page):
+    from attnviz.draw.heatmap import decode_payload
+
+    legend = decode_payload(heatmap_payloads(default_page)["mv_rollout"])[0]["legend"]
+    assert "weight after softmax" not in legend["title"] and legend["title"].startswith("rollout: share of the input")
+    assert legend["hover"] == "rollout share"
+    focus = decode_payload(heatmap_payloads(default_page)["mv_focus"])[0]["legend"]
+    assert focus["title"] == "weight after softmax" and "hover" not in focus  # a real head keeps its words

@@ -129,3 +129,20 @@ def test_a_llama_folder_shows_its_real_gqa_and_a_truthful_head_width(tiny_decode
     assert list(sharing["found in this run"]) == ["0, 1", "2, 3"]
     assert "really shares K/V heads: 4 query heads, 2 K/V heads" in text_on_page
     assert any("Query head h reads K/V head h // 2" in c.value for c in at.caption)
+
+
+def test_an_encoder_is_said_to_keep_no_kv_cache_and_its_figure_is_a_decoder_of_its_shape(minilm_page):
+    at = minilm_page
+    at.selectbox(key="mha_geo").set_value("all-MiniLM-L6-v2 (loaded)").run()  # another test may have picked another
+    notes = " ".join(str(i.value) for i in at.info)
+    assert "all-MiniLM-L6-v2 is an encoder: it reads the whole text at once and generates nothing, so it keeps no KV " \
+           "cache (0 bytes)" in notes
+    assert r"\text{KV cache}_{\text{a decoder of this shape}}" in latex_with(at, r"\text{KV cache}")
+
+
+def test_the_count_of_kv_groups_is_G_and_g_stays_the_formulas_group_index(minilm_page):
+    at = minilm_page
+    assert at.number_input(key="mha_groups").label.startswith("K/V groups G (1 = MQA")
+    formula = latex_with(at, r"W_K^{[g]}")
+    assert r"g = 0, \dots, G - 1 = 2" in formula  # 12 heads, G = 3 groups by default
+    assert "K/V groups g" not in page_text(at)

@@ -160,3 +160,12 @@ def test_a_llama_folder_rotates_with_its_own_frequencies_and_its_trace_agrees(ti
     np.testing.assert_allclose(table["angle t·θ_p (rad)"], [round(t * float(own[1]), 4) for t in range(len(table))])
     after = rot.q_after[0, 0, 2]
     assert table["q pair after (model)"][2] == f"({float(after[1]):.3f}, {float(after[1 + model.d_head // 2]):.3f})"
+
+
+def test_the_positions_slider_and_the_text_name_the_same_positions(default_page):
+    """The slider counts positions (T = 8 by default) and the text lists those same ones, 0 … 7."""
+    slider = default_page.slider(key="pos_steps")
+    assert slider.label == "Positions shown, T (0 … T − 1)" and slider.value == 8
+    assert "placed at the T = 8 positions 0 … 7." in page_text(default_page)
+    track = chart_specs(default_page)["pos_pair_track"]["data"]
+    assert track[1]["text"] == [str(t) for t in range(8)]  # the points drawn: positions 0 … 7

@@ -233,3 +233,10 @@ def test_a_mask_holds_only_zero_and_minus_infinity_and_travels_as_bits():
 
 def test_legend_ticks_read_as_numbers():
     assert [tick_text(v) for v in (0.5, 1.0, -2.3749, 1234.0, 0.00012345, 0.0)] == ["0.5", "1", "−2.37", "1230", "0.000123", "0"]
+
+
+def test_a_value_name_replaces_the_legend_title_and_the_hover_word():
+    z = np.array([[0.25, 0.75], [1.0, 0.0]])
+    meta, _ = decode_payload(heatmap_payload(z, ["a", "b"], titles=["r"], value_name=("rollout share", "rollout")))
+    assert meta["legend"]["title"] == "rollout share" and meta["legend"]["hover"] == "rollout"
+    assert meta["legend"]["ticks"] == ["0", "0.5", "1"]  # the scale stays the weights' 0..1

@@ -113,3 +113,19 @@ def test_decoder_mask_spec_keeps_what_fits_and_says_why_otherwise(bundled_model,
     spec, note = decoder_mask_spec(bart, TARGET, "custom:10/01")  # 2 rows for a longer target
     assert spec == "none" and note.startswith("Mask:")
     assert decoder_mask_spec(bundled_model, TARGET, "causal")[0] == "none"  # the demonstration has no mask
+
+
+def test_near_diagonal_share_and_wordpiece_note():
+    import torch
+
+    from attnviz.lessons.cross_attention.views import near_diagonal_share, wordpiece_note, words_reversed
+
+    eye = torch.eye(4).unsqueeze(0)  # one head, all weight on the diagonal
+    assert near_diagonal_share(eye) == 1.0
+    far = torch.zeros(1, 4, 4)
+    far[0, :, 3] = 1.0  # every row on the last key: rows 2 and 3 are within one position of it
+    assert near_diagonal_share(far) == 0.5
+    assert words_reversed("le chat dort") == "dort chat le"
+    note = wordpiece_note({"source": ["[CLS]", "the", "[SEP]"], "target": ["le", "tap", "##is", "ass", "##is", "."]})
+    assert "tap ##is (= tapis), ass ##is (= assis)" in note
+    assert wordpiece_note({"source": ["[CLS]", "the", "cat"]}) is None

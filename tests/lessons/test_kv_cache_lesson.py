@@ -77,3 +77,14 @@ def test_bad_input_is_a_clear_message(llama, bundled_model):
             decode_both(llama, PROMPT, n)
     with pytest.raises(AttnvizError, match="Step 99 does not exist"):
         step_view(llama, decode_both(llama, PROMPT, 2)[0], 99, 0, 0)
+
+
+def test_the_timing_sentence_names_where_the_cache_was_not_faster_and_why():
+    from attnviz.lessons.kv_cache.figures import timing_sentence
+
+    cached, full = ([10, 11, 12], [2.0, 2.1, 2.0]), ([10, 11, 12], [3.0, 2.0, 4.0])
+    text = timing_sentence(cached, full)
+    assert text.startswith("At 1 of the 3 context lengths (11 tokens) the cached step was not faster.")
+    assert "fixed costs paid once per call" in text
+    assert timing_sentence(cached, ([10, 11, 12], [3.0, 3.0, 3.0])) == \
+        "Here the cached step was faster at every one of the 3 context lengths."

@@ -114,3 +114,9 @@ def test_tokens_and_vectors_are_safe_latex():
     short = vector_latex("q_{0}", torch.tensor([1.0, -2.5]))
     assert short == r"q_{0} = \left(1, -2.5\right)"
     assert r"\dots\ (\text{32 numbers})" in vector_latex("q_{0}", torch.zeros(32))
+
+
+def test_the_concat_card_names_the_heads_columns_and_claims_no_frame():
+    """Nothing frames a head's columns in the Concat heatmap: the card says which columns they are instead."""
+    concat = next(c for c in step_cards(9, 384, 32, 12, 5, 32**-0.5, True, False) if c.key == "concat")
+    assert "framed" not in concat.text and "head 5's are columns 160–191" in concat.text

@@ -77,3 +77,12 @@ def test_cards_name_the_rope_step_and_the_shared_kv_head(decoder):
     assert "before RoPE" in m.title
     np.testing.assert_array_equal(m.matrix, s.q_before.numpy())
     assert "K/V head" in step_matrix(s, "K").title and "after RoPE" in step_matrix(s, "K").title
+
+
+def test_the_score_heatmap_title_has_the_primes_of_its_heading(decoder):
+    """The card reads Q′ K′ᵀ (RoPE turned Q and K): the heatmap under it says so too."""
+    s = head_steps(decoder, decoder.run(TEXT, keep=True), 0, 1)
+    cards = step_cards(9, decoder.d_model, decoder.d_head, decoder.n_heads, 1, 0.25, True, True,
+                       n_kv_heads=decoder.n_kv_heads)
+    assert next(c for c in cards if c.key == "scores").title == "Q′ K′ᵀ"
+    assert step_matrix(s, "scores").title.startswith("S = Q′ K′ᵀ (")

@@ -5,7 +5,7 @@ import { el } from "./dom.js";
 import { hoverText } from "./format.js";
 import { LUTS, SWATCHES, cssColour } from "./scales.js";
 import { valueAt } from "./decode.js";
-import { hit, labelPx, measure } from "./layout.js";
+import { hit, labelPlan, measure } from "./layout.js";
 
 function fitTitle(title, width, font) {  // drop trailing " · " parts until the title fits its panel; "…" says some
   measure.font = `${font + 1}px sans-serif`;  // were dropped (the full title is the tooltip)
@@ -19,7 +19,8 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
   const { meta } = s.model, lay = s.lay;
   s.labels.replaceChildren();
   s.labels.style.width = lay.width + "px"; s.labels.style.height = lay.height + "px";
-  const every = Math.max(1, Math.ceil(labelPx(s) / lay.cell)), everyRow = Math.max(1, Math.ceil(labelPx(s) / lay.cellH));
+  const font = s.fontPx || 11, cols = labelPlan(meta.cols, lay.cell, font), rows = labelPlan(meta.rows, lay.cellH, font);
+  const every = cols.step, everyRow = rows.step;
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
     const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w, s.fontPx || 11));
@@ -29,10 +30,12 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
     if (meta.thumbnails) continue;
     if (b.gc === 0) for (let r = 0; r < meta.rows; r += everyRow) {
       const d = el("div", "avhm-lab avhm-row", s.labels, meta.row_labels[r]);
+      if (rows.fontPx < font) d.style.fontSize = rows.fontPx + "px";
       d.style.top = b.y + (r + 0.5) * lay.cellH + "px"; d.style.width = lay.rowLabW - 6 + "px";
     }
     if (b.keyLabels) for (let c = 0; c < meta.cols; c += every) {
       const d = el("div", "avhm-lab avhm-col", s.labels, meta.col_labels[c]);
+      if (cols.fontPx < font) d.style.fontSize = cols.fontPx + "px";
       d.style.left = b.x + (c + 0.5) * lay.cell + "px"; d.style.top = b.y + b.h + 4 + "px";
       d.style.height = lay.colLabH - 6 + "px";
     }
@@ -76,8 +79,8 @@ export function showTip(s, ev) {  // the hover: panel, query (or row) and key (o
   const lines = [meta.titles[at.panel],
     `${qk ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
     `${qk ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
-    meta.kind === "weights" ? `weight: ${hoverText(v, s.model)}`
-      : meta.kind === "mask" ? `M: ${maskWord(meta, v)}` : `value: ${hoverText(v, s.model)}`];
+    meta.kind === "mask" ? `M: ${maskWord(meta, v)}`
+      : `${meta.legend.hover || (meta.kind === "weights" ? "weight" : "value")}: ${hoverText(v, s.model)}`];
   s.tip.replaceChildren();
   for (const line of lines) if (line) el("div", "", s.tip, line);
   s.tip.style.display = "block";

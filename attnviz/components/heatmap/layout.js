@@ -6,6 +6,17 @@ export const LABEL_PX = 13;  // at the default 11 px type, a label needs this ma
 // the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 15 px), read once per payload
 export function fontPx(s) { return parseFloat(getComputedStyle(s.root).fontSize) || 11; }
 export function labelPx(s) { return LABEL_PX + (s.fontPx || 11) - 11; }  // denser labels than this are thinned
+export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows (a smaller type where cells are small):
+// a class must tell "it" from "tired", and the hover alone does not do that on a projector
+const SMALLEST_FONT_PX = 7;
+
+// {step: label every step-th of `count` cells of cellPx, fontPx: their type size} at the page's type size `font`
+export function labelPlan(count, cellPx, font = 11) {
+  const need = LABEL_PX + font - 11;  // labelPx
+  if (cellPx >= need) return { step: 1, fontPx: font };
+  if (count <= ALL_LABELS_UP_TO) return { step: 1, fontPx: Math.max(SMALLEST_FONT_PX, Math.min(font, Math.floor(cellPx))) };
+  return { step: Math.ceil(need / cellPx), fontPx: font };
+}
 export const measure = document.createElement("canvas").getContext("2d");  // text widths, without the page's layout
 
 const widths = new Map();  // label list -> its widest label: a page's heatmaps mostly share one token list

@@ -65,3 +65,28 @@ def measure_cost(ns=COST_NS, d: int = 64, d_a: int = 64, repeats: int = 5, seed:
             dot_s.append(_fastest_seconds(lambda q=q, k=k: torch.softmax(q @ k.T * d**-0.5, -1), repeats))
     return Cost(ns, d, d_a, add_s, dot_s, [additive_intermediate_bytes(n, n, d_a) for n in ns],
                 [dot_intermediate_bytes(n, n) for n in ns])
+
+
+def cost_sentence(d: int, d_a: int) -> str:
+    """How the two scorings' costs compare, in words: what grows alike, and what differs in practice."""
+    return (f"Both grow like n², and alike: each of the n² (query, key) pairs costs work in proportion to a vector's "
+            f"width, d = {d} multiply-adds for a dot product, d_a = {d_a} additions, tanh and multiply-adds for additive "
+            f"(its W q_i and U k_j are computed once per token, not per pair), so their theoretical cost is similar. "
+            f"What differs in practice: dot-product's n² scores come out of one matrix multiply, which processors "
+            f"run very fast, while additive's per-pair tanh is elementwise work; and written plainly, as here, "
+            f"additive first builds the whole (n, n, d_a) tensor of W q_i + U k_j, d_a = {d_a} times the memory of "
+            f"the (n, n) score matrix (a loop or a fused kernel could avoid that tensor).")
+
+
+WHY_DOT_PRODUCT_WON = (
+    "- **One matrix multiply.** All n² scores come out of Q Kᵀ, the operation GPUs and CPUs are built to run fast; "
+    "additive scoring needs a d_a-wide hidden layer and a tanh for every single (query, key) pair. The count of "
+    "operations is similar; how fast they run is not.\n"
+    "- **Less memory, as usually written.** Dot-product keeps an n × n matrix; additive, computed for all pairs at "
+    "once, builds n × n × d_a numbers first.\n"
+    "- **No extra weights.** W, U and v are parameters to learn; dot-product reuses the projections Q and K.\n"
+    "- **The catch, and its fix.** Unscaled dot products grow with d_k and saturate the softmax; additive scores "
+    "pass through tanh and stay bounded. Dividing by √d_k fixes that (see the Scaling lab).\n\n"
+    "Additive attention was the scoring of RNN encoder–decoders for translation (Bahdanau et al., 2015): at each "
+    "output step the decoder's hidden state was scored against every encoder state this way. The Transformer "
+    "(Vaswani et al., 2017) chose scaled dot-product because it runs as matrix multiplies.")

@@ -85,3 +85,59 @@ def decoder_mask_spec(model, target: str, spec) -> tuple[str, str | None]:
     except AttnvizError as err:
         return "none", f"Mask: {err} No extra mask is used."
     return spec, None
+
+
+# ---- what the demonstration's pictures do not mean ----------------------------------------------
+
+
+def near_diagonal_share(weights: torch.Tensor, width: int = 1) -> float:
+    """Mean over heads and target rows of the weight on source tokens at most `width` positions from the row's own
+    position: (nh, T, S) -> a share in [0, 1]. A pattern driven by position alone scores the same for any two
+    sentences of similar length."""
+    T, S = weights.shape[-2:]
+    i = torch.arange(T).unsqueeze(1)  # target positions (T, 1)
+    j = torch.arange(S).unsqueeze(0)  # source positions (1, S)
+    near = ((i - j).abs() <= width).to(weights.dtype)  # (T, S)
+    return float((weights * near).sum(-1).mean())
+
+
+def words_reversed(text: str) -> str:
+    """The text's words in reverse order: the same words (the same meaning to match, if any), other positions."""
+    return " ".join(reversed(text.split()))
+
+
+def position_warning(model_name: str, share: float, share_reversed: float, has_positions: bool = True) -> str | None:
+    """Said above the demonstration's heatmaps: a diagonal there follows positions, not meaning, with the numbers.
+    None for a model that adds no positions to its input (no position can shape its pattern)."""
+    if not has_positions:
+        return None
+    return (f"**A diagonal here is position, not alignment.** Both sentences carry {model_name}'s position "
+            "embeddings, and a layer trained for self-attention may match a query at position i with keys near "
+            f"position i. Measured now: {share:.0%} of the weight, averaged over heads and target rows, falls within "
+            f"one position of the diagonal; with the target's words in reverse order it is {share_reversed:.0%}. "
+            + ("It hardly moves when the words move: the diagonal follows the positions, not which words translate "
+               "which." if abs(share - share_reversed) < 0.05 else
+               "The words' order changes it, so the words play a part too; still, these weights were never trained "
+               "to align a translation."))
+
+
+def wordpiece_note(sides: dict[str, list[str]]) -> str | None:
+    """Which words a WordPiece tokenizer cut into pieces ("ass ##is"), per side ({"source": labels, ...}), and what
+    '##' means; None when no word was cut."""
+    cut = []
+    for labels in sides.values():
+        word: list[str] = []
+        for label in [*labels, ""]:  # "" flushes the last word
+            if label.startswith("##") and word:
+                word.append(label)
+                continue
+            if len(word) > 1:
+                cut.append(f"{' '.join(word)} (= {''.join(p.removeprefix('##') for p in word)})")
+            word = [label]
+    if not cut:
+        return None
+    shown = list(dict.fromkeys(cut))
+    return ("**Word pieces.** The tokenizer cut words its vocabulary lacks into pieces it has: "
+            + ", ".join(shown[:8]) + (", …" if len(shown) > 8 else "")
+            + ". “##” marks a piece that continues the word before it. Each piece is its own row or column with its "
+            "own weights: a word is not one token.")

@@ -20,6 +20,10 @@ def loss_figure(p: InductionProbe) -> go.Figure:
         # each label just above the plot area: inside it, the labels sat on the first points
         fig.add_vrect(x0=start - 0.5, x1=start + P - 0.5, fillcolor=colour, line_width=0,
                       annotation_text=name, annotation_position="top left", annotation_yanchor="bottom")
+    if p.vocab_size:
+        fig.add_hline(y=p.chance_loss, line_dash="dash", line_color="rgb(90,90,90)",
+                      annotation_text=f"chance: ln {p.vocab_size:,} ≈ {p.chance_loss:.2f}",
+                      annotation_position="bottom right")
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                       xaxis_title="token position (the token being predicted)",
                       yaxis_title="loss = −log p(token), nats", yaxis_rangemode="tozero")

@@ -8,6 +8,7 @@ induction scores per layer × head, and the model's loss on every token.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ class InductionProbe:
     previous: torch.Tensor  # (L, H) previous-token scores
     induction: torch.Tensor  # (L, H) induction scores
     loss: torch.Tensor  # (n - 1,) loss[p] = -log p(token p+1 | tokens 0..p), nats
+    vocab_size: int = 0  # V, the tokens the model chooses among: uniform guessing scores ln V nats
+    seen_mass: torch.Tensor | None = None  # (n - 1,) seen_mass[p] = probability on tokens among 0..p (already seen)
 
     @property
     def best_previous(self) -> tuple[int, int]:
@@ -45,6 +48,17 @@ class InductionProbe:
         first = self.loss[f: f + P - 1]  # predicting positions f+1 .. f+P-1
         second = self.loss[f + P: f + 2 * P - 1]  # predicting positions f+P+1 .. f+2P-1
         return float(first.mean()), float(second.mean())
+
+    @property
+    def chance_loss(self) -> float:
+        """ln V: the loss of a uniform guess over the whole vocabulary, at every position."""
+        return math.log(self.vocab_size)
+
+    def first_copy_seen_mass(self) -> float:
+        """Mean probability the model puts on tokens already seen, over the first copy's predictions (tokens
+        2..P, as copy_losses): in a block of distinct random words every such bet is wrong."""
+        P, f = self.period, self.first
+        return float(self.seen_mass[f: f + P - 1].mean())
 
 
 def require_language_model(model) -> None:
@@ -114,5 +128,37 @@ def probe(model, ids: list[int], period: int, first: int) -> InductionProbe:
     return InductionProbe(
         ids=list(ids), labels=labels, period=period, first=first, attentions=attentions,
         previous=previous_token_scores(attentions), induction=induction_scores(attentions, period, first),
-        loss=per_token_loss(logits.float().cpu(), ids),
+        loss=per_token_loss(logits.float().cpu(), ids), vocab_size=int(logits.shape[-1]),
+        seen_mass=seen_token_mass(logits.float().cpu(), ids),
     )
+
+
+def seen_token_mass(logits: torch.Tensor, ids: list[int]) -> torch.Tensor:
+    """(n - 1,): at each position p, the probability the model gives to the tokens among ids[0..p]."""
+    probs = logits[:-1].softmax(-1)  # (n - 1, V): position p predicts token p + 1
+    seen = torch.zeros_like(probs, dtype=torch.bool)
+    for p, token in enumerate(ids[:-1]):
+        seen[p:, token] = True  # token p is seen from position p on
+    return (probs * seen).sum(-1)
+
+
+# The models attnviz trained with the loss on the repeated copies only (attnviz/training: labels -100 up to the
+# second copy): their first copies were never scored in training.
+TRAINED_ON_REPEATS_ONLY = {"attnviz-tiny-llama"}
+
+
+def chance_sentence(model_name: str, p: InductionProbe) -> str:
+    """The chance line of the loss chart in words, and, when the first copy is worse than chance, why."""
+    first_loss, _ = p.copy_losses()
+    text = (f"Dashed line: chance, ln {p.vocab_size:,} ≈ {p.chance_loss:.2f} nats, the loss of guessing uniformly "
+            f"among the {p.vocab_size:,} tokens of the vocabulary.")
+    if first_loss <= p.chance_loss:
+        return text
+    share = p.first_copy_seen_mass()
+    text += (f" The first copy ({first_loss:.2f} nats) is worse than that: in it the model puts {share:.0%} of its "
+             "probability, on average, on words it has already seen, and in a block of distinct random words the next "
+             "word is never one of them.")
+    if model_name in TRAINED_ON_REPEATS_ONLY:
+        text += (f" {model_name} was trained with the loss on the repeated copies only, never on a first copy, so it "
+                 "learned to bet on earlier words and nothing taught it otherwise.")
+    return text

@@ -26,6 +26,20 @@ def writes_text(model) -> bool:
     return not model.is_encoder_decoder and model.cfg.causal and model.lm_head is not None
 
 
+# What the models attnviz trained were trained for, said beside what they write (attnviz/training).
+TRAINED_FOR = {
+    "attnviz-tiny-llama": "was trained on nothing but blocks of random words written twice: given a block and the start "
+                          "of its repeat, it continues the copy (that is what it learned), and on ordinary sentences "
+                          "it writes little sense",
+}
+
+
+def trained_for(model_name: str) -> str:
+    """'attnviz-tiny-llama was trained on …' for a model attnviz trained itself, '' for any other."""
+    what = TRAINED_FOR.get(model_name)
+    return f"{model_name} {what}." if what else ""
+
+
 def require_causal(model) -> None:
     """A clear message (not a traceback) for an encoder such as the bundled BERT."""
     if not writes_text(model):

@@ -7,7 +7,7 @@ MHA: every query head has its own K and V head (n_kv = n_heads). MQA: one K/V he
 The averaging is an approximation of a model that was never trained that way: we mean-pool the K/V
 projection weights (and biases) of the heads in each group, and every query head attends with its
 group's shared K/V. Only the chosen layer changes; its input X is the original run's.
-Shapes: T tokens, C = d_model, nh query heads, g K/V groups, hs = d_head.
+Shapes: T tokens, C = d_model, nh query heads, G K/V groups (g the index of one), hs = d_head.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class Geometry:
     n_heads: int
     n_kv_heads: int
     d_head: int
+    decoder: bool = True  # False: an encoder reads its whole text at once, generates nothing and keeps no KV cache
 
 
 # Published configurations (config.json of each release) to compare against the loaded model.
@@ -75,7 +76,17 @@ PUBLISHED = [
 
 
 def model_geometry(model) -> Geometry:
-    return Geometry(f"{model.name} (loaded)", model.n_layers, model.n_heads, n_kv_heads(model), model.d_head)
+    decoder = bool(model.cfg.causal or model.is_encoder_decoder)  # BART's decoder caches too
+    return Geometry(f"{model.name} (loaded)", model.n_layers, model.n_heads, n_kv_heads(model), model.d_head, decoder)
+
+
+def cache_note(geo: Geometry) -> str | None:
+    """Said for an encoder, whose KV cache the page would otherwise state as if it had one; None for a decoder."""
+    if geo.decoder:
+        return None
+    return (f"{geo.name.removesuffix(' (loaded)')} is an encoder: it reads the whole text at once and generates "
+            "nothing, so it keeps no KV cache (0 bytes). The sizes below are what a decoder of its shape "
+            f"({geo.n_layers} layers, {geo.n_kv_heads} K/V heads of d_head {geo.d_head}) would keep.")
 
 
 def kv_cache_bytes(n_layers: int, n_kv: int, d_head: int, bytes_per_value: int, length: int) -> int:

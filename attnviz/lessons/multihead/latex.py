@@ -52,16 +52,20 @@ def projection_gap(n_heads: int, gap: float) -> str:
             rf" \big(\mathrm{{head}}_h\, W_O^{{(h)}}\big)_{{i,c}} \Big| = {fmt(gap, 3)}")
 
 
-def kv_cache_formula(n_layers: int, n_kv: int, d_head: int, bytes_per_value: int, length: int, total: int) -> str:
+def kv_cache_formula(n_layers: int, n_kv: int, d_head: int, bytes_per_value: int, length: int, total: int,
+                     decoder: bool = True) -> str:
+    """decoder=False: an encoder's shape, whose cache exists only as the decoder of that shape it is not."""
     grouped = f"{total:,}".replace(",", r"\,")
-    return (r"\begin{aligned} \text{KV cache} &= 2 \cdot n_{layers} \cdot n_{kv} \cdot d_{head} \cdot \text{bytes} \cdot n"
+    name = r"\text{KV cache}" if decoder else r"\text{KV cache}_{\text{a decoder of this shape}}"
+    return (r"\begin{aligned} " + name + r" &= 2 \cdot n_{layers} \cdot n_{kv} \cdot d_{head} \cdot \text{bytes} \cdot n"
             rf" \\ &= 2 \cdot {n_layers} \cdot {n_kv} \cdot {d_head} \cdot {bytes_per_value} \cdot {length}"
             rf" = {grouped}\ \text{{bytes}} \end{{aligned}}")
 
 
 def grouped_equation(n_heads: int, n_groups: int) -> str:
+    """The averaged K/V of group g (an index, g = 0 … G−1; the count of groups is G, the page's input)."""
     r = n_heads // n_groups
     return (rf"\begin{{gathered}} W_K^{{[g]}} = \frac{{1}}{{{r}}} \sum_{{h = {r}g}}^{{{r}g + {r - 1}}} W_K^{{(h)}},\quad"
             rf" W_V^{{[g]}} = \frac{{1}}{{{r}}} \sum_{{h = {r}g}}^{{{r}g + {r - 1}}} W_V^{{(h)}} \\"
             rf" A^{{(h)}} = \mathrm{{softmax}}\!\left(Q^{{(h)}} K^{{[\lfloor h / {r} \rfloor]\top}}"
-            r" \cdot s + M\right) \end{gathered}")
+            rf" \cdot s + M\right),\quad g = 0, \dots, G - 1 = {n_groups - 1} \end{{gathered}}")

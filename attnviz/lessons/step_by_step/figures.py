@@ -59,7 +59,8 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
         return StepMatrix(as_array(steps.weights), labels, labels, f"A = softmax(S″), head {steps.head}", "weights",
                           None, n_square, "key")
     if key in ("scores", "scaled", "masked"):
-        matrix, title = {"scores": (steps.scores, "S = Q Kᵀ"), "scaled": (steps.scaled, "S′ = S·s"),
+        scores = "S = Q′ K′ᵀ" if steps.rope else "S = Q Kᵀ"  # after RoPE the score uses the turned Q′ and K′
+        matrix, title = {"scores": (steps.scores, scores), "scaled": (steps.scaled, "S′ = S·s"),
                          "masked": (steps.masked_scores, "S″ = S′ + M")}[key]
         shared = max(symmetric_limit(as_array(steps.scores)), symmetric_limit(as_array(steps.scaled)))
         return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}), colours ±{shared:.3g} shared by "

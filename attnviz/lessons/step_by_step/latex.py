@@ -121,8 +121,9 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
                  shape(n, n, col_name="n")),
         StepCard("head", "weights · V", "Each token's output is the weighted average of the value vectors.",
                  rf"\mathrm{{head}}_{{{head}}} = A V", shape(n, d_head)),
-        StepCard("concat", "concat heads", f"The {n_heads} heads' outputs are laid side by side "
-                 f"(head {head}'s columns are framed).",
+        StepCard("concat", "concat heads", f"The {n_heads} heads' outputs are laid side by side, {d_head} columns "
+                 f"each: head {head}'s are columns {head * d_head}–{(head + 1) * d_head - 1} (the heatmap's title "
+                 "names them too).",
                  rf"\mathrm{{Concat}}(\mathrm{{head}}_0, \dots, \mathrm{{head}}_{{{n_heads - 1}}})",
                  shape(n, n_heads * d_head, col_name=r"n_{heads} d_{head}")),
         StepCard("out", "· W_O", "One more learned matrix mixes the heads back into the model's width.",
