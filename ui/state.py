@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import pickers, runs
+from attnviz.engine.models.catalog import spec_of
+from ui import access, pickers, runs
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
 SELECTION = "why_sel"  # the explorer's selected cell (attnviz.lessons.explorer.selection.Selection)
@@ -72,10 +73,15 @@ def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState
     choice, spec = pickers.read_model(state, prefix)
     device = pickers.read_device(state)
     notes: list[tuple[str, str]] = []
-    model, error = runs.model_or_error(spec, device)
+    # what a link or a stale state asks for, though the picker does not offer it to this browser
+    refusal = access.model_refusal(choice) or access.link_refusal(prefix)
+    model, error = (None, refusal) if refusal else runs.model_or_error(spec, device)
     if model is None:
-        notes.append((":material/warning:", f"{error} Showing the bundled all-MiniLM-L6-v2 instead."))
-        spec, model = "", runs.model_for("", device)
+        first = access.offered_models()[0]
+        shown = "the bundled " + first if spec_of(first) == "" else first
+        notes.append((":material/warning:", f"{error} Showing {shown} instead."))
+        spec = spec_of(first)
+        model = runs.model_for(spec, device)
     if lesson is not None and not lesson.fits(model):
         notes.append((":material/swap_horiz:", lesson.why.format(model=model.name)))
         spec, model = lesson.fallback, runs.model_for(lesson.fallback, device)
@@ -86,6 +92,9 @@ def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState
         n = len(model.encode(text).ids)
     except AttnvizError as err:
         n, text_problem = None, str(err)
+    if n is not None and n > access.server_settings().max_tokens:  # the server's cap: n × n matrices per head
+        n, text_problem = None, (f"This text has {n} tokens; this server runs texts of at most "
+                                 f"{access.server_settings().max_tokens}. Shorten it.")
     if n is not None:
         try:
             n += padding_count(mask_choice)
