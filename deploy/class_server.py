@@ -200,7 +200,8 @@ def serve(args) -> None:
         balancer = subprocess.Popen([haproxy, "-f", str(config), "-db"], stdout=open(work / "haproxy.log", "ab"),  # noqa: SIM115
                                     stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
         deadline = time.time() + 15
-        while not healthy(f"http://127.0.0.1:{args.port}"):
+        probe = "127.0.0.1" if args.bind in ("0.0.0.0", "::", "") else args.bind
+        while not healthy(f"http://{probe}:{args.port}"):
             if balancer.poll() is not None or time.time() > deadline:
                 raise RuntimeError(f"haproxy did not start (see {work / 'haproxy.log'}; is port {args.port} free?)")
             time.sleep(0.2)
