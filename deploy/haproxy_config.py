@@ -8,8 +8,8 @@ Why each line (facts checked with Debian's haproxy 2.6, see the README's "In cla
 - `timeout tunnel`: after the websocket upgrade it alone governs the connection; 3 hours covers a 2-hour lecture
   and its break, where the short client/server timeouts would cut every socket;
 - health checks on Streamlit's /_stcore/health every second, out after 2 failures: a dead process stops getting
-  browsers in about 2 s, and `option redispatch` + `retries` send a reconnecting browser whose cookie names
-  it to a live one meanwhile;
+  browsers in about 2 s, and `option redispatch 1` sends a reconnecting browser whose cookie names it to a
+  live one at the first failed connection meanwhile;
 - an admin socket, so the class server can hold a restarted process out until it is warm.
 """
 
@@ -45,8 +45,8 @@ defaults
     timeout http-request 15s
     timeout tunnel 3h
     timeout client-fin 10s
-    retries 3
-    option redispatch
+    retries 2
+    option redispatch 1
 
 frontend class
     bind {bind}:{port}

@@ -43,17 +43,19 @@ def examples() -> list[dict]:
 def draw_model(box, prefix: str = "", label: str = "Model") -> None:
     """The model picker: a name this server offers, or (where this browser may: ui.access) FREE_FORM and a hub
     name or folder typed in."""
-    from ui.access import model_choices, note_link_refusal
+    from ui.access import model_choices, note_link_refusal, server_settings
 
-    note_link_refusal(prefix)
-    described = {name: what for name, what in model_descriptions().items() if name in model_choices()}
+    note_link_refusal(prefix)  # before the picker is drawn: drawing it drops from the URL a model it does not offer
+    offered = model_choices()
+    described = {name: what for name, what in model_descriptions().items() if name in offered}
     choice = box.selectbox(label, list(described), key=prefix + "model", help=describe_choices(described), **BOUND)
     box.caption(described[choice])
     if choice == FREE_FORM:
         typed = box.text_input("Hub name or local folder", key=prefix + "model_path",
                                placeholder="gpt2 or /path/to/model", **BOUND,
                                help="A Hugging Face hub name needs the network; a folder needs config.json, "
-                                    "a tokenizer and .safetensors weights.")
+                                    "a tokenizer and .safetensors weights. This server loads models of at most "
+                                    f"{server_settings().max_weights_gb:g} GB of float32 weights.")
         if not typed.strip():
             box.info("Type a hub name (e.g. gpt2) or a model folder. Showing the bundled model meanwhile.")
 
