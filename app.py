@@ -5,18 +5,27 @@ server in its legacy multipage mode). Each page keeps its old URL path (url_path
 plans rely on them.
 """
 
+from pathlib import Path
+
 import streamlit as st
 import torch
 
 from attnviz.engine.device import server_threads
+from attnviz.engine.truth import start_importing_reference_code
+from ui.access import settings_problems
 from ui.present import presenting
 
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)
+start_importing_reference_code()  # transformers, once, in one thread, while the first page draws (see truth.py)
 
-st.set_page_config(page_title="attnviz: attention, explained", page_icon=":material/search:", layout="wide",
-                   initial_sidebar_state="collapsed" if presenting() else "auto")
+# The icon is a file served by the app itself: a ":material/…" page icon makes the browser fetch it from an
+# outside font host (no network in some lecture halls; and it tells a third party who opened the page).
+st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   layout="wide", initial_sidebar_state="collapsed" if presenting() else "auto")
+for problem in settings_problems():  # the lecturer sees a wrong setting where they prepare; defaults are in use
+    st.sidebar.warning(f"Server settings: {problem}", icon=":material/settings:")
 
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {

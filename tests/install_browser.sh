@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs Debian's chromium for the real-browser tests if it is missing (Playwright's own browser
-# download cannot reach its servers here; the tests drive /usr/bin/chromium instead).
+# Installs what the tests drive outside Python, from Debian, when it is missing:
+# - chromium for the real-browser tests (Playwright's own browser download cannot reach its servers here; the
+#   tests drive /usr/bin/chromium instead);
+# - haproxy for the class server's test (tests/deploy: deploy/class_server.py puts it in front of the processes).
 set -euo pipefail
-if [ -x /usr/bin/chromium ]; then
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 /usr/bin/chromium --version
+/usr/sbin/haproxy -v | head -1

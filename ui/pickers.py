@@ -21,7 +21,6 @@ from attnviz.engine.models.catalog import FREE_FORM, FREE_FORM_DESCRIPTION, OFFE
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 BOUND = dict(bind="query-params", persist_state="session")
-MODEL_NAMES = [*OFFERED, FREE_FORM]
 SCALE_SWITCH = "scaled"  # the 1/√d_k switch's widget key (the browser finds the switch by it: heatmap_switch)
 
 
@@ -48,24 +47,32 @@ def examples() -> list[dict]:
 
 
 def draw_model(box, prefix: str = "", label: str = "Model", describe: bool = True) -> None:
-    """The model picker: an offered name, or FREE_FORM and a hub name or folder typed in. describe: the choice's
-    description under it (else in the help alone: a presenter's row of controls has no room)."""
-    described = model_descriptions()
-    choice = box.selectbox(label, MODEL_NAMES, key=prefix + "model", help=describe_choices(described), **BOUND)
+    """The model picker: a name this server offers, or (where this browser may: ui.access) FREE_FORM and a hub
+    name or folder typed in. describe: the choice's description under it (else in the help alone: a presenter's
+    row of controls has no room)."""
+    from ui.access import model_choices, note_link_refusal, server_settings
+
+    note_link_refusal(prefix)  # before the picker is drawn: drawing it drops from the URL a model it does not offer
+    offered = model_choices()
+    described = {name: what for name, what in model_descriptions().items() if name in offered}
+    choice = box.selectbox(label, list(described), key=prefix + "model", help=describe_choices(described), **BOUND)
     if describe:
         box.caption(described[choice])
     if choice == FREE_FORM:
         typed = box.text_input("Hub name or local folder", key=prefix + "model_path",
                                placeholder="gpt2 or /path/to/model", **BOUND,
                                help="A Hugging Face hub name needs the network; a folder needs config.json, "
-                                    "a tokenizer and .safetensors weights.")
+                                    "a tokenizer and .safetensors weights. This server loads models of at most "
+                                    f"{server_settings().max_weights_gb:g} GB of float32 weights.")
         if not typed.strip():
             box.info("Type a hub name (e.g. gpt2) or a model folder. Showing the bundled model meanwhile.")
 
 
 def read_model(state, prefix: str = "") -> tuple[str, str]:
     """(the picker's choice, the spec it stands for)."""
-    choice = state.get(prefix + "model") or MODEL_NAMES[0]
+    from ui.access import offered_models
+
+    choice = state.get(prefix + "model") or offered_models()[0]
     return choice, spec_of(choice, str(state.get(prefix + "model_path") or ""))
 
 

@@ -25,10 +25,11 @@ def _load(spec: str, device: str):
     the page rerun alone neither tries a download again nor shows the error twice."""
     from attnviz.engine.models.catalog import load_spec
     from attnviz.errors import AttnvizError
+    from ui.access import server_settings
 
     torch_threads_from_env()
     try:
-        return load_spec(spec, device), None
+        return load_spec(spec, device, max_bytes=server_settings().max_weights_bytes), None
     except AttnvizError as err:
         return None, str(err)
 

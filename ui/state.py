@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import pickers, runs
+from attnviz.engine.models.catalog import spec_of
+from ui import access, pickers, runs
 from ui.memo import shared
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
@@ -70,16 +71,21 @@ def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState
     choice, spec = pickers.read_model(state, prefix)
     device = pickers.read_device(state)
     notes: list[tuple[str, str]] = []
-    model, error = runs.model_or_error(spec, device)
+    # what a link or a stale state asks for, though the picker does not offer it to this browser
+    refusal = access.model_refusal(choice) or access.link_refusal(prefix)
+    model, error = (None, refusal) if refusal else runs.model_or_error(spec, device)
     if model is None:
-        notes.append((":material/warning:", f"{error} Showing the bundled all-MiniLM-L6-v2 instead."))
-        spec, model = "", runs.model_for("", device)
+        first = access.offered_models()[0]
+        shown = "the bundled " + first if spec_of(first) == "" else first
+        notes.append((":material/warning:", f"{error} Showing {shown} instead."))
+        spec = spec_of(first)
+        model = runs.model_for(spec, device)
     if lesson is not None and not lesson.fits(model):
         notes.append((":material/swap_horiz:", lesson.why.format(model=model.name)))
         spec, model = lesson.fallback, runs.model_for(lesson.fallback, device)
     text = pickers.read_text(state, prefix)
     mask_choice = pickers.read_mask(state, prefix)
-    mask_spec, mask_note, text_problem = applied_mask(spec, device, text, mask_choice)
+    mask_spec, mask_note, text_problem = applied_mask(spec, device, text, mask_choice, access.server_settings().max_tokens)
     if mask_note:
         notes.append((":material/warning:", mask_note))
     layer, heads = (0, ()) if prefix else pickers.read_layer_and_heads(state, model.n_layers, model.n_heads)
@@ -88,8 +94,9 @@ def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState
 
 
 @shared(max_entries=64)
-def applied_mask(spec: str, device: str, text: str, mask_choice: str) -> tuple[str, str | None, str | None]:
-    """(the mask spec applied to this text, why it differs from the one asked for, why the text cannot run).
+def applied_mask(spec: str, device: str, text: str, mask_choice: str, max_tokens: int) -> tuple[str, str | None, str | None]:
+    """(the mask spec applied to this text, why it differs from the one asked for, why the text cannot run: empty,
+    or longer than this server's cap of max_tokens, whose n × n matrices per head it keeps small).
     Kept per text and mask: every part of a page resolves the state, and tokenizing 512 tokens and building a
     512 × 512 mask to check it took 10 ms each time."""
     from attnviz.engine.masks import padding_count, parse_mask
@@ -99,6 +106,8 @@ def applied_mask(spec: str, device: str, text: str, mask_choice: str) -> tuple[s
         n = len(runs.model_for(spec, device).encode(text).ids)
     except AttnvizError as err:
         return mask_choice, None, str(err)
+    if n > max_tokens:
+        return mask_choice, None, f"This text has {n} tokens; this server runs texts of at most {max_tokens}. Shorten it."
     try:
         n += padding_count(mask_choice)
         mask_spec = causal_custom_mask(mask_choice, n)

@@ -7,6 +7,7 @@ the same folder with eager attention (the default sdpa returns no weights) in fl
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -27,10 +28,43 @@ class TruthCheck:
         return self.max_abs_diff is not None and self.max_abs_diff <= self.tolerance
 
 
-@lru_cache(maxsize=2)
+# transformers builds its modules lazily, on first use; several threads using it for the first time at once
+# (a class opening the page together: 18 of 20 sessions) can see a half-made module ("cannot import name
+# 'AutoModel'"). So its imports, and the first loads that import each family's code, happen in one thread at a
+# time, and a server imports it before a class arrives (import_reference_code, from app.py and the class
+# server's warm-up).
+TRANSFORMERS_LOCK = threading.RLock()
+
+
+def import_reference_code() -> None:
+    """Import what the truth checks need from transformers, once per process (the others wait, then return)."""
+    with TRANSFORMERS_LOCK:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from transformers import AutoModel, AutoModelForCausalLM  # noqa: F401
+
+
+def start_importing_reference_code() -> None:
+    """import_reference_code in a thread of its own, so the first page draws meanwhile (a second call: no-op)."""
+    global _importer
+    with _IMPORTER_LOCK:
+        if _importer is None:
+            _importer = threading.Thread(target=import_reference_code, name="attnviz-import-transformers", daemon=True)
+            _importer.start()
+
+
+_importer: threading.Thread | None = None
+_IMPORTER_LOCK = threading.Lock()
+
+
 def reference_model(folder: str):
-    """transformers' own model for a folder, eager attention, float32, eval mode."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    """transformers' own model for a folder, eager attention, float32, eval mode (loaded once per folder)."""
+    with TRANSFORMERS_LOCK:
+        return _reference_model(folder)
+
+
+@lru_cache(maxsize=2)
+def _reference_model(folder: str):
+    import_reference_code()
     from transformers import AutoModel
 
     return AutoModel.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
@@ -104,10 +138,15 @@ class GenerationCheck:
         return next((i for i, (a, b) in enumerate(zip(self.ours, self.theirs, strict=False)) if a != b), None)
 
 
-@lru_cache(maxsize=2)
 def reference_causal_lm(folder: str):
     """transformers' causal LM (with its head) for a folder, eager attention, float32, eval mode."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with TRANSFORMERS_LOCK:
+        return _reference_causal_lm(folder)
+
+
+@lru_cache(maxsize=2)
+def _reference_causal_lm(folder: str):
+    import_reference_code()
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()

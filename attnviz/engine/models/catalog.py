@@ -48,9 +48,9 @@ def choice_of(spec: str) -> tuple[str, str]:
     return FREE_FORM, spec
 
 
-def load_spec(spec: str, device: str | None = None):
-    """load_model for a spec a picker made (toy-nopos included)."""
+def load_spec(spec: str, device: str | None = None, max_bytes: int | None = None):
+    """load_model for a spec a picker made (toy-nopos included); max_bytes: the server's size cap."""
     for offered in OFFERED.values():
         if offered.spec == spec and offered.load_options:
             return load_model("toy", device=device, **offered.load_options)
-    return load_model(spec or None, device=device)
+    return load_model(spec or None, device=device, max_bytes=max_bytes)

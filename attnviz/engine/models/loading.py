@@ -21,6 +21,7 @@ from attnviz.engine.models.encoders import bert_like, distilbert
 from attnviz.engine.models.gpt2 import gpt2
 from attnviz.engine.models.llama import CHECKPOINT_PREFIXES, ROPE_FAMILIES, rope_decoder
 from attnviz.engine.models.model import Model
+from attnviz.engine.models.size import check_size, folder_float32_bytes, hub_float32_bytes
 from attnviz.engine.models.toy import toy_model
 from attnviz.errors import AttnvizError
 
@@ -42,11 +43,14 @@ SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
-def load_model(spec: str | None = None, device: str | None = None, **toy_options) -> Model:
+def load_model(spec: str | None = None, device: str | None = None, *, max_bytes: int | None = None,
+               **toy_options) -> Model:
     """A from-scratch Model with real (or seeded, for 'toy') weights.
 
     spec: None/'default' (bundled all-MiniLM-L6-v2, offline), 'toy', a local folder, or a hub name.
     device: 'cuda', 'mps', 'cpu' or None for the best available.
+    max_bytes: refuse a folder or hub model whose float32 weights are bigger, before downloading or loading
+        anything (a server's cap; see engine/models/size.py). None: no cap.
     toy_options: d_model, n_heads, n_layers, positions, seed (for 'toy' only).
     """
     if spec is not None and not isinstance(spec, str):
@@ -63,11 +67,13 @@ def load_model(spec: str | None = None, device: str | None = None, **toy_options
         return load_folder(shipped_model_folder(spec.lower()), name=spec.lower(), device=device)
     path = Path(spec).expanduser()
     if path.is_dir():
+        check_size(folder_float32_bytes(path) if max_bytes is not None else None, max_bytes, spec)
         return load_folder(path, name=path.name, device=device)
     if _looks_like_path(spec):
         raise AttnvizError(f"No folder at '{spec}'. Give an existing Hugging Face model folder, 'toy', or a hub name.")
     if not HUB_NAME.match(spec):
         raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a Hugging Face hub name like 'gpt2' or 'owner/name'.")
+    check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
     return load_folder(download_from_hub(spec), name=spec, device=device)
 
 

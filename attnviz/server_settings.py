@@ -1,0 +1,102 @@
+"""A server's settings: which models it offers, who may name other models, how big a model and a text may be.
+
+Read from one TOML file, `.streamlit/attnviz.toml` beside app.py (Streamlit's own folder for its settings;
+another file with ATTNVIZ_SETTINGS=path), documented in that file itself. A setting that is missing takes
+its default; one that is wrong takes its default too and is named in `problems`, so a typo in a lecture's
+settings gives a clear message and a server that still starts, on the safe side.
+
+No streamlit here: deploy/class_server.py reads the same settings to report problems before a class.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+
+SETTINGS_VARIABLE = "ATTNVIZ_SETTINGS"  # another settings file than .streamlit/attnviz.toml
+BALANCER_VARIABLE = "ATTNVIZ_BEHIND_BALANCER"  # "1": this process serves through a balancer (class_server sets it)
+FREE_FORM_POLICIES = ("local", "everyone", "nobody")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What a server allows. The defaults are what a lecturer's laptop needs and safe for a class."""
+
+    offered: tuple[str, ...] | None = None  # the models' short names (catalog.OFFERED); None: every one attnviz ships
+    free_form: str = "local"  # who may name a hub model or a folder: "local" (a browser on this machine, never
+    #                           behind a balancer), "everyone", or "nobody"
+    behind_balancer: bool = False  # every browser arrives from the balancer's address: none can be told local
+    max_weights_gb: float = 2.0  # the biggest model (float32 weights) a hub name or a folder may load
+    max_tokens: int = 512  # the longest text (in the model's tokens) a page runs
+    problems: tuple[str, ...] = field(default=(), compare=False)  # what was wrong in the file (defaults used)
+
+    @property
+    def max_weights_bytes(self) -> int:
+        return int(self.max_weights_gb * 1e9)
+
+
+def settings_path(root: Path, environ=os.environ) -> Path:
+    """The settings file a server at `root` (app.py's folder) reads."""
+    return Path(environ.get(SETTINGS_VARIABLE) or root / ".streamlit" / "attnviz.toml")
+
+
+def read_settings(path: Path, known_models: tuple[str, ...], environ=os.environ) -> ServerSettings:
+    """The settings in `path` (defaults where it is silent or wrong; a missing file is all defaults).
+
+    known_models: the short names a server can offer, to check `offered` against.
+    """
+    problems: list[str] = []
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as err:
+        raw, problems = {}, [f"{path} could not be read ({err}): every setting takes its default."]
+    models, texts, server = (_section(raw, name, problems) for name in ("models", "texts", "server"))
+    defaults = ServerSettings()
+    offered = _offered(models.get("offered"), known_models, problems)
+    free_form = models.get("free_form", defaults.free_form)
+    if free_form not in FREE_FORM_POLICIES:
+        problems.append(f"models.free_form must be one of {', '.join(map(repr, FREE_FORM_POLICIES))}, not "
+                        f"{free_form!r}: using {defaults.free_form!r}.")
+        free_form = defaults.free_form
+    gb = _number(models, "max_weights_gb", defaults.max_weights_gb, float, problems, "models.")
+    tokens = _number(texts, "max_tokens", defaults.max_tokens, int, problems, "texts.")
+    behind = server.get("behind_balancer", False)
+    if not isinstance(behind, bool):
+        problems.append(f"server.behind_balancer must be true or false, not {behind!r}: using true (the safe side).")
+        behind = True
+    behind = behind or environ.get(BALANCER_VARIABLE, "").strip() not in ("", "0")
+    return ServerSettings(offered, free_form, behind, gb, tokens, tuple(f"{path.name}: {p}" for p in problems))
+
+
+def _section(raw: dict, name: str, problems: list[str]) -> dict:
+    section = raw.get(name, {})
+    if not isinstance(section, dict):
+        problems.append(f"[{name}] must be a table of settings: its settings take their defaults.")
+        return {}
+    return section
+
+
+def _offered(value, known: tuple[str, ...], problems: list[str]) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = value if isinstance(value, list) else []
+    unknown = [n for n in names if n not in known]
+    if not names or unknown or not all(isinstance(n, str) for n in names):
+        problems.append(f"models.offered must list some of {', '.join(known)}"
+                        + (f" (unknown: {', '.join(map(str, unknown))})" if unknown else "")
+                        + ": offering every one.")
+        return None
+    return tuple(dict.fromkeys(names))
+
+
+def _number(section: dict, name: str, default, kind, problems: list[str], where: str):
+    value = section.get(name, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    if not ok or (kind is int and not isinstance(value, int)):
+        what = "a whole number above 0" if kind is int else "a number above 0"
+        problems.append(f"{where}{name} must be {what}, not {value!r}: using {default}.")
+        return default
+    return kind(value)

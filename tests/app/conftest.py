@@ -1,0 +1,12 @@
+"""AppTest stands for the lecturer's own browser, on the server's machine."""
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def browser_on_the_server_machine(monkeypatch):
+    """AppTest has no browser connection (st.context.ip_address is a mock there): the address a loopback
+    connection gives, None. tests/app/test_server_access.py sets another to play a student's browser."""
+    from ui import access
+
+    monkeypatch.setattr(access, "client_address", lambda: None)

@@ -1,0 +1,137 @@
+"""The class server for real: 2 Streamlit processes behind HAProxy on loopback, sessions opened through it over
+Streamlit's websocket, one process SIGKILLed: every session is drawn again (those of the dead process after
+reconnecting through the balancer), the process is started again, and SIGTERM ends every process.
+
+Needs Debian's haproxy (tests/install_browser.sh installs it). Only 127.0.0.1; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from browser_helpers import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "deploy"))
+from streamlit_client import PageSession  # noqa: E402
+
+SESSIONS = 6
+REPLICA = re.compile(r"^replica (\d+) port (\d+) pid (\d+)$")
+
+
+class ClassServer:
+    """`python deploy/class_server.py` as a lecturer starts it; its printed lines read as they come."""
+
+    def __init__(self, replicas: int, port: int, logs: Path):
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen([sys.executable, "deploy/class_server.py", "--replicas", str(replicas), "--port",
+                                      str(port), "--bind", "127.0.0.1", "--logs", str(logs)],
+                                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if m := re.search(pattern, line):
+                return m
+        raise AssertionError(f"no line matching {pattern!r} within {timeout} s; printed:\n" + "\n".join(self.seen))
+
+    def pids(self) -> dict[int, int]:
+        """replica index -> its latest pid, from the lines printed so far."""
+        return {int(m[1]): int(m[3]) for line in self.seen if (m := REPLICA.match(line))}
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def drawn(run) -> None:
+    assert not run.exceptions, run.exceptions
+    assert run.elements > 20  # a whole explorer page, not an error page
+    assert not [a for a in run.alerts if "unavailable" in a], run.alerts  # the truth check ran on a warm process
+
+
+async def open_class(url: str) -> list[PageSession]:
+    sessions = [PageSession(url, urlencode({"text": f"The cat number {i} sat on the mat."})) for i in range(SESSIONS)]
+    for s in sessions:  # one after the other, as a class trickles in: leastconn spreads them
+        await s.open()
+        drawn(await s.rerun())
+    return sessions
+
+
+async def after_the_kill(sessions: list[PageSession], dead: str) -> list[float]:
+    """Every session drawn again; a session of the dead process first sees its socket close, then reconnects."""
+
+    async def redraw(s: PageSession) -> float:
+        start = time.perf_counter()
+        if s.cookie.endswith("=" + dead):
+            assert await s.lost(within=30)
+            await s.reopen(within=60)
+        drawn(await s.rerun())
+        return time.perf_counter() - start
+
+    return await asyncio.gather(*(redraw(s) for s in sessions))
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_process_loses_no_session_and_sigterm_ends_everything(tmp_path):
+    assert shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists(), "haproxy is needed: run tests/install_browser.sh"
+    port = free_port()
+    server = ClassServer(2, port, tmp_path)
+    first, haproxy_pid = {}, None
+    try:
+        server.wait_for(rf"^ready http://127\.0\.0\.1:{port}/$", timeout=150)
+        haproxy_pid = int(re.search(r"pid (\d+)", next(s for s in server.seen if s.startswith("haproxy"))).group(1))
+        first = server.pids()
+        assert sorted(first) == [0, 1]
+
+        async def lecture() -> tuple[list[str], list[float]]:
+            sessions = await open_class(f"http://127.0.0.1:{port}")
+            cookies = [s.cookie.split("=", 1)[1] for s in sessions]
+            assert sorted(set(cookies)) == ["p0", "p1"], cookies  # both processes hold students
+            os.kill(first[0], signal.SIGKILL)
+            seconds = await after_the_kill(sessions, "p0")
+            for s in sessions:
+                await s.close()
+            return cookies, seconds
+
+        cookies, seconds = asyncio.run(lecture())
+        assert len(seconds) == SESSIONS and max(seconds) < 60
+        restarted = server.wait_for(r"^replica 0 port \d+ pid (\d+)$", timeout=30)
+        assert int(restarted[1]) != first[0]
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(30)
+    pids = [*first.values(), *server.pids().values(), haproxy_pid]
+    assert None not in pids
+    deadline = time.monotonic() + 15
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in pids if alive(p)], f"still running after SIGTERM: {pids}"
+    assert server.proc.returncode == 0
