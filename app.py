@@ -13,6 +13,7 @@ import torch
 from attnviz.engine.device import server_threads
 from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
+from ui.across_pages import restore_on_a_new_page
 from ui.present import presenting
 
 threads = server_threads()  # the browser and the other sessions share the cores
@@ -22,6 +23,7 @@ start_importing_reference_code()  # transformers, once, in one thread, while the
 
 # The icon is a file served by the app itself: a ":material/…" page icon makes the browser fetch it from an
 # outside font host (no network in some lecture halls; and it tells a third party who opened the page).
+restore_on_a_new_page()  # before presentation mode decides the sidebar: a page switch keeps every setting
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    layout="wide", initial_sidebar_state="collapsed" if presenting() else "auto")
 for problem in settings_problems():  # the lecturer sees a wrong setting where they prepare; defaults are in use

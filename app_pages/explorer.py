@@ -136,8 +136,11 @@ def why_part() -> None:
                     "of its row appear here.", icon=":material/touch_app:")
         else:
             why.why_this_weight(view)
-            ui.page_link("app_pages/step_by_step.py", "Follow this pair step by step", ":material/footprint:",
-                         {k: v for k, v in st.query_params.to_dict().items()})
+            if st.button("Follow this pair step by step", icon=":material/footprint:", key="follow_pair"):
+                # switch_page keeps the session: every setting comes along in its widgets (the URL's bound values
+                # may not be passed); the pair's own keys do, and the pair goes first there
+                pair = view.selection.as_params(st.session_state.get("why_labels") or [])
+                st.switch_page("app_pages/step_by_step.py", query_params={**pair, "sbs_focus": "pair"})
         # open while no cell is selected, closed once one is (the key follows that, so each state starts so);
         # filled only while open: closed, its formulas would still be typeset in the browser on every rerun
         equations = st.expander("The equations behind every heatmap", expanded=view.selection is None,

@@ -41,79 +41,85 @@ with ui.guard("The step-by-step page"):
     numbers = model.d_head <= 8 and n <= 24  # the toy model: numbers fit inside the cells
     labels = res.labels
 
-    # ---- 1) the matrices, step by step --------------------------------------------------------
-    st.header("From X to the output")
-    cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
-                       model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads)
+    # a pair followed from the explorer comes first: the class came for it, not for the 5,000 px of matrices above it
+    matrices_box, pair_box = st.container(), st.container()
+    if st.query_params.get("sbs_focus") == "pair":
+        matrices_box, pair_box = pair_box, matrices_box
+    with matrices_box:
+        # ---- 1) the matrices, step by step --------------------------------------------------------
+        st.header("From X to the output")
+        cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
+                           model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads)
 
-    def draw(key: str) -> None:
-        m = step_matrix(steps, key, numbers)
-        heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{key}", title=m.title, kind=m.kind,
-                x_title=m.x_title, show_values=m.show_values, limit=m.limit)
+        def draw(key: str) -> None:
+            m = step_matrix(steps, key, numbers)
+            heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{key}", title=m.title, kind=m.kind,
+                    x_title=m.x_title, show_values=m.show_values, limit=m.limit)
 
-    for number, card in enumerate(cards, start=1):
-        st.subheader(f"{number}. {card.title}", divider="gray")
-        if card.key == "qkv":
-            st.markdown(card.text)
-            st.latex(card.latex)
-            st.latex(card.shape)
-            for col, name in zip(st.columns(3), "QKV", strict=True):
-                with col:
-                    draw(name)
-            continue
-        if card.key == "rope":
-            st.markdown(card.text)
-            st.latex(card.latex)
-            st.latex(card.shape)
-            for name in "QK":  # before and after the turn, side by side; the after ones are drawn under "qkv" too
-                cols = st.columns(2)
-                with cols[0]:
-                    draw(f"{name}_before")
-                with cols[1]:
-                    m = step_matrix(steps, name, numbers)
-                    heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{name}_after", title=m.title,
-                            kind=m.kind, x_title=m.x_title, show_values=m.show_values, limit=m.limit)
-            continue
-        left, right = st.columns([2, 3], vertical_alignment="center")
-        left.markdown(card.text)
-        left.latex(card.latex)
-        left.latex(card.shape)
-        with right:
-            draw(card.key)
-        if card.key == "masked" and steps.masked:
-            left.caption("Grey cells marked −∞ are masked: the softmax turns them into weight exactly 0.")
+        for number, card in enumerate(cards, start=1):
+            st.subheader(f"{number}. {card.title}", divider="gray")
+            if card.key == "qkv":
+                st.markdown(card.text)
+                st.latex(card.latex)
+                st.latex(card.shape)
+                for col, name in zip(st.columns(3), "QKV", strict=True):
+                    with col:
+                        draw(name)
+                continue
+            if card.key == "rope":
+                st.markdown(card.text)
+                st.latex(card.latex)
+                st.latex(card.shape)
+                for name in "QK":  # before and after the turn, side by side; the after ones are drawn under "qkv" too
+                    cols = st.columns(2)
+                    with cols[0]:
+                        draw(f"{name}_before")
+                    with cols[1]:
+                        m = step_matrix(steps, name, numbers)
+                        heatmap(m.matrix, m.row_labels, m.col_labels, key=f"sbs_fig_{name}_after", title=m.title,
+                                kind=m.kind, x_title=m.x_title, show_values=m.show_values, limit=m.limit)
+                continue
+            left, right = st.columns([2, 3], vertical_alignment="center")
+            left.markdown(card.text)
+            left.latex(card.latex)
+            left.latex(card.shape)
+            with right:
+                draw(card.key)
+            if card.key == "masked" and steps.masked:
+                left.caption("Grey cells marked −∞ are masked: the softmax turns them into weight exactly 0.")
 
-    # ---- 2) one query, one key ----------------------------------------------------------------
-    st.header("One query, one key")
-    ui.clamp_token_choice("sbs_query", n, "query")
-    ui.clamp_token_choice("sbs_key", n, "key")
+    with pair_box:
+        # ---- 2) one query, one key ----------------------------------------------------------------
+        st.header("One query, one key")
+        ui.clamp_token_choice("sbs_query", n, "query")
+        ui.clamp_token_choice("sbs_key", n, "key")
 
-    def name_of(t: int) -> str:
-        return f"{t}: {labels[t]}" if 0 <= t < n else str(t)
+        def name_of(t: int) -> str:
+            return f"{t}: {labels[t]}" if 0 <= t < n else str(t)
 
-    pick = st.columns(2)
-    i = pick[0].selectbox("Query token i (the one looking)", list(range(n)), index=min(2, n - 1),
-                          format_func=name_of, key="sbs_query", **ui.BOUND)
-    j = pick[1].selectbox("Key token j (the one looked at)", list(range(n)), index=min(1, n - 1),
-                          format_func=name_of, key="sbs_key", **ui.BOUND)
-    pair = pair_detail(steps, i, j)
-    prime = "'" if steps.rope else ""  # q' and k': after RoPE, the vectors the score really uses
-    st.latex(vector_latex(rf"q{prime}_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))
-    st.latex(vector_latex(rf"k{prime}_{{{j}}}\ {tex_text(labels[j])}", pair.k_j))
-    if steps.rope:
-        st.caption(f"q′ and k′ are after RoPE: query {i} turned by its position {i}, key {j} by {j} (key from K/V head "
-                   f"{steps.kv_head}). Their dot product is the model's score.")
+        pick = st.columns(2)
+        i = pick[0].selectbox("Query token i (the one looking)", list(range(n)), index=min(2, n - 1),
+                              format_func=name_of, key="sbs_query", **ui.BOUND)
+        j = pick[1].selectbox("Key token j (the one looked at)", list(range(n)), index=min(1, n - 1),
+                              format_func=name_of, key="sbs_key", **ui.BOUND)
+        pair = pair_detail(steps, i, j)
+        prime = "'" if steps.rope else ""  # q' and k': after RoPE, the vectors the score really uses
+        st.latex(vector_latex(rf"q{prime}_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))
+        st.latex(vector_latex(rf"k{prime}_{{{j}}}\ {tex_text(labels[j])}", pair.k_j))
+        if steps.rope:
+            st.caption(f"q′ and k′ are after RoPE: query {i} turned by its position {i}, key {j} by {j} (key from K/V head "
+                       f"{steps.kv_head}). Their dot product is the model's score.")
 
-    st.markdown("**The dot product** adds up the feature-by-feature products of the two vectors:")
-    every = model.d_head <= 8
-    st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS))
-    if not every:
-        st.caption(f"d_head = {model.d_head}: only the {TOP_TERMS} largest products (by size) are written out; "
-                   f"the other {model.d_head - TOP_TERMS} are added up under the brace marked ⋯.")
-    st.markdown("**Scaled**, **masked**, then the **softmax** of row i turns the score into a weight:")
-    st.latex(scaled_latex(i, j, pair.dot, pair.scale, model.d_head))
-    st.latex(mask_entry_latex(i, j, pair.allowed, pair.scaled))
-    st.latex(softmax_latex(i, j, pair.row, pair.weight))
+        st.markdown("**The dot product** adds up the feature-by-feature products of the two vectors:")
+        every = model.d_head <= 8
+        st.latex(dot_product_latex(i, j, pair.q_i, pair.k_j, pair.dot, top=None if every else TOP_TERMS))
+        if not every:
+            st.caption(f"d_head = {model.d_head}: only the {TOP_TERMS} largest products (by size) are written out; "
+                       f"the other {model.d_head - TOP_TERMS} are added up under the brace marked ⋯.")
+        st.markdown("**Scaled**, **masked**, then the **softmax** of row i turns the score into a weight:")
+        st.latex(scaled_latex(i, j, pair.dot, pair.scale, model.d_head))
+        st.latex(mask_entry_latex(i, j, pair.allowed, pair.scaled))
+        st.latex(softmax_latex(i, j, pair.row, pair.weight))
 
     # ---- 3) back to one output ----------------------------------------------------------------
     st.header("All heads together: Concat · W_O = Σ_h head_h · W_Oʰ")

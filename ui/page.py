@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import pickers
+from ui.across_pages import remember
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
@@ -47,6 +48,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         model = view_state(lesson=lesson).model  # the counts the pickers offer (a cached model: no load)
         pickers.draw_layer_and_heads(model.n_layers, model.n_heads, heads=layer_heads == "layer+heads")
     view = view_state(lesson=lesson)
+    remember()  # the shared settings, for the next page (ui/across_pages.py)
     tell(view)
     if waits_for_text:
         require_text(view, waits_for_text)

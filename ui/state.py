@@ -130,7 +130,10 @@ def causal_custom_mask(spec: str, n: int) -> str:
 def mark_drawn(view: ViewState, lesson: LessonModel | None = None) -> None:
     """The page has been drawn whole with this state (the last line of a page's full run, or of the part that
     holds everything the state draws)."""
+    from ui.across_pages import remember
+
     st.session_state[DRAWN] = (view, lesson)
+    remember()  # pickers drawn inside the page (the explorer's Layer and Heads) are drawn by now
 
 
 def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None:

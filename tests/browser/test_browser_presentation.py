@@ -41,15 +41,23 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
 
 
 def test_a_page_switch_in_presentation_mode_keeps_it(server):
-    """The explorer's link to Step by step, followed in presentation mode: the mode, the closed sidebar and
-    present=1 come along."""
+    """The explorer's "Follow this pair step by step", in presentation mode: the mode, the closed sidebar, the
+    model and present=1 come along, and the pair is the first thing on the page."""
     with chromium_page(width=1024, height=768) as page:
-        page.goto(f"{server}/?present=1&model=toy&sbs_head=0&sbs_query=2&sbs_key=1")
-        link = page.get_by_text("Follow this pair step by step")
-        link.wait_for(timeout=120_000)
-        link.click()
-        page.wait_for_url("**/step_by_step**", timeout=60_000)
-        page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
+        page.goto(f"{server}/?present=1&model=toy&sbs_head=1&sbs_query=2&sbs_key=1")
+        follow = page.get_by_text("Follow this pair step by step")
+        follow.wait_for(timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
-        assert "present=1" in page.url and not page.evaluate(SIDEBAR_OPEN)
+        follow.click()
+        page.get_by_role("heading", name="One query, one key").wait_for(timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert "/step_by_step" in page.url and "present=1" in page.url, page.url
+        assert not page.evaluate(SIDEBAR_OPEN)
+        assert page.locator(".st-key-presenter_controls").count() == 1
+        assert "toy · layer 0, head 1 of 2" in page.inner_text('[data-testid="stMain"]')
+        # the pair comes before the matrices: its heading is on the first screen, the matrices' below it
+        pair = page.get_by_role("heading", name="One query, one key").bounding_box()
+        matrices = page.get_by_role("heading", name="From X to the output").bounding_box()
+        assert pair["y"] < 768 and pair["y"] < matrices["y"]
+        page.screenshot(path=str(ARTIFACTS / "present_follow_the_pair.png"))
         assert not exceptions_on(page)
