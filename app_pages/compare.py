@@ -9,7 +9,7 @@ from ui.parts import compare_side as side_b
 view = ui.open_page("Compare two settings",
                     "Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "
                     "Change one thing in B (or pick a classic comparison) and see what it does to the same head.",
-                    layer_heads="layer+heads")
+                    layer_heads="layer")
 
 
 def run_or_message(side_view, who: str):
@@ -39,12 +39,12 @@ def comparison(view) -> None:
     from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
     from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 
-    model_a, spec_a, layer_a, heads = view.model, view.model_spec, view.layer, list(view.heads)
+    model_a, spec_a, layer_a = view.model, view.model_spec, view.layer
     preset = st.segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",
                                       on_change=side_b.on_preset, help="\n".join(f"**{k}**: {v}" for k, v in
                                                                              PRESETS.items()), **ui.BOUND)
     top = st.columns([1, 1, 2], vertical_alignment="bottom")  # roomy enough for the labels at 1024 px
-    head_a = top[0].selectbox("Head (A)", heads, key="cmp_head", **ui.BOUND)
+    head_a = top[0].selectbox("Head (A)", list(range(model_a.n_heads)), key="cmp_head", **ui.BOUND)
     top[1].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
     side_a = SideConfig(spec_a, view.text, view.mask_choice, view.scale, layer_a, head_a)
     side_b.remember_side_a(side_a, preset)

@@ -90,6 +90,10 @@ def explorer_view() -> None:
             grid_part()
             if presenting():  # under the grid on a projector: the grid takes the first screen
                 st.caption(legend)
+            # under the grid, in the same column: "why this weight" beside it stays in view (it is sticky), so a
+            # click on the enlarged head shows its arithmetic next to it, not a screen higher up
+            st.subheader("One head in full detail")
+            focus_part()
         with right, st.container(key="why"):
             st.subheader("Why this weight?")  # headings outside the parts: a part's rerun need not send them again
             why_part()
@@ -97,8 +101,6 @@ def explorer_view() -> None:
         where = st.container() if presenting() else above
         where.markdown(facts)
         badge = where.empty()
-        st.subheader("One head in full detail")
-        focus_part()
         truth_badge(badge, view)
         ui.mark_drawn(view)  # everything the state draws is inside this part: the page is drawn whole
 

@@ -8,7 +8,7 @@ from ui.parts import masks_cards as parts
 view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
                     "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "
                     "model, text, scaling and layer, the head picked below, and applies its own masks (in every layer) "
-                    "instead of the sidebar's.", layer_heads="layer+heads")
+                    "instead of the sidebar's.", layer_heads="layer")
 st.sidebar.info("On this page the sidebar's Mask setting is not used: every mask is shown below.",
                 icon=":material/info:")
 
@@ -16,7 +16,7 @@ with ui.guard("The masks lab"):
     from attnviz.errors import AttnvizError
 
     model = view.model
-    head = st.selectbox("Head to show", view.heads, key="masks_head", **ui.BOUND)
+    head = st.selectbox("Head to show", list(range(model.n_heads)), key="masks_head", **ui.BOUND)
     run = parts.Runner(view, head)
     if model.cfg.causal:
         st.info(f"{model.name} is a decoder: its built-in causal mask applies on top of every mask here.",

@@ -8,7 +8,7 @@ from ui.heatmap import heatmap
 view = ui.open_page("Step by step: one head, from input to output",
                     "Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
                     "token to see the arithmetic of their single weight. Blue = negative, red = positive, white = 0.",
-                    waits_for_text="The steps appear", layer_heads="layer+heads")
+                    waits_for_text="The steps appear", layer_heads="layer")
 
 
 with ui.guard("The step-by-step page"):
@@ -27,13 +27,13 @@ with ui.guard("The step-by-step page"):
     )
     from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
 
-    model, layer, heads = view.model, view.layer, list(view.heads)
+    model, layer = view.model, view.layer
     res = view.run(keep=True)
     ui.run_notes(res)
     n = len(res.labels)
 
     top = st.columns([1, 3], vertical_alignment="bottom")
-    head = top[0].selectbox("Head to follow", heads, key="sbs_head", **ui.BOUND)
+    head = top[0].selectbox("Head to follow", list(range(model.n_heads)), key="sbs_head", **ui.BOUND)
     steps = head_steps(model, res, layer, head)
     top[1].markdown(f"**{model.name}** · layer {layer}, head {head} of {model.n_heads} · **n = {n} tokens** · "
                     f"d_model = {model.d_model} · d_head = d_k = {model.d_head}"

@@ -22,7 +22,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
-    and stops. layer_heads: "layer" or "layer+heads": those pickers sit in the sidebar. scale_parts: the keyed fragments that
+    and stops. layer_heads: "layer" or "layer+heads": those pickers, at the top of the page. scale_parts: the keyed fragments that
     draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
     """
@@ -44,9 +44,10 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     pickers.draw_device(sidebar)
     if caption and not presenting:
         st.caption(caption)
-    if layer_heads:
+    if layer_heads:  # in the page, beside what they drive: a lecturer changes them live, the sidebar stays closed
         model = view_state(lesson=lesson).model  # the counts the pickers offer (a cached model: no load)
-        pickers.draw_layer_and_heads(model.n_layers, model.n_heads, heads=layer_heads == "layer+heads")
+        where = st.columns([1, 3, 2] if layer_heads == "layer+heads" else [1, 5], vertical_alignment="bottom")
+        pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=where[:2], heads=layer_heads == "layer+heads")
     view = view_state(lesson=lesson)
     remember()  # the shared settings, for the next page (ui/across_pages.py)
     tell(view)

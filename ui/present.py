@@ -99,7 +99,11 @@ FIT_MATH = """<script>
 
 # the explorer's 'why this weight' column: should a formula still be wider than it, it scrolls sideways
 # instead of being cut (static, so that a fragment rerun of the panel does not send it again)
-WHY_CSS = "<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }</style>"
+WHY_CSS = """<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }
+[data-testid="stColumn"]:has(.st-key-why) { align-self: stretch; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-why) { position: sticky; top: 3.75rem; }
+.st-key-why { max-height: calc(100vh - 4.5rem); overflow-y: auto; }
+</style>"""  # the explorer's 'why this weight' column stays in view beside the grid and the enlarged head below it
 
 
 def page_style(presenting: bool) -> None:
