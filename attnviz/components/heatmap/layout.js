@@ -11,10 +11,15 @@ export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows
 const SMALLEST_FONT_PX = 7;
 
 // {step: label every step-th of `count` cells of cellPx, fontPx: their type size} at the page's type size `font`
+export const PROJECTOR_FONT_PX = 14;  // the smallest label presentation mode draws
 export function labelPlan(count, cellPx, font = 11) {
   const need = LABEL_PX + font - 11;  // labelPx
   if (cellPx >= need) return { step: 1, fontPx: font };
-  if (count <= ALL_LABELS_UP_TO) return { step: 1, fontPx: Math.max(SMALLEST_FONT_PX, Math.min(font, Math.floor(cellPx))) };
+  // on a projector (presentation mode's larger type) labels stay at least 14 px: thinned, never shrunk below that
+  const smallest = font > 11 ? Math.min(font, PROJECTOR_FONT_PX) : SMALLEST_FONT_PX;
+  if (count <= ALL_LABELS_UP_TO && (font <= 11 || cellPx >= smallest)) {
+    return { step: 1, fontPx: Math.max(smallest, Math.min(font, Math.floor(cellPx))) };
+  }
   return { step: Math.ceil(need / cellPx), fontPx: font };
 }
 export const measure = document.createElement("canvas").getContext("2d");  // text widths, without the page's layout
