@@ -48,7 +48,7 @@ def comparison(view) -> None:
     top[1].button("Copy A into B", key="cmp_copy", on_click=side_b.on_copy, help="Make B equal to A again.")
     side_a = SideConfig(spec_a, view.text, view.mask_choice, view.scale, layer_a, head_a)
     side_b.remember_side_a(side_a, preset)
-    st.markdown(f"**Side A** (the sidebar): {model_a.name} · layer {layer_a}, head {head_a}")
+    st.markdown(f"**Side A** (the shared settings): {model_a.name} · layer {layer_a}, head {head_a}")
     b, view_b = side_b.side_b_controls(side_a)
     model_b = view_b.model
     sentence = st.empty()
