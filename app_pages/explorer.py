@@ -64,11 +64,11 @@ def explorer_view() -> None:
         st.session_state["why_labels"] = list(res.labels)
         left, right = st.columns([3, 2], gap="medium")
         with left:
-            controls = st.columns([1, 1.8, 1.6], vertical_alignment="bottom")
-            ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=controls[:2])
-            controls[2].toggle("Per-head colours", key="per_head", **ui.BOUND,
-                               help="Each head's colours run from 0 to its own largest weight: for long texts, where "
-                                    "every weight is small and a shared 0..1 scale turns heads dark.")
+            controls = st.columns([1, 2], vertical_alignment="bottom")
+            ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=controls)
+            st.toggle("Per-head colours", key="per_head", **ui.BOUND,
+                      help="Each head's colours run from 0 to its own largest weight: for long texts, where every "
+                           "weight is small and a shared 0..1 scale turns heads dark.")
             settle_selection(len(res.tokens), model.n_heads)
             view = ui.view_state()  # every control of the page drawn: the state this run draws
             facts = (f"**{model.name}** · {model.n_layers} layers × {model.n_heads} heads · "

@@ -20,18 +20,12 @@ SHARED = ("model", "model_path", "text", "device", "mask", SCALE_SWITCH, "factor
           *(p.name for kind in MASKS.values() for p in kind.parameters))
 
 
-def _page() -> str:
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return ctx.page_script_hash if ctx is not None else ""
-
-
-def restore_on_a_new_page() -> None:
-    """On the first run of a page other than the last one, the shared settings as they were there. Called before
-    anything reads them (app.py: before presentation mode decides the sidebar)."""
+def restore_on_a_new_page(page: str) -> None:
+    """On the first run of a page other than the last one, the shared settings as they were there. page: the page
+    st.navigation is about to run (its URL path; the script hash of a run is not it: a first visit to "/" runs with
+    another hash than the reruns after it). Called before anything reads the settings (app.py: before presentation
+    mode decides the sidebar)."""
     memory = st.session_state.get(MEMORY)
-    page = _page()
     if memory is None:
         st.session_state[MEMORY] = {"page": page, "values": {}}
         return
@@ -45,5 +39,6 @@ def restore_on_a_new_page() -> None:
 
 def remember() -> None:
     """The shared settings as the widgets hold them now (after the page has drawn its pickers)."""
-    memory = st.session_state.setdefault(MEMORY, {"page": _page(), "values": {}})
-    memory["values"] = {key: st.session_state[key] for key in SHARED if key in st.session_state}
+    memory = st.session_state.get(MEMORY)
+    if memory is not None:  # made by app.py's restore_on_a_new_page, which knows the page
+        memory["values"] = {key: st.session_state[key] for key in SHARED if key in st.session_state}
