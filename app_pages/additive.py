@@ -66,12 +66,8 @@ with ui.guard("The comparison"):
             mask = causal_mask(n)
         where = f"Q, K, V: {n} × {d}, entries from N(0, 1), seed {seed}"
     else:
-        model = view.model
-        ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(row[2], None), heads=False)
-        head = int(row[3].selectbox("Head", list(range(model.n_heads)), key="add_head", **ui.BOUND))
-        view = ui.view_state()  # with the layer picked beside the head
-        ui.page.require_text(view, "The comparison appears")
-        layer = view.layer
+        view, head = ui.page.layer_and_head("add_head", "The comparison appears", where=row[2:4])
+        model, layer = view.model, view.layer
         res = view.run(keep=True, scale=True)
         ui.run_notes(res)
         if len(res.tokens) > sc.MAX_N:

@@ -51,13 +51,8 @@ with ui.guard("The efficient attention page"):
                  "random: Gaussian entries N(0, 1/k), seed 0.")
 
     if source == "model":
-        model = view.model
-        pick = st.columns(3)
-        ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(pick[0], None), heads=False)
-        head = pick[1].selectbox("Head", list(range(model.n_heads)), key="eff_head", **ui.BOUND)
-        view = ui.view_state()  # with the layer picked beside the head
-        ui.page.require_text(view, "The comparison appears")
-        layer = view.layer
+        view, head = ui.page.layer_and_head("eff_head", "The comparison appears")
+        model, layer = view.model, view.layer
         res = view.run(keep=True)
         ui.run_notes(res)
         trace = res.traces[layer]

@@ -73,11 +73,7 @@ with ui.guard("The scaling lab"):
                               help="1 = as trained; the link carries it as scale_factor.", **ui.BOUND)
     st.latex(sf.factor_latex(factor, model.d_head))
     scale = True if factor == 1 else sf.factor_scale(factor, model.d_head)  # ×1 is the trained run: reuse it
-    pick = st.columns(2)
-    ui.pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(pick[0], None), heads=False)
-    head = pick[1].selectbox("Head", list(range(model.n_heads)), key="scale_head", **ui.BOUND)
-    view = ui.view_state()  # with the layer picked beside the head
-    ui.page.require_text(view, "The real-model part appears")
+    view, head = ui.page.layer_and_head("scale_head", "The real-model part appears")
     layer = view.layer
     res, trained = view.run(scale=scale), view.run(scale=True)
     ui.run_notes(res)

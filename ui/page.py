@@ -76,6 +76,18 @@ def presenter_controls(rerun: dict) -> None:
     pickers.draw_scale(row[3], factor_box=st.sidebar, **rerun)
 
 
+def layer_and_head(head_key: str, waits_for_text: str, where=None) -> tuple[ViewState, int]:
+    """A Layer picker and a Head picker side by side in the page (where: two containers, else a new row), and the
+    state resolved again with the layer they set -> (view, head). With no usable text the page says so and stops."""
+    model = view_state().model
+    layer_at, head_at = where if where is not None else st.columns(3)[:2]
+    pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=(layer_at, None), heads=False)
+    head = head_at.selectbox("Head", list(range(model.n_heads)), key=head_key, **pickers.BOUND)
+    view = view_state()
+    require_text(view, waits_for_text)
+    return view, int(head)
+
+
 def tell(view: ViewState) -> None:
     """What the state must say: a model that could not be loaded, a lesson's own model, a mask that did not fit."""
     for icon, note in view.notes:
