@@ -7,9 +7,9 @@ switch's other state), parts/ (the bigger pieces of single pages).
 """
 
 from ui.guard import guard, truth_badge
-from ui.page import clamp_token_choice, open_page, page_link, run_notes, seed_from_url
+from ui.page import clamp_token_choice, open_page, run_notes, seed_from_url
 from ui.pickers import BOUND
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
 
-__all__ = ["BOUND", "LessonModel", "ViewState", "clamp_token_choice", "guard", "mark_drawn", "open_page", "page_link",
-           "rerun_parts", "run_notes", "seed_from_url", "truth_badge", "view_state"]
+__all__ = ["BOUND", "LessonModel", "ViewState", "clamp_token_choice", "guard", "mark_drawn", "open_page", "rerun_parts",
+           "run_notes", "seed_from_url", "truth_badge", "view_state"]

@@ -2,12 +2,10 @@
 tell, and returns the page's ViewState; the page draws from it; `mark_drawn(view)` ends the run.
 
 Each page draws the sidebar itself (not app.py) because Streamlit's AppTest loses widgets drawn by the
-entrypoint when it reruns under st.navigation; persist_state keeps their values across pages.
+entrypoint when it reruns under st.navigation; ui/across_pages.py carries their values from page to page.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import streamlit as st
 
@@ -98,19 +96,6 @@ def run_notes(res, who: str = "") -> None:
     """What the run itself reports (a text cut to the model's maximum length)."""
     for note in res.notes:
         st.info(f"{who}{note}", icon=":material/content_cut:")
-
-
-def page_link(page: str, label: str, icon: str, query_params: dict) -> None:
-    """st.page_link, or the same link as markdown where Streamlit cannot look the page up: AppTest runs a
-    fragment rerun without the pages app.py's st.navigation registered (a browser session keeps them)."""
-    from urllib.parse import urlencode
-
-    from streamlit.errors import StreamlitPageNotFoundError
-
-    try:
-        st.page_link(page, label=label, icon=icon, query_params=query_params)
-    except StreamlitPageNotFoundError:
-        st.markdown(f"[{label}]({Path(page).stem}?{urlencode(query_params)})")
 
 
 def clamp_token_choice(key: str, n: int, what: str = "") -> None:

@@ -52,9 +52,6 @@ class ViewState:
         return runs.run_for(self.model_spec, self.device, self.text, self.mask_spec,
                             self.scale if scale is None else scale, keep, layers, weights_only)
 
-    def run_key(self) -> tuple:
-        return runs.run_key(self.model_spec, self.device, self.text, self.mask_spec, self.scale)
-
 
 @dataclass(frozen=True)
 class LessonModel:
