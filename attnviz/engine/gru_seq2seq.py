@@ -44,8 +44,8 @@ SHIPPED_ROOT = Path(__file__).resolve().parents[2] / "assets" / "models"
 # The SHA-256 of each shipped model.safetensors (retrain: python -m attnviz.training.train_gru_seq2seq, then
 # update it here).
 SHIPPED_GRU_MODELS = {
-    "attnviz-gru-bottleneck": "",
-    "attnviz-gru-attention": "",
+    "attnviz-gru-bottleneck": "05c6bbeac17dbcb526b31ff0d3cb30fe31abaa6a60f3f2198130dd75c7c6a880",
+    "attnviz-gru-attention": "53e467f55e1e53ad1da964887ca78857fa310c53a99612e669ec09180ac33fa8",
 }
 
 
