@@ -44,8 +44,8 @@ SHIPPED_ROOT = Path(__file__).resolve().parents[2] / "assets" / "models"
 # The SHA-256 of each shipped model.safetensors (retrain: python -m attnviz.training.train_gru_seq2seq, then
 # update it here).
 SHIPPED_GRU_MODELS = {
-    "attnviz-gru-bottleneck": "05c6bbeac17dbcb526b31ff0d3cb30fe31abaa6a60f3f2198130dd75c7c6a880",
-    "attnviz-gru-attention": "53e467f55e1e53ad1da964887ca78857fa310c53a99612e669ec09180ac33fa8",
+    "attnviz-gru-bottleneck": "550d6510664a3b5b14133bf567abf7b773e2301f553b5467fc67b53666f59d53",
+    "attnviz-gru-attention": "ffeeda4f06a0398177a72db352e635fbe7e6f9b127819ef76f0fcb0123d23f4c",
 }
 
 

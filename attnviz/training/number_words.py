@@ -3,10 +3,10 @@
     "three hundred forty two thousand seven , ninety"  ->  "342007 , 90"
 
 One example is 1 to MAX_NUMBERS numbers between 1 and 999,999,999, separated by commas. A number of d digits
-is drawn by first drawing d (1..9, all equally likely) and then the number: so short and long numbers are
-equally common, and the source runs from 1 word ("seven") to about 45. That spread of lengths is the point:
-a model that must squeeze the whole source into one fixed-size vector gets worse as the source grows, one
-that can look back at every source word need not.
+is drawn by first drawing d (1..9, all equally likely) and then the number (some of them rounded, see
+draw_number): so short and long numbers are equally common, and the source runs from 1 word ("seven") to
+about 45. That spread of lengths is the point: a model that must squeeze the whole source into one
+fixed-size vector gets worse as the source grows, one that can look back at every source word need not.
 
 Held-out examples are set apart by a hash of their source text (crc32 % HELD_OUT_EVERY == 0): training never
 draws one of them, so every held-out sentence is new to every model, whatever the seeds. (Very short sources are
@@ -95,14 +95,28 @@ def is_held_out(source: str) -> bool:
     return zlib.crc32(source.encode("utf-8")) % HELD_OUT_EVERY == 0
 
 
+def draw_number(gen: torch.Generator) -> int:
+    """A number of d digits, d = 1..9 equally likely; a third are rounded and a sixth lose a middle group.
+
+    Uniform numbers are almost never round, and models trained on them alone write "one million" as "100":
+    rounding to k significant digits (k = 1..d) gives "forty thousand", "seven hundred million"; zeroing a
+    3-digit group below the leading one gives gaps of zeros such as "one million five" (1000005)."""
+    d = int(torch.randint(1, 10, (1,), generator=gen))  # digits, 1..9
+    low = 10 ** (d - 1)
+    n = low + int(torch.randint(0, 10**d - low, (1,), generator=gen))
+    kind = float(torch.rand(1, generator=gen))
+    if kind < 1 / 3:  # round to k significant digits
+        k = int(torch.randint(1, d + 1, (1,), generator=gen))
+        n -= n % 10 ** (d - k)
+    elif kind < 1 / 2 and d >= 4:  # zero one whole group of three digits below the leading group
+        group = int(torch.randint(0, (d - 1) // 3, (1,), generator=gen))  # 0: units, 1: thousands
+        n -= (n // 10 ** (3 * group) % 1000) * 10 ** (3 * group)
+    return n
+
+
 def _draw(gen: torch.Generator, max_numbers: int) -> Example:
     count = int(torch.randint(1, max_numbers + 1, (1,), generator=gen))
-    numbers = []
-    for _ in range(count):
-        d = int(torch.randint(1, 10, (1,), generator=gen))  # digits, 1..9
-        low = 10 ** (d - 1)
-        numbers.append(low + int(torch.randint(0, 10**d - low, (1,), generator=gen)))
-    return example_of(numbers)
+    return example_of([draw_number(gen) for _ in range(count)])
 
 
 def training_examples(n: int, gen: torch.Generator, max_numbers: int = MAX_NUMBERS) -> list[Example]:

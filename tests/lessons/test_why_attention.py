@@ -13,7 +13,7 @@ def curve():
 
 
 def test_bottleneck_accuracy_falls_with_length_while_attention_holds(curve):
-    assert curve.bins == ["1–10", "11–20", "21–30", "31–45"] and sum(curve.n) == curve.size == lesson.LESSON_N
+    assert curve.bins == ["1–8", "9–16", "17–24", "25–45"] and sum(curve.n) == curve.size == lesson.LESSON_N
     assert min(curve.n) >= 40  # every bin has enough examples to mean something
     bottleneck, attention = curve.bottleneck, curve.attention
     assert all(a >= b for a, b in zip(bottleneck, bottleneck[1:], strict=False))  # never rises with length
@@ -52,3 +52,9 @@ def test_alignment_reads_each_number_where_it_is_written():
                                            ("one hundred and five", None), ("ten ten", None)])
 def test_expected_digits_only_for_sentences_the_task_writes(text, expected):
     assert lesson.expected_digits(text) == expected
+
+
+@pytest.mark.parametrize("text,digits", [("one million", "1000000"), ("forty thousand", "40000"),
+                                         ("one million one", "1000001"), ("seven hundred million", "700000000")])
+def test_the_attention_model_writes_round_numbers_a_class_will_type(text, digits):
+    assert lesson.alignment(text).attention_answer == digits

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from attnviz.training.number_words import Example, pad_batch
 
-LENGTH_BINS = ((1, 10), (11, 20), (21, 30), (31, 45))  # source words, both ends included
+LENGTH_BINS = ((1, 8), (9, 16), (17, 24), (25, 45))  # source words, both ends included
 
 
 @dataclass(frozen=True)
