@@ -37,8 +37,10 @@ from attnviz.training.number_words import (
 NAME = "attnviz-tiny-bart"
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / NAME
 MAX_TOKENS = 96  # room to spare: the task's longest source is about 47 tokens, its longest target about 32
+# init_std 0.06 (transformers' default 0.02 suits d_model ~ 768): in a trial run at 0.02 the tiny model sat for ~500
+# steps on a plateau (loss ~1.85) before the loss fell; at 0.06 it fell within the first 300 steps.
 SHAPE = dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
-             encoder_ffn_dim=256, decoder_ffn_dim=256)
+             encoder_ffn_dim=256, decoder_ffn_dim=256, init_std=0.06)
 TRAIN = dict(batch=128, lr=2e-3, warmup=150, weight_decay=0.01)
 EVAL_SEED = 10_000
 
@@ -164,7 +166,7 @@ def save(model, tok, out: Path, report: dict) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=1500, help="optimizer steps (default 1500)")
+    parser.add_argument("--steps", type=int, default=3000, help="optimizer steps (default 3000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     parser.add_argument("--quick", action="store_true", help="a few steps only (CI): proves the script runs")
