@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from attnviz.errors import AttnvizError
-from attnviz.training.number_words import digits_text
+from attnviz.training.number_words import check_known_words, digits_text
 
 MODEL_TYPE = "attnviz-gru-seq2seq"
 SHIPPED_ROOT = Path(__file__).resolve().parents[2] / "assets" / "models"
@@ -186,6 +186,7 @@ class GRUSeq2Seq:
     def translate(self, text: str, max_len: int | None = None) -> Translation:
         """Greedy translation of one source text (the attention model also returns its alignment matrix)."""
         enc = self.tokenizer.encode(text)
+        check_known_words(self.tokenizer, text, self.name)
         if len(enc.ids) <= 2:
             raise AttnvizError("Type a number in words, for example 'three hundred forty two'.")
         if len(enc.ids) >= self.cfg.max_tokens:

@@ -164,6 +164,23 @@ def tokenizer_config(max_tokens: int) -> dict:
             "pad_token": "<pad>", "unk_token": "<unk>", "model_max_length": max_tokens}
 
 
+def unknown_words(tokenizer, text: str) -> list[str]:
+    """The words of `text` outside the task's vocabulary (a `tokenizers` Tokenizer built by build_tokenizer)."""
+    enc = tokenizer.encode(text)
+    return [text[a:b] for t, (a, b) in zip(enc.tokens, enc.offsets, strict=True) if t == "<unk>"]
+
+
+def check_known_words(tokenizer, text: str, model_name: str) -> None:
+    """A clear error naming the words a model of this task cannot read (it would see each as <unk>)."""
+    from attnviz.errors import AttnvizError
+
+    unknown = unknown_words(tokenizer, text)
+    if unknown:
+        shown = ", ".join(f"'{w}'" for w in dict.fromkeys(unknown))
+        raise AttnvizError(f"{model_name} reads only number words (one ... nineteen, twenty ... ninety, hundred, "
+                           f"thousand, million) and commas; it does not know {shown}.")
+
+
 def digits_text(tokens: list[str]) -> str:
     """Output tokens -> readable text: digits joined, ', ' between numbers, specials dropped ('3 4 2 , 9' -> '342, 9')."""
     text = "".join(t if t != SEPARATOR else ", " for t in tokens if t not in SPECIALS)

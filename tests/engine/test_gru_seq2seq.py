@@ -77,3 +77,9 @@ def test_empty_or_too_long_text_is_a_clear_error():
         model.translate("   ")
     with pytest.raises(AttnvizError, match="longer than"):
         model.translate("seven " * 200)
+
+
+def test_words_outside_the_task_are_named_in_the_error():
+    model = load_gru_model("attnviz-gru-attention")
+    with pytest.raises(AttnvizError, match="does not know 'and', 'Apples'"):
+        model.translate("one hundred and five Apples")

@@ -98,3 +98,8 @@ def test_a_tampered_or_missing_copy_is_refused(tmp_path):
     weights.unlink()
     with pytest.raises(AttnvizError, match="missing"):
         loading.shipped_model_folder(NAME, root=tmp_path)
+
+
+def test_words_outside_the_task_are_named_in_the_error(bart):
+    with pytest.raises(AttnvizError, match="does not know 'cats'"):
+        tiny_bart.translate("forty two cats", bart)

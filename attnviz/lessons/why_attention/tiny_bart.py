@@ -15,7 +15,7 @@ import torch
 from attnviz.engine.masks import causal_mask
 from attnviz.engine.models.seq2seq import decoder_layer_forward
 from attnviz.errors import AttnvizError
-from attnviz.training.number_words import digits_text
+from attnviz.training.number_words import check_known_words, digits_text
 
 TINY_BART = "attnviz-tiny-bart"
 MAX_OUTPUT = 40  # tokens: the task's longest target is 32
@@ -60,6 +60,7 @@ def greedy_ids(model, source_ids: list[int], max_len: int = MAX_OUTPUT) -> list[
 def translate(source: str, model=None) -> BartTranslation:
     """Greedy translation of `source`, then one run over (source, output) for every attention the page draws."""
     model = model or tiny_bart()
+    check_known_words(model.tokenizer.backend, source, model.name)
     enc = model.encode(source)
     if all(t in model.tokenizer.special for t in enc.tokens):
         raise AttnvizError("Type a number in words, for example 'three hundred forty two'.")
