@@ -37,8 +37,9 @@ PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
 LOADERS = {"bert": bert_like, "roberta": bert_like, "distilbert": distilbert, "gpt2": gpt2, "bart": bart_model}
 LOADERS.update(dict.fromkeys(ROPE_FAMILIES, rope_decoder))
 # Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
-# SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_tiny_llama, then update it here).
-SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e"}
+# SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_<name>, then update it here).
+SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e",
+                  "attnviz-tiny-bart": "3d4cf7b605a38b9d608131a3d7a7c6ae7b2ce3420bad743374faaaa184ff1c4d"}  # (train_tiny_bart)
 SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
@@ -97,8 +98,9 @@ def shipped_model_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
     folder = root / name
     weights = folder / "model.safetensors"
     if not weights.exists():
+        script = "train_" + name.removeprefix("attnviz-").replace("-", "_")  # train_tiny_llama, train_tiny_bart
         raise AttnvizError(f"The shipped model '{name}' is missing: no {weights}. Restore it from git "
-                           f"or retrain it with: python -m attnviz.training.train_tiny_llama")
+                           f"or retrain it with: python -m attnviz.training.{script}")
     stat = weights.stat()
     if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != SHIPPED_MODELS[name]:
         raise AttnvizError(f"The weights of '{name}' ({weights}) do not match their known SHA-256: they were changed "
