@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from attnviz.engine.efficient.measure import torch_threads
 from attnviz.engine.gru_seq2seq import MODEL_TYPE, GRUConfig, GRUSeq2Seq
 from attnviz.lessons.why_attention.accuracy import accuracy_by_length
 from attnviz.training.number_words import (
@@ -189,12 +190,12 @@ def main(argv: list[str] | None = None) -> dict:
                         help="CPU threads (default 1, as the shipped weights were made: the thread count changes the bits)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    torch.set_num_threads(args.threads)
     steps = 3 if args.quick else args.steps
     n_eval = 32 if args.quick else 1000
     kinds = list(NAMES) if args.which == "both" else [args.which]
-    return {NAMES[k]: train_one(k, steps, args.seed, args.out / NAMES[k], 1 if args.quick else 100, n_eval)
-            for k in kinds}
+    with torch_threads(args.threads):  # called from a test, the script must not leave the process on another count
+        return {NAMES[k]: train_one(k, steps, args.seed, args.out / NAMES[k], 1 if args.quick else 100, n_eval)
+                for k in kinds}
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from attnviz.engine.efficient.measure import torch_threads
 from attnviz.lessons.why_attention.accuracy import LENGTH_BINS
 from attnviz.training.number_words import (
     BOS_ID,
@@ -174,10 +175,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="CPU threads (default 1, as the shipped weights were made: the thread count changes the bits)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    torch.set_num_threads(args.threads)
     quick = args.quick
-    return train(5 if quick else args.steps, args.seed, args.out, log_every=1 if quick else 100,
-                 n_eval=20 if quick else 1000)
+    with torch_threads(args.threads):  # called from a test, the script must not leave the process on another count
+        return train(5 if quick else args.steps, args.seed, args.out, log_every=1 if quick else 100,
+                     n_eval=20 if quick else 1000)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from attnviz.engine.efficient.measure import torch_threads
 from attnviz.training.tiny_data import (
     BOS_ID,
     PAD_ID,
@@ -185,13 +186,9 @@ def main(argv: list[str] | None = None) -> dict:
                         help="CPU threads (default 2, as the shipped weights were made: the thread count changes the bits)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    before = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
-    try:
+    with torch_threads(args.threads):  # called from a test, the script must not leave the process on another count
         steps = 5 if args.quick else args.steps
         return train(steps, args.seed, args.out, log_every=1 if args.quick else 100)
-    finally:  # called from a test, the script must not leave the process on another thread count
-        torch.set_num_threads(before)
 
 
 if __name__ == "__main__":

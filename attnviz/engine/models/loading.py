@@ -66,6 +66,11 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         return load_folder(bundled_model_folder(), name=DEFAULT_MODEL, device=device)
     if spec.lower() in SHIPPED_MODELS:
         return load_folder(shipped_model_folder(spec.lower()), name=spec.lower(), device=device)
+    from attnviz.engine.gru_seq2seq import SHIPPED_GRU_MODELS
+
+    if spec.lower() in SHIPPED_GRU_MODELS:  # not a transformer: it has no attention heads for these pages
+        raise AttnvizError(f"'{spec}' is one of attnviz's GRU encoder–decoders (the Why attention lesson), not a "
+                           "transformer: load it with attnviz.engine.gru_seq2seq.load_gru_model.")
     path = Path(spec).expanduser()
     if path.is_dir():
         check_size(folder_float32_bytes(path) if max_bytes is not None else None, max_bytes, spec)
