@@ -11,10 +11,9 @@ No streamlit here: deploy/class_server.py reads the same settings to report prob
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomllib
 
 SETTINGS_VARIABLE = "ATTNVIZ_SETTINGS"  # another settings file than .streamlit/attnviz.toml
 BALANCER_VARIABLE = "ATTNVIZ_BEHIND_BALANCER"  # "1": this process serves through a balancer (class_server sets it)

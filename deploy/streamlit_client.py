@@ -56,7 +56,7 @@ class PageSession:
         try:
             while (left := deadline - time.monotonic()) > 0:
                 await asyncio.wait_for(self.ws.recv(), timeout=left)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         except Exception:  # websockets' ConnectionClosed, or a reset underneath it
             return True
