@@ -52,7 +52,7 @@ def explorer_grid_payload(res, layer: int = 0) -> bytes:
 
 
 def model_view_grid_payload(res) -> tuple[bytes, int]:
-    """What the model view sends for its thumbnail grid (pages/model_view.py's heatmap_grid call), and its block."""
+    """What the model view sends for its thumbnail grid (app_pages/model_view.py's heatmap_grid call), and its block."""
     n_layers, n_heads = res.attentions.shape[:2]
     pooled, labels, block = thumbnails(res.attentions, res.labels)
     payload = heatmap_payload(pooled, labels, titles=thumbnail_titles(n_layers, n_heads), columns=n_heads,

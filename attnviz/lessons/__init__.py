@@ -1,1 +1,1 @@
-"""One module or sub-package per page: its computations, figure payloads and LaTeX (pages/<x>.py over lessons/<x>)."""
+"""One module or sub-package per page: its computations, figure payloads and LaTeX (app_pages/<x>.py over lessons/<x>)."""

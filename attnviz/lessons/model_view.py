@@ -1,7 +1,7 @@
 """The model view: every layer × head of a run as a grid of thumbnails (rows = layers, cols = heads).
 
 Bytes matter: a 6 × 12 model at 512 tokens has 72 · 512² ≈ 19 million weights. So the thumbnails
-(drawn by pages/_heatmap.heatmap_grid(..., thumbnails=True): one canvas, uint8 cells, no token labels)
+(drawn by ui/heatmap.heatmap_grid(..., thumbnails=True): one canvas, uint8 cells, no token labels)
 are pooled above `max_cells` tokens into b × b blocks:
     P[I, J] = (1/|I|) Σ_{i∈I} Σ_{j∈J} a_ij
 the weight an average query of block I gives to the keys of block J, so every pooled row still sums

@@ -1,4 +1,4 @@
-"""Charts and LaTeX for the additive vs dot-product page. Matrices go through pages/_heatmap."""
+"""Charts and LaTeX for the additive vs dot-product page. Matrices go through ui/heatmap."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What the step-by-step page draws for each step: the matrix, its labels, and its colour range.
 
-The page hands each StepMatrix to pages/_heatmap.heatmap: weights (0..1) on the shared scale, every
+The page hands each StepMatrix to ui/heatmap.heatmap: weights (0..1) on the shared scale, every
 other matrix signed and centred at 0, with −∞ (masked scores) kept as −∞ for the heatmap to show.
 """
 
@@ -30,7 +30,7 @@ def percentile_limit(z: np.ndarray, q: float = 99.0) -> float:
 
 @dataclass(frozen=True)
 class StepMatrix:
-    """What the page hands to pages/_heatmap.heatmap for one step: the matrix and how to label and colour it."""
+    """What the page hands to ui/heatmap.heatmap for one step: the matrix and how to label and colour it."""
 
     matrix: np.ndarray  # (rows, cols); -inf where masked (S″ only)
     row_labels: list[str]
