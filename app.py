@@ -21,6 +21,12 @@ if torch.get_num_threads() != threads:  # set once per server; later runs find i
     torch.set_num_threads(threads)
 start_importing_reference_code()  # transformers, once, in one thread, while the first page draws (see truth.py)
 
+# The icon is a file served by the app itself: a ":material/…" page icon makes the browser fetch it from an
+# outside font host (no network in some lecture halls; and it tells a third party who opened the page). Set
+# before st.navigation: after it, the page's own menu icon (a :material/ one) would be the tab's icon.
+st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   layout="wide")
+
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {
     "Attention, step by step": [
@@ -66,10 +72,7 @@ PAGES = {
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)
-# The icon is a file served by the app itself: a ":material/…" page icon makes the browser fetch it from an
-# outside font host (no network in some lecture halls; and it tells a third party who opened the page).
-st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
-                   layout="wide", initial_sidebar_state="collapsed" if presenting() else "auto")
+st.set_page_config(initial_sidebar_state="collapsed" if presenting() else "auto")
 for problem in settings_problems():  # the lecturer sees a wrong setting where they prepare; defaults are in use
     st.sidebar.warning(f"Server settings: {problem}", icon=":material/settings:")
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).
