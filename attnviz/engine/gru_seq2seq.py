@@ -28,7 +28,6 @@ Shapes: B batch, S source tokens, T target tokens, V vocabulary, H = d_enc, D = 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -228,22 +227,10 @@ def shipped_gru_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
     """assets/models/<name>, its model.safetensors checked against its known SHA-256."""
     if name not in SHIPPED_GRU_MODELS:
         raise AttnvizError(f"No shipped GRU model '{name}': choose one of {', '.join(SHIPPED_GRU_MODELS)}.")
-    folder = root / name
-    weights = folder / "model.safetensors"
-    if not weights.exists():
-        raise AttnvizError(f"The shipped model '{name}' is missing: no {weights}. Restore it from git "
-                           f"or retrain it with: python -m attnviz.training.train_gru_seq2seq")
-    stat = weights.stat()
-    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != SHIPPED_GRU_MODELS[name]:
-        raise AttnvizError(f"The weights of '{name}' ({weights}) do not match their known SHA-256: they were changed "
-                           f"or damaged. Restore them from git (git checkout -- {weights.name}), or, after retraining "
-                           f"on purpose, update SHIPPED_GRU_MODELS in attnviz/engine/gru_seq2seq.py.")
-    return folder
+    from attnviz.engine.models.loading import checked_shipped_folder
 
-
-@lru_cache(maxsize=4)
-def _sha256_of(path: str, size: int, mtime_ns: int) -> str:  # size and mtime key the cache
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return checked_shipped_folder(root / name, name, SHIPPED_GRU_MODELS[name], "train_gru_seq2seq",
+                                  "SHIPPED_GRU_MODELS in attnviz/engine/gru_seq2seq.py")
 
 
 @lru_cache(maxsize=4)

@@ -100,17 +100,24 @@ def bundled_model_folder() -> Path:
 
 def shipped_model_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
     """The folder of a model attnviz trained and ships (assets/models/<name>), its weights checked."""
-    folder = root / name
+    script = "train_" + name.removeprefix("attnviz-").replace("-", "_")  # train_tiny_llama, train_tiny_bart
+    return checked_shipped_folder(root / name, name, SHIPPED_MODELS[name], script, "SHIPPED_MODELS in "
+                                  "attnviz/engine/models/loading.py")
+
+
+def checked_shipped_folder(folder: Path, name: str, sha256: str, script: str, registry: str) -> Path:
+    """folder, once its model.safetensors is there and has its known SHA-256 (every model attnviz ships: the
+    transformers here, the GRU encoder–decoders in attnviz/engine/gru_seq2seq.py). script: the training script
+    that makes it again; registry: where its SHA-256 is written down."""
     weights = folder / "model.safetensors"
     if not weights.exists():
-        script = "train_" + name.removeprefix("attnviz-").replace("-", "_")  # train_tiny_llama, train_tiny_bart
         raise AttnvizError(f"The shipped model '{name}' is missing: no {weights}. Restore it from git "
                            f"or retrain it with: python -m attnviz.training.{script}")
     stat = weights.stat()
-    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != SHIPPED_MODELS[name]:
+    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != sha256:
         raise AttnvizError(f"The weights of '{name}' ({weights}) do not match their known SHA-256: they were changed "
                            f"or damaged. Restore them from git (git checkout -- {weights.name}), or, after retraining "
-                           f"on purpose, update SHIPPED_MODELS in attnviz/engine/models/loading.py.")
+                           f"on purpose, update {registry}.")
     return folder
 
 
