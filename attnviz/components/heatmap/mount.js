@@ -93,7 +93,9 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   s.highlight = model.meta.highlight ?? null;  // the page's highlight; a click here moves it until the next payload
   s.model = model;
   s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
-  s.fontPx = fontPx(s);  // presentation mode's larger labels take more room
+  // presentation mode's larger labels take more room; read once per heatmap (and again on a resize): reading a
+  // computed style forces the browser to resolve the page's styles, three times per switch flip on the explorer
+  if (!s.fontPx) s.fontPx = fontPx(s);
   s.rowTextW = textWidth(model.meta.row_labels, `${s.fontPx}px sans-serif`);
   s.colTextW = textWidth(model.meta.col_labels, `${s.fontPx}px sans-serif`);
   const m = model.meta;
@@ -197,6 +199,7 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
       const w = entries[entries.length - 1].contentRect.width;
       if (!w || Math.abs(w - s.width) < 2) return;
       s.width = w;
+      s.fontPx = fontPx(s);  // a new width may come with presentation mode's type
       firstDraws.delete(s);  // drawn here, with the width the observer measured; no need to wait for the frame
       render(s);
     });
