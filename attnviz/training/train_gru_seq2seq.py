@@ -14,7 +14,6 @@ Training is seeded: the same seed, steps, thread count and torch version give th
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -39,6 +38,7 @@ from attnviz.training.number_words import (
     training_examples,
     vocabulary,
 )
+from attnviz.training.script import training_parser
 
 NAMES = {"bottleneck": "attnviz-gru-bottleneck", "attention": "attnviz-gru-attention"}
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "models"
@@ -179,15 +179,9 @@ def save(model: Seq2SeqGRU, tok, out: Path, report: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = training_parser(__doc__, steps=1200, out=ASSETS, threads=1,
+                             out_help="parent folder: each model goes to <out>/<name>")
     parser.add_argument("--which", choices=["both", *NAMES], default="both")
-    parser.add_argument("--steps", type=int, default=1200, help="optimizer steps per model (default 1200)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=ASSETS,
-                        help=f"parent folder: each model goes to <out>/<name> (default {ASSETS})")
-    parser.add_argument("--quick", action="store_true", help="a few steps only (CI): proves the script runs")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="CPU threads (default 1, as the shipped weights were made: the thread count changes the bits)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     steps = 3 if args.quick else args.steps

@@ -12,7 +12,6 @@ give the same weights. Printed: the loss, then greedy exact match on held-out so
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -34,6 +33,7 @@ from attnviz.training.number_words import (
     training_examples,
     vocabulary,
 )
+from attnviz.training.script import training_parser
 
 NAME = "attnviz-tiny-bart"
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / NAME
@@ -166,14 +166,7 @@ def save(model, tok, out: Path, report: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=3000, help="optimizer steps (default 3000)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    parser.add_argument("--quick", action="store_true", help="a few steps only (CI): proves the script runs")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="CPU threads (default 1, as the shipped weights were made: the thread count changes the bits)")
-    args = parser.parse_args(argv)
+    args = training_parser(__doc__, steps=3000, out=DEFAULT_OUT, threads=1).parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     quick = args.quick
     with torch_threads(args.threads):  # called from a test, the script must not leave the process on another count

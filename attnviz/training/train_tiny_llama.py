@@ -12,7 +12,6 @@ on the second copy of a repeated sequence (what induction makes possible) and on
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -22,6 +21,7 @@ from pathlib import Path
 import torch
 
 from attnviz.engine.efficient.measure import torch_threads
+from attnviz.training.script import training_parser
 from attnviz.training.tiny_data import (
     BOS_ID,
     PAD_ID,
@@ -177,14 +177,7 @@ def save(model, out: Path, report: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=2500, help="optimizer steps (default 2500)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    parser.add_argument("--quick", action="store_true", help="a few steps only (CI): proves the script runs")
-    parser.add_argument("--threads", type=int, default=2,
-                        help="CPU threads (default 2, as the shipped weights were made: the thread count changes the bits)")
-    args = parser.parse_args(argv)
+    args = training_parser(__doc__, steps=2500, out=DEFAULT_OUT, threads=2).parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     with torch_threads(args.threads):  # called from a test, the script must not leave the process on another count
         steps = 5 if args.quick else args.steps
