@@ -16,13 +16,17 @@ from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
-              scale_parts: list[str] | None = None, lesson: LessonModel | None = None) -> ViewState:
+              scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
+              uses_shared_settings: bool = True) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
     and stops. layer_heads: "layer" or "layer+heads": those pickers, at the top of the page. scale_parts: the keyed fragments that
     draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
+    uses_shared_settings: False for a page whose figures do not depend on the shared sentence, model, mask or
+    scale (its own models and inputs): on a projector their row would only push the figures down, so they stay
+    in the closed sidebar, still drawn so that their values carry on to the next page.
     """
     presenting = presentation_toggle()
     # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
@@ -31,7 +35,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
-    if presenting:  # on a projector the sidebar stays closed: the controls a lecturer changes live sit on the page
+    if presenting and uses_shared_settings:  # on a projector the sidebar stays closed: the controls a lecturer
+        # changes live sit on the page
         presenter_controls(rerun)
     else:
         pickers.draw_model(sidebar)
@@ -48,7 +53,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=where[:2], heads=layer_heads == "layer+heads")
     view = view_state(lesson=lesson)
     remember()  # the shared settings, for the next page (ui/across_pages.py)
-    tell(view)
+    if uses_shared_settings:  # a page that never runs the shared model has nothing to say about it
+        tell(view)
     if waits_for_text:
         require_text(view, waits_for_text)
     return view

@@ -128,7 +128,7 @@ def sentences(curve: LengthCurve) -> list[str]:
     n_scoring = sum(t.numel() for k, t in attention.w.items() if k.startswith("attn_"))
     width = bottleneck.w["init.weight"].shape[1]  # z's width: 2·d_enc
     return [
-        f"On {curve.size} held-out number sentences that neither model saw in training, the model with one "
+        f"On {curve.size:,} held-out number sentences that neither model saw in training, the model with one "
         f"fixed-size vector writes {pct(curve.bottleneck[first])} of the shortest ({curve.bins[first]} words) "
         f"exactly right, and {pct(curve.bottleneck[last])} of the longest ({curve.bins[last]} words).",
         f"The attention model gets {pct(curve.attention[first])} and {pct(curve.attention[last])}: the same encoder, "
