@@ -16,6 +16,11 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
   .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
 
 
+# pages whose figures ignore the shared settings have no presenter row (open_page(uses_shared_settings=False)):
+# a control of their own is changed instead, (its text, the widget key it changes)
+OWN_CONTROL = {"why_attention": ("short", "wa_text")}
+
+
 def heatmap_count(page) -> int:
     return page.evaluate("() => Object.keys(window.attnvizHeatmaps || {}).length")
 
@@ -24,13 +29,22 @@ def heatmap_count(page) -> int:
 def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the_link(server, path):
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/{path}?present=1&model=toy")
-        page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
+        page.wait_for_selector(".st-key-presenter_controls" if path not in OWN_CONTROL else '[data-testid="stMain"] h1',
+                               timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), path
-        was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
-        page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
-        page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
-                               " return s && s.checked !== was; }", arg=was, timeout=30_000)
+        if path in OWN_CONTROL:
+            assert not page.locator(".st-key-presenter_controls").count(), f"{path} has the row after all"
+            label, key = OWN_CONTROL[path]
+            was = page.locator(f".st-key-{key} input").input_value()
+            page.locator('[data-testid="stMain"]').get_by_text(label, exact=True).click()
+            page.wait_for_function("([key, was]) => { const s = document.querySelector(`.st-key-${key} input`);"
+                                   " return s && s.value !== was; }", arg=[key, was], timeout=30_000)
+        else:
+            was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
+            page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
+            page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
+                                   " return s && s.checked !== was; }", arg=was, timeout=30_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url
