@@ -29,6 +29,10 @@ st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Pat
 
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {
+    "Why attention": [
+        st.Page("app_pages/attention_layer.py", url_path="attention_layer",
+                title="Attention as a layer", icon=":material/image:"),
+    ],
     "Attention, step by step": [
         st.Page("app_pages/explorer.py", title="Explorer", icon=":material/search:", default=True),
         st.Page("app_pages/step_by_step.py", url_path="step_by_step",
