@@ -42,7 +42,8 @@ def _swatches(names: list[str], colours) -> str:
 view = ui.open_page("Attention as a layer",
                     "Attention first came to images in captioning: while writing each word, the decoder weighs the "
                     "regions of the picture. Take away the captioning and what is left is a layer: a query, a set of "
-                    "vectors, weights, a weighted sum. Four steps, one change each, turn it into self-attention.")
+                    "vectors, weights, a weighted sum. Four steps, one change each, turn it into self-attention.",
+                    model_controls=False)  # no language model here: on a projector the first screen is the picture
 
 with ui.guard("The attention layer"):
     from attnviz.lessons.attention_layer import figures as fg
@@ -58,16 +59,20 @@ with ui.guard("The attention layer"):
             st.warning(f"The link asks for {key}={raw}, which is not one of {', '.join(allowed)}: showing {shown}.",
                        icon=":material/link_off:")
 
-    top = st.columns([3.6, 1.2, 1.5, 1.7], vertical_alignment="bottom")
-    # no format_func on a bound widget: the URL would hold the formatted text, not the short value
-    step = top[0].radio("Step", list(STEPS), key="al_step", horizontal=True, **ui.BOUND,
-                        captions=[STEPS[s].split(" · ")[1] for s in STEPS])
-    grid_text = top[1].text_input("Grid (rows x columns)", "6x8", key="al_grid", **ui.BOUND,
+    # The step is kept in the URL by hand, not by bind=: a bound widget writes its formatted label into the link
+    # ("b · many queries"), and lecture plans link to al_step=b.
+    if "al_step" not in st.session_state:
+        st.session_state["al_step"] = st.query_params.get("al_step") if st.query_params.get("al_step") in STEPS else "a"
+    step = st.segmented_control("Step", list(STEPS), format_func=STEPS.get, key="al_step", required=True,
+                                label_visibility="collapsed")
+    st.query_params["al_step"] = step
+    top = st.columns([1.2, 1.2, 1.6, 2.4], vertical_alignment="bottom")
+    grid_text = top[0].text_input("Grid: rows x cols", "6x8", key="al_grid", **ui.BOUND,
                                   help="1 to 12 rows and 1 to 16 columns, written like 6x8")
-    query = top[2].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d", **ui.BOUND,
+    query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d", **ui.BOUND,
                              help="Written by hand. In a captioning model the decoder's hidden state makes the query. "
                                   + "; ".join(f"{p.name}: looks for {p.asks}" for p in qs.PRESETS.values()))
-    strength = top[3].slider("Query strength s", 0.0, 30.0, 10.0, 0.5, key="al_strength", **ui.BOUND,
+    strength = top[2].slider("Query strength s", 0.0, 30.0, 10.0, 0.5, key="al_strength", **ui.BOUND,
                              help="q = s × the preset's vector (in step d, W_Q = s × W_K): a longer query spreads the "
                                   "scores further apart, so the softmax picks more sharply.")
     custom = ""
@@ -75,7 +80,7 @@ with ui.guard("The attention layer"):
         # over the region features in a and b, over the key features in c: two boxes, each with its own URL key
         names, key, example = ((qs.KEY_FEATURES, "al_kvec", "1, 0, 1, 1") if step == "c"
                                else (FEATURES, "al_qvec", "1, 1, -2, 1, 0"))
-        custom = st.text_input(f"Custom query: {len(names)} numbers over {', '.join(names)}, comma-separated (then × s)",
+        custom = top[3].text_input(f"Custom query: {len(names)} numbers ({', '.join(names)}), then × s",
                                example, key=key, **ui.BOUND)
 
 with ui.guard("The attention layer"):
@@ -97,7 +102,7 @@ with ui.guard("The attention layer"):
         left.caption(f"The clearest region has the largest weight ({float(one.weights.max()):.3f}); the darker a region, "
                      "the less weight; weight 0 would be 75 % dark. Hover a region for its weight.")
         with right:
-            for line in lx.one_query_latex(rows, cols, d):
+            for line in lx.one_query_latex(rows, cols, d):  # short lines: they sit beside the picture
                 st.latex(line)
             table = pd.DataFrame({"query q": q.numpy(), "context y": one.outputs[0].numpy()}, index=list(FEATURES))
             st.dataframe(table, key="al_vectors", width="stretch", column_config={
@@ -113,11 +118,8 @@ with ui.guard("The attention layer"):
     elif step == "b":
         queries = qs.all_feature_queries(strength)  # (M, D)
         names = list(qs.PRESETS)
-        if query == qs.CUSTOM:
-            queries = np.vstack([queries.numpy(), qs.feature_query(query, strength, custom).numpy()[None]])
-            import torch
-
-            queries, names = torch.from_numpy(queries), [*names, "custom"]
+        if query == qs.CUSTOM:  # the custom query joins the presets as one more row
+            queries, names = qs.with_query(queries, qs.feature_query(query, strength, custom)), [*names, "custom"]
         many = ly.many_queries(regions.x, queries)
         m = len(names)
         for line in lx.many_queries_latex(rows, cols, d, m):
@@ -126,6 +128,8 @@ with ui.guard("The attention layer"):
                 title=f"weights A ({m} queries × {n} regions), each row sums to 1")
         st.plotly_chart(fg.pictures_with_weights(png, regions, many.weights.numpy(), names), width="stretch",
                         key="al_pictures")
+        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
+                   "its title); the darker a region, the less weight. Hover a region for its weight.")
         outputs = pd.DataFrame(many.outputs.numpy(), index=names, columns=list(FEATURES))
         st.dataframe(outputs, key="al_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
@@ -140,10 +144,7 @@ with ui.guard("The attention layer"):
         queries = qs.all_key_queries(strength)  # (M, D_k)
         names = list(qs.PRESETS)
         if query == qs.CUSTOM:
-            import torch
-
-            queries = torch.vstack([queries, qs.key_query(query, strength, custom)[None]])
-            names = [*names, "custom"]
+            queries, names = qs.with_query(queries, qs.key_query(query, strength, custom)), [*names, "custom"]
         kv = ly.keys_and_values(regions.x, queries)
         m, d_k, d_v = len(names), ly.W_K.shape[1], ly.W_V.shape[1]
         for line in lx.keys_values_latex(rows, cols, d, m, d_k, d_v):
@@ -164,6 +165,8 @@ with ui.guard("The attention layer"):
                 title=f"weights A = softmax(Q Kᵀ/√{d_k}) ({m} × {n})")
         st.plotly_chart(fg.pictures_with_weights(png, regions, kv.weights.numpy(), names), width="stretch",
                         key="al_kv_pictures")
+        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
+                   "its title); the darker a region, the less weight. Hover a region for its weight.")
         outputs = pd.DataFrame(kv.outputs.numpy(), index=names, columns=list(ly.VALUE_FEATURES))
         st.dataframe(outputs, key="al_kv_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
@@ -176,7 +179,7 @@ with ui.guard("The attention layer"):
 
     else:
         w_q = ly.query_weights(strength)
-        seed = int(st.number_input("Shuffle seed (the permutation P)", 0, 9999, 0, key="al_seed", **ui.BOUND))
+        seed = int(top[3].number_input("Shuffle seed (the permutation P)", 0, 9999, 0, key="al_seed", **ui.BOUND))
         check = ly.permutation_check(regions.x, w_q, seed)
         d_k, d_v = ly.W_K.shape[1], ly.W_V.shape[1]
         for line in lx.self_attention_latex(rows, cols, d, d_k, d_v):
@@ -199,11 +202,12 @@ with ui.guard("The attention layer"):
         metric[0].metric("max |f(P X) − P f(X)|, outputs", f"{check.output_difference:.1e}")
         metric[1].metric("max |A(P X) − P A(X) Pᵀ|, weights", f"{check.weight_difference:.1e}")
         st.markdown(f"No query comes from outside: each region makes its own, Q = X W_Q, with W_Q = s × W_K "
-                    f"(s = {strength:g}, by hand), so each region asks for regions whose keys point the way its own "
-                    f"does. N = {n} vectors in, N = {n} vectors out. Shuffle the regions (P, seed {seed}) and run the "
-                    "layer again: every output moves with its region and nothing else changes, measured above in "
-                    "float64. The layer itself treats its input as a set: it knows where a region sits only through the "
-                    "height and across features inside the region's vector, which move with it.")
+                    f"without its brightness column (s = {strength:g}, by hand), so each region asks for regions whose "
+                    f"warmth, green-ness and height point the way its own do. N = {n} vectors in, N = {n} vectors "
+                    f"out. Shuffle the regions (P, seed {seed}) and run the layer again: every output moves with its "
+                    "region and nothing else changes, measured above in float64. The layer itself treats its input "
+                    "as a set: it knows where a region sits only through the position features inside the region's "
+                    "vector (here its height; W_K and W_V drop 'across'), and those move with the region.")
         st.caption("Each output's colour is the weighted average of the colours its region attended to (W_V keeps "
                    "the colour). The height feature goes into the keys through W_K; 'across' is dropped by W_K and "
                    "W_V in this hand-made layer.")

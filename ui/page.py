@@ -16,13 +16,16 @@ from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
-              scale_parts: list[str] | None = None, lesson: LessonModel | None = None) -> ViewState:
+              scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
+              model_controls: bool = True) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
     and stops. layer_heads: "layer" or "layer+heads": those pickers, at the top of the page. scale_parts: the keyed fragments that
     draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
+    model_controls=False: a page that uses no model (attention as a layer) leaves the text, model, mask and scale
+    out of the page in presentation mode, where they would take the first screen; the sidebar still has them.
     """
     presenting = presentation_toggle()
     # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
@@ -32,7 +35,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
     if presenting:  # on a projector the sidebar stays closed: the controls a lecturer changes live sit on the page
-        presenter_controls(rerun)
+        if model_controls:
+            presenter_controls(rerun)
     else:
         pickers.draw_model(sidebar)
         pickers.draw_text(sidebar)

@@ -42,18 +42,20 @@ def picture_with_weights(png: bytes, regions: Regions, weights, title: str) -> g
     w = np.asarray(weights, dtype=np.float64)
     _add_weighted_picture(fig, png, regions, w, float(w.max()), show_values=regions.n <= 48)
     _picture_axes(fig)
-    fig.update_layout(height=430, margin={"l": 0, "r": 0, "t": 36, "b": 0}, title={"text": title, "font": FONT})
+    fig.update_layout(height=390, margin={"l": 0, "r": 0, "t": 36, "b": 0}, title={"text": title, "font": FONT})
     return fig
 
 
-def pictures_with_weights(png: bytes, regions: Regions, weights, titles: list[str]) -> go.Figure:
-    """M queries' weights (M, N), one picture each, side by side on one colour scale."""
+def pictures_with_weights(png: bytes, regions: Regions, weights, names: list[str]) -> go.Figure:
+    """M queries' weights (M, N), one picture each, side by side. Each picture on its own scale (its clearest region
+    has that query's largest weight, written in its title): a query that spreads its weight would otherwise be
+    dark all over beside one that picks a single region."""
     w = np.asarray(weights, dtype=np.float64)
     m = w.shape[0]
+    titles = [f"{name} (max {w[i].max():.2f})" for i, name in enumerate(names)]
     fig = make_subplots(1, m, subplot_titles=titles, horizontal_spacing=0.015)
-    top = float(w.max())
     for i in range(m):
-        _add_weighted_picture(fig, png, regions, w[i], top, show_values=False, col=i + 1, colorbar=i == m - 1)
+        _add_weighted_picture(fig, png, regions, w[i], float(w[i].max()), show_values=False, col=i + 1, colorbar=False)
     _picture_axes(fig)
     fig.update_annotations(font=FONT)
     fig.update_layout(height=230, margin={"l": 0, "r": 0, "t": 30, "b": 0})

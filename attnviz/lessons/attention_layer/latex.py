@@ -10,9 +10,10 @@ def shapes_line(rows: int, cols: int, d: int) -> str:
 
 def one_query_latex(rows: int, cols: int, d: int) -> list[str]:
     n = rows * cols
-    return [shapes_line(rows, cols, d) + rf",\qquad q \in \mathbb{{R}}^{{{d}}}",
-            rf"e_j = \frac{{q \cdot x_j}}{{\sqrt{{D}}}} \;\; (j = 1 \ldots {n}),\qquad a = \operatorname{{softmax}}(e)"
-            rf" \in \mathbb{{R}}^{{{n}}},\qquad y = \sum_j a_j\, x_j \in \mathbb{{R}}^{{{d}}}"]
+    return [rf"X \in \mathbb{{R}}^{{N \times D}},\; N = H \cdot W = {rows} \cdot {cols} = {n},\; D = {d}",
+            rf"q \in \mathbb{{R}}^{{{d}}},\qquad e_j = \frac{{q \cdot x_j}}{{\sqrt{{D}}}} \quad (j = 1 \ldots {n})",
+            rf"a = \operatorname{{softmax}}(e) \in \mathbb{{R}}^{{{n}}},\qquad "
+            rf"y = \sum_j a_j\, x_j \in \mathbb{{R}}^{{{d}}}"]
 
 
 def many_queries_latex(rows: int, cols: int, d: int, m: int) -> list[str]:

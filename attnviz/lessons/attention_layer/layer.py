@@ -7,8 +7,8 @@
 
 W_K and W_V are written by hand, not learned (in a trained model they are learned): W_K turns a region's colour
 into the key features of queries.KEY_FEATURES, and W_V keeps only the colour, so every output is a colour: the
-average colour of what the query attended to. In (d), W_Q = s × W_K: each region asks for regions whose key
-points the way its own does.
+average colour of what the query attended to. In (d), W_Q = s × W_K without its brightness column: each region
+asks for regions whose key points the way its own does (see query_weights).
 
 Everything is float64: the permutation check then measures the layer, not float32 rounding.
 """
@@ -75,8 +75,13 @@ def keys_and_values(x: torch.Tensor, queries: torch.Tensor, w_k: torch.Tensor = 
 
 
 def query_weights(strength: float) -> torch.Tensor:
-    """W_Q for step (d): s × W_K (D, D_k)."""
-    return strength * W_K
+    """W_Q for step (d): s × W_K with its brightness column set to 0 (D, D_k).
+
+    With brightness in the queries every region would ask for the brightest regions (the sun, the sky); without it
+    a region asks for keys whose warmth, green-ness and height point the way its own do: grass for grass, sky for sky.
+    """
+    keep = torch.tensor([1.0, 1.0, 0.0, 1.0], dtype=torch.float64)  # warmth, green-ness, (brightness), height
+    return strength * W_K * keep  # (D, D_k): column c scaled by keep[c]
 
 
 def self_attention(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor = W_K, w_v: torch.Tensor = W_V) -> Attended:

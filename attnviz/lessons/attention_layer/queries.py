@@ -99,3 +99,8 @@ def all_feature_queries(strength: float) -> torch.Tensor:
 def all_key_queries(strength: float) -> torch.Tensor:
     """Every preset's query over the key features, stacked (M, D_k)."""
     return torch.stack([key_query(name, strength) for name in PRESETS])  # (M, D_k)
+
+
+def with_query(queries: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+    """The queries (M, D) with one more row appended (M + 1, D)."""
+    return torch.vstack([queries, query.reshape(1, -1)])  # (M + 1, D)
