@@ -185,11 +185,14 @@ with ui.guard("The attention layer"):
         for line in lx.self_attention_latex(rows, cols, d, d_k, d_v):
             st.latex(line)
         shuffled_labels = [regions.labels[i] for i in check.order.tolist()]
+        # soft weights (a region spreads its weight over many like it): colours from 0 to the largest weight
         heatmap_row("al_self_row", [
-            heatmap_bytes(check.attended.weights.numpy(), regions.labels, key="al_self_map",
+            heatmap_bytes(check.attended.weights.numpy(), regions.labels, key="al_self_map", per_head_scale=True,
                           title=f"self-attention weights A(X) ({n} × {n})", x_title="region (key)"),
             heatmap_bytes(check.attended_shuffled.weights.numpy(), shuffled_labels, key="al_shuffled_map",
-                          title="A(P X): the same regions, shuffled", x_title="region (key)")])
+                          per_head_scale=True, title="A(P X): the same regions, shuffled", x_title="region (key)")])
+        st.caption(f"Colours run from 0 to the largest weight, {float(check.attended.weights.max()):.3f} (uniform "
+                   f"would be 1/{n} = {1 / n:.3f}); the shuffled map has the same weights, moved. Hover for values.")
         colours = regions.x[:, :3].numpy()
         out, out_shuffled = check.attended.outputs.numpy(), check.attended_shuffled.outputs.numpy()
         order = check.order.numpy()
