@@ -10,7 +10,6 @@ URL keys (a lecture plan links to each step, e.g. /attention_layer?al_step=c):
     al_seed      the seed of the shuffle in d; default 0
 """
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -28,20 +27,9 @@ def _regions(rows: int, cols: int):
     return picture_regions(rows, cols)
 
 
-def _swatches(names: list[str], colours) -> str:
-    """Coloured boxes, one per (name, colour in 0..1)."""
-    boxes = []
-    for name, (r, g, b) in zip(names, np.clip(np.asarray(colours, dtype=float), 0, 1), strict=True):
-        css = f"rgb({round(r * 255)}, {round(g * 255)}, {round(b * 255)})"
-        boxes.append(f'<span style="display:inline-flex;align-items:center;margin:0 1rem .3rem 0">'
-                     f'<span style="width:2.2rem;height:1.4rem;background:{css};border:1px solid #888;'
-                     f'border-radius:3px;margin-right:.4rem"></span>{name}: {css}</span>')
-    return "<div>" + "".join(boxes) + "</div>"
-
-
 view = ui.open_page("Attention as a layer",
-                    "Attention first came to images in captioning: while writing each word, the decoder weighs the "
-                    "regions of the picture. Take away the captioning and what is left is a layer: a query, a set of "
+                    "In image captioning with attention, a decoder writing a sentence about a picture weighs the "
+                    "picture's regions afresh at every word. Take away the captioning and what is left is a layer: a query, a set of "
                     "vectors, weights, a weighted sum. Four steps, one change each, turn it into self-attention.",
                     model_controls=False)  # no language model here: on a projector the first screen is the picture
 
@@ -73,7 +61,8 @@ with ui.guard("The attention layer"):
                              help="Written by hand. In a captioning model the decoder's hidden state makes the query. "
                                   + "; ".join(f"{p.name}: looks for {p.asks}" for p in qs.PRESETS.values()))
     strength = top[2].slider("Query strength s", 0.0, 30.0, 10.0, 0.5, key="al_strength", **ui.BOUND,
-                             help="q = s × the preset's vector (in step d, W_Q = s × W_K): a longer query spreads the "
+                             help="q = s × the preset's vector (in step d, W_Q = s × W_K without its brightness column): a "
+                                  "longer query spreads the "
                                   "scores further apart, so the softmax picks more sharply.")
     custom = ""
     if query == qs.CUSTOM and step != "d":
@@ -107,7 +96,7 @@ with ui.guard("The attention layer"):
             table = pd.DataFrame({"query q": q.numpy(), "context y": one.outputs[0].numpy()}, index=list(FEATURES))
             st.dataframe(table, key="al_vectors", width="stretch", column_config={
                 c: st.column_config.NumberColumn(format="%.3f") for c in table.columns})
-            st.html(_swatches(["the colour y averages to"], [one.outputs[0, :3].numpy()]))
+            st.html(fg.swatches_html(["the colour y averages to"], [one.outputs[0, :3].numpy()]))
         st.markdown(f"The query is a vector in the same space as the regions, **written by hand** here (s = {strength:g} "
                     "× the preset); in a captioning model the decoder's hidden state makes it at every word. Each "
                     "region gets a score, the dot product with the query scaled by 1/√D; the softmax turns the "
@@ -133,7 +122,7 @@ with ui.guard("The attention layer"):
         outputs = pd.DataFrame(many.outputs.numpy(), index=names, columns=list(FEATURES))
         st.dataframe(outputs, key="al_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
-        st.html(_swatches(names, many.outputs[:, :3].numpy()))
+        st.html(fg.swatches_html(names, many.outputs[:, :3].numpy()))
         st.markdown(f"One query per row: the {m} queries (s = {strength:g}) go through the same scores, softmax and "
                     f"weighted sum at once, as one matrix product Q Xᵀ. A captioning decoder asks one query per "
                     "word, one after the other; a layer can ask many together. Each output row Y_i is the context "
@@ -149,6 +138,13 @@ with ui.guard("The attention layer"):
         m, d_k, d_v = len(names), ly.W_K.shape[1], ly.W_V.shape[1]
         for line in lx.keys_values_latex(rows, cols, d, m, d_k, d_v):
             st.latex(line)
+        heatmap(kv.weights.numpy(), names, regions.labels, key="al_kv_map", x_title="region",
+                title=f"weights A = softmax(Q Kᵀ/√{d_k}) ({m} × {n})")
+        st.plotly_chart(fg.pictures_with_weights(png, regions, kv.weights.numpy(), names), width="stretch",
+                        key="al_kv_pictures")
+        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
+                   "its title); the darker a region, the less weight. Hover a region for its weight.")
+        # the weights first (on a projector's first screen), then the hand-made matrices that made them
         left, right = st.columns(2)
         wk = pd.DataFrame(ly.W_K.numpy(), index=list(FEATURES), columns=list(qs.KEY_FEATURES))
         wv = pd.DataFrame(ly.W_V.numpy(), index=list(FEATURES), columns=list(ly.VALUE_FEATURES))
@@ -161,16 +157,10 @@ with ui.guard("The attention layer"):
         st.caption("Key features: " + "; ".join(f"**{k}** = {v}" for k, v in qs.KEY_MEANINGS.items())
                    + ". In a trained model W_K and W_V are learned; these are chosen by hand so each column means "
                    "something.")
-        heatmap(kv.weights.numpy(), names, regions.labels, key="al_kv_map", x_title="region",
-                title=f"weights A = softmax(Q Kᵀ/√{d_k}) ({m} × {n})")
-        st.plotly_chart(fg.pictures_with_weights(png, regions, kv.weights.numpy(), names), width="stretch",
-                        key="al_kv_pictures")
-        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
-                   "its title); the darker a region, the less weight. Hover a region for its weight.")
         outputs = pd.DataFrame(kv.outputs.numpy(), index=names, columns=list(ly.VALUE_FEATURES))
         st.dataframe(outputs, key="al_kv_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
-        st.html(_swatches(names, kv.outputs.numpy()))
+        st.html(fg.swatches_html(names, kv.outputs.numpy()))
         st.markdown(f"The regions now play two parts. Their **keys** (N × D_k = {n} × {d_k}) are what a query is "
                     "compared with; their **values** (N × D_v = "
                     f"{n} × {d_v}) are what comes back. The queries are written over the key features (s = "

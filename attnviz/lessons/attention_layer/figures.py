@@ -7,6 +7,7 @@ a region with weight 0 is 75 % dark. Hovering a region names it and gives its we
 from __future__ import annotations
 
 import base64
+import html
 
 import numpy as np
 import plotly.graph_objects as go
@@ -87,3 +88,14 @@ def _picture_axes(fig: go.Figure) -> None:
         if axis.startswith("yaxis"):
             x_name = "x" + axis[5:]
             fig.layout[axis].scaleanchor = x_name
+
+
+def swatches_html(names: list[str], colours) -> str:
+    """A coloured box per (name, colour (3,) in 0..1), with the colour written out as rgb(…)."""
+    boxes = []
+    for name, (r, g, b) in zip(names, np.clip(np.asarray(colours, dtype=float), 0, 1), strict=True):
+        css = f"rgb({round(r * 255)}, {round(g * 255)}, {round(b * 255)})"
+        boxes.append(f'<span style="display:inline-flex;align-items:center;margin:0 1rem .3rem 0">'
+                     f'<span style="width:2.2rem;height:1.4rem;background:{css};border:1px solid #888;'
+                     f'border-radius:3px;margin-right:.4rem"></span>{html.escape(name)}: {css}</span>')
+    return "<div>" + "".join(boxes) + "</div>"
