@@ -15,6 +15,10 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
   .filter(h => h.shadowRoot).flatMap(h => [...h.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')])
   .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
 
+# pages that use no language model leave the sentence/model/mask row off (ui.open_page(model_controls=False)):
+# their own control to change, and what the link then says
+OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b")}
+
 
 def heatmap_count(page) -> int:
     return page.evaluate("() => Object.keys(window.attnvizHeatmaps || {}).length")
@@ -24,13 +28,22 @@ def heatmap_count(page) -> int:
 def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the_link(server, path):
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/{path}?present=1&model=toy")
-        page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
-        wait_for_app_idle(page, timeout_ms=120_000)
-        assert not page.evaluate(SIDEBAR_OPEN), path
-        was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
-        page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
-        page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
-                               " return s && s.checked !== was; }", arg=was, timeout=30_000)
+        if path in OWN_CONTROL:  # no model row on this page: one of its own controls is changed instead
+            label, in_link = OWN_CONTROL[path]
+            page.get_by_text(label).wait_for(timeout=120_000)
+            wait_for_app_idle(page, timeout_ms=120_000)
+            assert not page.evaluate(SIDEBAR_OPEN), path
+            assert page.locator(".st-key-presenter_controls").count() == 0, path
+            page.get_by_text(label).click()
+            page.wait_for_function("(s) => location.search.includes(s)", arg=in_link, timeout=30_000)
+        else:
+            page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
+            wait_for_app_idle(page, timeout_ms=120_000)
+            assert not page.evaluate(SIDEBAR_OPEN), path
+            was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
+            page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
+            page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
+                                   " return s && s.checked !== was; }", arg=was, timeout=30_000)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url
