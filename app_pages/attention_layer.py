@@ -29,8 +29,9 @@ def _regions(rows: int, cols: int):
 
 view = ui.open_page("Attention as a layer",
                     "In image captioning with attention, a decoder writing a sentence about a picture weighs the "
-                    "picture's regions afresh at every word. Take away the captioning and what is left is a layer: a query, a set of "
-                    "vectors, weights, a weighted sum. Four steps, one change each, turn it into self-attention.",
+                    "picture's regions afresh at every word. Take away the captioning and what is left is a layer: "
+                    "a query, a set of vectors, weights, a weighted sum. Four steps, one change each, turn it into "
+                    "self-attention.",
                     model_controls=False)  # no language model here: on a projector the first screen is the picture
 
 with ui.guard("The attention layer"):
