@@ -32,6 +32,8 @@ PAGES = {
     "Why attention": [
         st.Page("app_pages/why_attention.py", url_path="why_attention",
                 title="Why attention", icon=":material/lightbulb:"),
+        st.Page("app_pages/attention_layer.py", url_path="attention_layer",
+                title="Attention as a layer", icon=":material/image:"),
     ],
     "Attention, step by step": [
         st.Page("app_pages/explorer.py", title="Explorer", icon=":material/search:", default=True),

@@ -1,0 +1,64 @@
+"""The attention-as-a-layer page in real headless Chromium, at a projector's size in presentation mode (1024×768,
+?present=1) and at a desktop's (1920×1080): every step draws its figures, with no exception and no NaN.
+
+Screenshots go to test-artifacts/attention_layer_<step>_<width>x<height>.png for a person to look at.
+"""
+
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PLOTS = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
+# a drawn picture: plotly has put the shipped PNG into the figure as an <image> element
+PICTURES = "() => document.querySelectorAll('.js-plotly-plot image').length"
+IN_FIRST_SCREEN = """() => { const p = document.querySelector('.js-plotly-plot'); if (!p) return false;
+  const r = p.getBoundingClientRect(); return r.top >= 0 && r.top + 0.6 * r.height <= window.innerHeight; }"""
+
+pytestmark = pytest.mark.browser
+
+STEPS = {"a": ("Query strength s", "the colour y averages to"), "b": ("One query per row",),
+         "c": ("The regions now play two parts",), "d": ("No query comes from outside", "max |f(P X) − P f(X)|")}
+CANVASES = {"b": ["al_many_map"], "c": ["al_kv_map"], "d": ["al_self_map", "al_shuffled_map"]}
+
+
+@pytest.mark.parametrize(("width", "height", "query"), [(1024, 768, "&present=1"), (1920, 1080, "")])
+def test_every_step_draws(server, width, height, query):
+    with chromium_page(width, height) as page:
+        for step, texts in STEPS.items():
+            page.goto(f"{server}/attention_layer?al_step={step}{query}")
+            body = wait_for_text(page, *texts)
+            if step in CANVASES:
+                wait_for_drawn(page, CANVASES[step])
+            page.wait_for_function(f"() => ({PLOTS})() >= 1", timeout=60_000)
+            wait_for_app_idle(page)
+            page.wait_for_timeout(500)
+            assert not exceptions_on(page)
+            assert "NaN" not in body
+            if step != "d":  # the picture itself, not only the axes
+                assert page.evaluate(PICTURES) >= 1
+            if step == "a":  # the figure is on the first screen, even on a projector
+                assert page.evaluate(IN_FIRST_SCREEN)
+            page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_{width}x{height}.png"))
+
+
+def test_two_quick_changes_end_on_what_the_controls_say(server):
+    """Step b, then at once a 3x4 grid: the page ends with 3 × 4 = 12 regions in the weights heatmap."""
+    with chromium_page(1600, 1000) as page:
+        page.goto(f"{server}/attention_layer")
+        wait_for_text(page, "the colour y averages to")
+        wait_for_app_idle(page)
+        page.get_by_text("many queries").click()
+        box = page.get_by_role("textbox", name="Grid: rows x cols")
+        box.fill("3x4")
+        box.press("Enter")
+        wait_for_text(page, "One query per row")
+        page.wait_for_function("() => window.attnvizHeatmaps?.['al_many_map']?.meta().cols === 12", timeout=60_000)
+        cols = page.evaluate("() => window.attnvizHeatmaps['al_many_map'].meta().cols")
+        assert cols == 12
+        assert "al_step=b" in page.url and "al_grid=3x4" in page.url
+        assert not exceptions_on(page)
