@@ -18,11 +18,19 @@ from ui.token_link import keep_in_link, settle_token
 PLOT = "qk_plot"
 
 
-def take_click(clickable: dict, n: int) -> None:
-    """on_select of the scatter: a clicked query or key point highlights that token's query row."""
+def take_click(n: int) -> None:
+    """A clicked query or key point highlights that token's query row. Runs as the chart's on_select (before the
+    rerun) and again before the row picker is drawn (AppTest writes the chart's state without callbacks). The
+    chart keeps its last click in its state and the browser sends it with every rerun, so a click is taken once:
+    otherwise it would undo each later choice in the row picker."""
     from attnviz.lessons.qk_space import clicked_token
 
-    token = clicked_token(st.session_state.get(PLOT), clickable, n)
+    raw = st.session_state.get(PLOT)
+    points = None if raw is None else str(raw)
+    if points == st.session_state.get("_qk_taken_click"):
+        return
+    st.session_state["_qk_taken_click"] = points
+    token = clicked_token(raw, n)
     if token is not None:
         st.session_state["qk_row"] = token
 
@@ -58,9 +66,11 @@ with ui.guard("Query–key space"):
     if n < 2:
         st.warning("A plane of queries and keys needs at least two tokens: type a longer text.", icon=":material/edit:")
         st.stop()
+    ui.seed_from_url("qk_space", lambda raw: raw if raw in SPACES else None)  # a link may say shared or raw
     space = controls[2].selectbox("Queries and keys", list(SPACES), format_func=SPACES.get, key="qk_space", **ui.BOUND)
     threshold = controls[3].slider("Lines for weights ≥", 0.05, 1.0, 0.3, 0.05, key="qk_threshold", **ui.BOUND)
     settle_token("qk_row", labels, None, "highlighted query")
+    take_click(n)
     row = controls[4].selectbox("Highlight the row of query", list(range(n)), key="qk_row", index=None,
                                 placeholder="click a point, or pick", format_func=lambda i: f"{labels[i]} ({i})",
                                 persist_state="session")
@@ -70,11 +80,11 @@ with ui.guard("Query–key space"):
     plane = plane_of(qk, space)
     weights = res.attentions[layer, head]  # (n, n) after softmax, at the mask and scale on screen
     pairs = strongest_pairs(weights, threshold)
-    fig, clickable = qk_figure(plane, labels, pairs, weights, row, plane_title(qk, plane, layer, head),
-                               font_px=16 if presenting() else 14)
+    fig = qk_figure(plane, labels, pairs, weights, row, plane_title(qk, plane, layer, head),
+                    font_px=16 if presenting() else 14, height=420 if presenting() else 520)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.plotly_chart(fig, width="stretch", key=PLOT, on_select=lambda: take_click(clickable, n),
+        st.plotly_chart(fig, width="stretch", key=PLOT, on_select=lambda: take_click(n),
                         selection_mode="points", config={"displaylogo": False, "scrollZoom": False})
         st.caption(f"{lines_sentence(len(pairs), threshold)} Circles = queries, diamonds = keys; hover for token and "
                    "position; drag to pan, double-click to reset.")

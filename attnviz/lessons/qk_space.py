@@ -98,17 +98,18 @@ def row_table(weights: torch.Tensor, scaled_scores: torch.Tensor, plane: Plane, 
 
 
 def qk_figure(plane: Plane, labels: list[str], pairs: list[Pair], weights: torch.Tensor, selected: int | None,
-              title: str, font_px: int = 14) -> tuple[go.Figure, dict[int, str]]:
-    """The scatter: queries (circles) and keys (diamonds) in the plane, a line per strong pair, and the selected
-    query's row (its lines in red, every key it gives ≥ ROW_MIN). Returns the figure and {trace number: "query" or
-    "key"}: the traces a click selects a token in."""
+              title: str, font_px: int = 14, height: int = 520) -> go.Figure:
+    """The scatter: queries (circles, trace 0) and keys (diamonds, trace 1) in the plane, a line per strong pair,
+    and the selected query's row (its lines in red, every key it gives ≥ ROW_MIN)."""
     q_xy, k_xy = plane.pca.q_xy.tolist(), plane.pca.k_xy.tolist()
     n = len(labels)
     fig = go.Figure()
 
+    lines = []  # layout shapes under the points, not traces: the points stay traces 0 and 1, what a click names
+
     def line(i: int, j: int, colour: str, width: float) -> None:
-        fig.add_trace(go.Scatter(x=[q_xy[i][0], k_xy[j][0]], y=[q_xy[i][1], k_xy[j][1]], mode="lines",
-                                 line=dict(color=colour, width=width), hoverinfo="skip", showlegend=False))
+        lines.append(dict(type="line", x0=q_xy[i][0], y0=q_xy[i][1], x1=k_xy[j][0], y1=k_xy[j][1], layer="below",
+                          line=dict(color=colour, width=width)))
 
     for p in pairs[:MAX_LINES]:
         if p.query != selected:
@@ -120,7 +121,6 @@ def qk_figure(plane: Plane, labels: list[str], pairs: list[Pair], weights: torch
                 line(selected, j, ROW_COLOUR, 1 + 7 * w)
     text = [f"{label} ({i})" for i, label in enumerate(labels)]
     shown = n <= LABELS_UP_TO
-    clickable = {}
     for role, xy, colour, symbol in (("query", q_xy, QUERY_COLOUR, "circle"), ("key", k_xy, KEY_COLOUR, "diamond")):
         sizes = [18 if selected == i else 11 for i in range(n)]
         rims = [ROW_COLOUR if selected == i else "white" for i in range(n)]  # the highlighted token, ringed in red
@@ -132,25 +132,28 @@ def qk_figure(plane: Plane, labels: list[str], pairs: list[Pair], weights: torch
             marker=dict(color=colour, symbol=symbol, size=sizes, line=dict(color=rims, width=[3 if c != "white" else 1 for c in rims])),
             hovertemplate=f"{role} %{{customdata}}<extra></extra>",
             selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
-        clickable[len(fig.data) - 1] = role
     fig.update_layout(
-        title=dict(text=title, font=dict(size=font_px + 2)), height=520, margin=dict(l=10, r=10, t=50, b=40),
+        shapes=lines,
+        title=dict(text=title, font=dict(size=font_px + 2)), height=height, margin=dict(l=10, r=10, t=50, b=40),
         font=dict(size=font_px), legend=dict(orientation="h", yanchor="top", y=-0.14, x=0),
         xaxis=dict(title=f"PC 1 ({100 * plane.pca.explained[0]:.1f}%)", zeroline=False),
         yaxis=dict(title=f"PC 2 ({100 * plane.pca.explained[1]:.1f}%)", zeroline=False, scaleanchor="x",
                    scaleratio=1),  # one unit is one unit both ways: distances in the plane are true to it
         clickmode="event+select", dragmode="pan", hoverlabel=dict(font_size=font_px))
-    return fig, clickable
+    return fig
 
 
-def clicked_token(selection, clickable: dict[int, str], n: int) -> int | None:
+POINT_TRACES = (0, 1)  # the queries' and the keys' traces: the ones whose points a click selects
+
+
+def clicked_token(selection, n: int) -> int | None:
     """The token of a clicked query or key point (Streamlit's plotly selection state), or None."""
     try:
         points = selection["selection"]["points"]
     except (KeyError, TypeError):
         return None
     for point in points or []:
-        if not isinstance(point, dict) or int(point.get("curve_number", -1)) not in clickable:
+        if not isinstance(point, dict) or point.get("curve_number") not in POINT_TRACES:
             continue
         index = point.get("point_index", point.get("point_number"))
         if isinstance(index, int) and 0 <= index < n:
