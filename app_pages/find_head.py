@@ -16,7 +16,6 @@ import ui
 from ui import heatmap as hm
 from ui.token_link import keep_in_link, settle_token
 
-
 view = ui.open_page(
     "Find the head: who looks from one token to another?",
     "Pick a query token (the one looking) and a key token (the one looked at). Every head of every layer is ranked "
@@ -66,11 +65,12 @@ with ui.guard("Find the head"):
     with left:
         hm.heatmap(pair_weights(res.attentions, query, key), [f"layer {layer}" for layer in range(model.n_layers)],
                    [f"head {h}" for h in range(model.n_heads)], key="fh_map", kind="weights",
-                   title=f"weight of query {token_name(query, labels)} → key {token_name(key, labels)}, every head",
+                   title=f"{token_name(query, labels)} → {token_name(key, labels)}",
                    x_title="head", y_title="layer", axis_words=("layer", "head"),
                    value_name=("weight after softmax of this one pair", "weight"))
     with right:
-        st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch", height=330, key="fh_table",
+        st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch",
+                     height=min(330, 35 * len(ranked) + 38), key="fh_table",
                      column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                     "× even spread": st.column_config.NumberColumn(
                                         format="%.1f", help=f"the weight × {allowed}: how many times an even spread "

@@ -57,8 +57,8 @@ def space_sentence(space: str) -> str:
         return ("Normalized as AttentionViz does it: the keys are moved so that their mean sits on the queries' mean, "
                 "then queries and keys are scaled (by a and 1/a) to the same mean length. Moving every key by one "
                 "vector adds the same amount to every score of a query's row, and a·(1/a) = 1: no weight changes.")
-    return ("As the layer computed them: queries and keys often sit in two separate clouds, and then the first "
-            "axis mostly tells queries from keys.")
+    return ("As the layer computed them, neither moved nor scaled: queries and keys can then sit in separate clouds, "
+            "far apart in the plane even where their dot products are large.")
 
 
 def plane_sentence(plane: Plane, qk: HeadQK) -> str:
@@ -124,12 +124,13 @@ def qk_figure(plane: Plane, labels: list[str], pairs: list[Pair], weights: torch
     for role, xy, colour, symbol in (("query", q_xy, QUERY_COLOUR, "circle"), ("key", k_xy, KEY_COLOUR, "diamond")):
         sizes = [18 if selected == i else 11 for i in range(n)]
         rims = [ROW_COLOUR if selected == i else "white" for i in range(n)]  # the highlighted token, ringed in red
+        rim_widths = [3 if selected == i else 1 for i in range(n)]
         fig.add_trace(go.Scatter(
             x=[p[0] for p in xy], y=[p[1] for p in xy], mode="markers+text" if shown else "markers",
             name="queries (the looking tokens)" if role == "query" else "keys (the looked-at tokens)",
             text=labels if shown else None, textposition="top center",
             textfont=dict(size=font_px, color=colour), customdata=text,
-            marker=dict(color=colour, symbol=symbol, size=sizes, line=dict(color=rims, width=[3 if c != "white" else 1 for c in rims])),
+            marker=dict(color=colour, symbol=symbol, size=sizes, line=dict(color=rims, width=rim_widths)),
             hovertemplate=f"{role} %{{customdata}}<extra></extra>",
             selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
     fig.update_layout(

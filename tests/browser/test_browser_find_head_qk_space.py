@@ -11,6 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
+from test_browser_projector import OVERFLOW
 
 ARTIFACTS = ROOT / "test-artifacts"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -22,6 +23,12 @@ MAIN = '[data-testid="stMain"]'
 
 def drawn_values(page, key: str) -> np.ndarray:
     return np.array(page.evaluate(f"() => window.attnvizHeatmaps['{key}'].values(0)"), dtype=np.float64)
+
+
+def assert_fits(page) -> None:
+    """Nothing scrolls sideways and no text or formula reaches past its column (the projector test's check)."""
+    found = page.evaluate(OVERFLOW)
+    assert found["scroll"] <= found["inner"] and not found["wide"], found
 
 
 def full_page_shot(page, path) -> None:
@@ -51,6 +58,7 @@ def test_find_the_head_draws_attnvizs_weights_and_opens_the_explorer(server, min
         box = page.evaluate("() => window.attnvizHeatmaps.fh_map.cellCenter(0, 5, 11)")
         assert box["y"] < height, box
         page.screenshot(path=str(ARTIFACTS / f"find_head_{width}x{height}.png"))
+        assert_fits(page)
         # the hover of the layers × heads map says layer and head, not query and key
         at = page.evaluate("() => window.attnvizHeatmaps.fh_map.cellCenter(0, 3, 1)")
         page.mouse.move(at["x"], at["y"])
@@ -109,6 +117,7 @@ def test_query_key_space_and_a_click_on_a_point_highlights_its_row(server, minil
                                      .filter(s => !s.line.color.startsWith('rgba')).length""")
         assert row == int((res.attentions[3, 1, IT] >= 0.02).sum())  # the row's lines, in red
         page.screenshot(path=str(ARTIFACTS / f"qk_space_row_{width}x{height}.png"))
+        assert_fits(page)
         full_page_shot(page, ARTIFACTS / f"qk_space_row_{width}x{height}_full.png")
         assert table is not None and not exceptions_on(page)
 
