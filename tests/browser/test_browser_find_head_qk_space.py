@@ -11,7 +11,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
-from test_browser_projector import OVERFLOW
 
 ARTIFACTS = ROOT / "test-artifacts"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -25,8 +24,19 @@ def drawn_values(page, key: str) -> np.ndarray:
     return np.array(page.evaluate(f"() => window.attnvizHeatmaps['{key}'].values(0)"), dtype=np.float64)
 
 
+# JS: does the page scroll sideways; which texts of the page itself (not the closed sidebar's, nor the shared
+# presenter row's) reach past their box
+OVERFLOW = """() => {
+  const wide = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"]')]
+    .filter(e => e.offsetParent !== null && !e.closest('.st-key-presenter_controls')  // its mask button ends in … by design
+                 && e.scrollWidth > e.clientWidth + 1)
+    .map(e => `${(e.innerText || '').slice(0, 50)} (${e.scrollWidth} > ${e.clientWidth} px)`);
+  return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, wide};
+}"""
+
+
 def assert_fits(page) -> None:
-    """Nothing scrolls sideways and no text or formula reaches past its column (the projector test's check)."""
+    """Nothing scrolls sideways and no text of the page reaches past its column."""
     found = page.evaluate(OVERFLOW)
     assert found["scroll"] <= found["inner"] and not found["wide"], found
 
@@ -89,6 +99,12 @@ def plotted_point(page, trace: int, index: int) -> dict:
                          [trace, index])
 
 
+def red_lines(page) -> int:
+    """How many lines the scatter draws in the highlight's red (the highlighted query's row)."""
+    return page.evaluate("""() => (document.querySelector('.js-plotly-plot')._fullLayout.shapes || [])
+                                  .filter(s => !s.line.color.startsWith('rgba')).length""")
+
+
 @pytest.mark.parametrize("width,height,present", SIZES, ids=["1024x768-present", "1920x1080"])
 def test_query_key_space_and_a_click_on_a_point_highlights_its_row(server, minilm, width, height, present):
     res = minilm.run(TEXT)
@@ -112,14 +128,11 @@ def test_query_key_space_and_a_click_on_a_point_highlights_its_row(server, minil
         wait_for_app_idle(page)
         page.wait_for_timeout(500)
         assert "qk_row=10" in page.url, page.url
-        table = page.inner_text('[data-testid="stDataFrame"]') if page.locator('[data-testid="stDataFrame"]').count() else ""
-        row = page.evaluate("""() => document.querySelector('.js-plotly-plot')._fullLayout.shapes
-                                     .filter(s => !s.line.color.startsWith('rgba')).length""")
-        assert row == int((res.attentions[3, 1, IT] >= 0.02).sum())  # the row's lines, in red
+        assert red_lines(page) == int((res.attentions[3, 1, IT] >= 0.02).sum())  # the row's lines, in red
         page.screenshot(path=str(ARTIFACTS / f"qk_space_row_{width}x{height}.png"))
         assert_fits(page)
         full_page_shot(page, ARTIFACTS / f"qk_space_row_{width}x{height}_full.png")
-        assert table is not None and not exceptions_on(page)
+        assert not exceptions_on(page)
 
         # a second click right after, on another point (the key of 'animal'): its query row follows
         at = plotted_point(page, 1, ANIMAL)
@@ -127,4 +140,45 @@ def test_query_key_space_and_a_click_on_a_point_highlights_its_row(server, minil
         wait_for_text(page, "Row of query animal (2)")
         wait_for_app_idle(page)
         assert "qk_row=2" in page.url
+        assert not exceptions_on(page)
+
+
+def pick(page, key: str, option: str) -> None:
+    """Choose an option of the selectbox under this widget key, as a person does: open it, click the option."""
+    picker = page.locator(f".st-key-{key}").get_by_role("combobox")
+    picker.click()
+    picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_two_quick_changes_end_on_a_page_that_matches_both(server, minilm):
+    """A lecturer picks a new query and, without waiting, a new key; then a head and a row on the plane."""
+    res = minilm.run(TEXT)
+    with chromium_page(width=1024, height=768) as page:
+        page.goto(f"{server}/find_head?text={quote(TEXT)}&fh_query=10&fh_key=2&present=1")
+        wait_for_drawn(page, ["fh_map"])
+        wait_for_app_idle(page)
+        pick(page, "fh_query", "because (9)")
+        pick(page, "fh_key", "street (8)")
+        wait_for_text(page, "of query because (9)'s attention goes to key street (8)")
+        wait_for_app_idle(page)
+        page.wait_for_timeout(500)
+        np.testing.assert_allclose(drawn_values(page, "fh_map"), res.attentions[:, :, 9, 8].numpy(), atol=1e-4)
+        assert "fh_query=9" in page.url and "fh_key=8" in page.url
+        best = divmod(int(res.attentions[:, :, 9, 8].flatten().argmax()), 12)
+        np.testing.assert_allclose(drawn_values(page, "fh_head_1"), res.attentions[best].numpy(), atol=1e-4)
+        assert not exceptions_on(page)
+
+        page.goto(f"{server}/qk_space?text={quote(TEXT)}&layer=3&qk_head=1&present=1")
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        wait_for_app_idle(page)
+        pick(page, "qk_head", "5")
+        pick(page, "qk_row", "street (8)")
+        wait_for_text(page, "Row of query street (8), layer 3 head 5")
+        wait_for_app_idle(page)
+        page.wait_for_timeout(500)
+        title = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.title.text")
+        assert "for layer 3 head 5 " in title and "qk_head=5" in page.url and "qk_row=8" in page.url
+        assert red_lines(page) == int((res.attentions[3, 5, 8] >= 0.02).sum())  # the row's lines, of head 5
+        page.screenshot(path=str(ARTIFACTS / "qk_space_quick_changes_1024x768.png"))
         assert not exceptions_on(page)
