@@ -73,6 +73,10 @@ PAGES = {
                 title="Compare", icon=":material/compare:"),
         st.Page("app_pages/model_view.py", url_path="model_view",
                 title="Model view", icon=":material/apps:"),
+        st.Page("app_pages/find_head.py", url_path="find_head",
+                title="Find the head", icon=":material/person_search:"),
+        st.Page("app_pages/qk_space.py", url_path="qk_space",
+                title="Query–key space", icon=":material/scatter_plot:"),
     ],
 }
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class

@@ -108,15 +108,18 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
             kind: str = "weights", x_title: str = "key (attended to)", show_values: bool | None = None,
             limit: float | None = None, selectable: bool = False, per_head_scale: bool = False,
             selection: dict | None = None, on_select=None, bytes_per_cell: int | None = None,
-            other_state: OtherState | None = None, value_name: tuple[str, str] | None = None) -> dict | None:
+            other_state: OtherState | None = None, value_name: tuple[str, str] | None = None,
+            y_title: str | None = None, axis_words: tuple[str, str] | None = None) -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
     bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap); None = chosen from the matrix.
-    value_name: (legend title, hover word) for a matrix drawn on a kind's scale that it is not (rollout on 0..1)."""
+    value_name: (legend title, hover word) for a matrix drawn on a kind's scale that it is not (rollout on 0..1).
+    y_title, axis_words: the rows' title and the hover's (row, column) words, for a matrix whose rows and columns
+    are not query and key tokens (a layers × heads map of weights). None: the kind's own."""
     payload_for, rows, cols = _heatmap_payload_for(
         matrix, row_labels, col_labels, key=key, title=title, kind=kind, x_title=x_title, show_values=show_values,
         limit=limit, selectable=selectable, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell,
-        other_state=other_state, value_name=value_name)
+        other_state=other_state, value_name=value_name, y_title=y_title, axis_words=axis_words)
     return draw_payload(payload_for, key=key, panels=1, rows=rows, cols=cols, selectable=selectable,
                         selection=selection, on_select=on_select)
 
@@ -137,7 +140,8 @@ def heatmap_row(key: str, payloads: list[bytes]) -> None:
 def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str = "", kind: str = "weights",
                          x_title: str = "key (attended to)", show_values: bool | None = None, limit: float | None = None,
                          selectable: bool = False, per_head_scale: bool = False, bytes_per_cell: int | None = None,
-                         other_state: OtherState | None = None, value_name: tuple[str, str] | None = None):
+                         other_state: OtherState | None = None, value_name: tuple[str, str] | None = None,
+                         y_title: str | None = None, axis_words: tuple[str, str] | None = None):
     """heatmap()'s payload as a function of the cell to ring, and the matrix's rows and cols."""
     from attnviz.draw.heatmap import as_panels, heatmap_payload
 
@@ -151,9 +155,9 @@ def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str
     def payload_of(cells, title):
         return lambda sel: heatmap_payload(
             cells, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
-            y_title="query (attending)" if kind == "weights" else "row", show_values=show_values,
+            y_title=y_title or ("query (attending)" if kind == "weights" else "row"), show_values=show_values,
             selectable=selectable, selection=sel, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key,
-            value_name=value_name)
+            value_name=value_name, axis_words=axis_words)
 
     payload_for = with_other_state(
         payload_of(z, title), other_state and payload_of(as_panels(other_state.data), other_state.title or title), other_state)

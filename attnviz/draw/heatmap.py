@@ -209,7 +209,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
                     x_title: str = "key (attended to)", y_title: str = "query (attending)",
                     show_values: bool | None = None, selectable: bool = False, selection: dict | None = None,
                     bytes_per_cell: int | None = None, thumbnails: bool = False, highlight: int | None = None,
-                    name: str = "", value_name: tuple[str, str] | None = None) -> bytes:
+                    name: str = "", value_name: tuple[str, str] | None = None,
+                    axis_words: tuple[str, str] | None = None) -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
     kind: one of SCALE_KINDS (see the module text): the scale that fits the matrix. A magnitude with a negative
@@ -221,6 +222,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     name: the page's key for it (the browser files its drawn data under this name, for tests).
     value_name: (legend title, hover word) for a matrix on a kind's scale that is not what the kind is named for:
     rollout shares drawn on the weights' 0..1 scale are no "weight after softmax". None: the kind's own words.
+    axis_words: (row word, column word) the hover names a cell by ("layer", "head") where rows and columns are not
+    query and key tokens. None: "query"/"key" for weights and masks, "row"/x_title otherwise.
     """
     if kind not in SCALE_KINDS:
         raise AttnvizError(f"kind must be one of {SCALE_KINDS}, not {kind!r}.")
@@ -260,6 +263,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         "thumbnails": bool(thumbnails), "highlight": None if highlight is None else int(highlight),
         "bytes_per_cell": bytes_per_cell, "name": name,
     }
+    if axis_words is not None:
+        meta["axis_words"] = [str(w) for w in axis_words]
     block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary
     if bytes_per_cell == BITS:  # 1 where masked (code TOP), least significant bit first

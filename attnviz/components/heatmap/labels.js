@@ -75,10 +75,13 @@ export function showTip(s, ev) {  // the hover: panel, query (or row) and key (o
                  ev.offsetY * (s.lay.height / (s.canvas.clientHeight || s.lay.height)));
   if (!at) { s.tip.style.display = "none"; return; }
   const v = valueAt(s.model, at.panel, at.row, at.col);
-  const qk = meta.kind === "weights" || meta.kind === "mask";  // always query × key; other kinds may be anything
+  const qk = meta.kind === "weights" || meta.kind === "mask";  // query × key, unless the payload names its axes
+  const [rowWord, colWord] = meta.axis_words || [qk ? "query" : "row", qk ? "key" : meta.x_title];
+  // "layer 3", not "layer 3: layer 3", where a label already says what the axis word and number say
+  const named = (word, i, label) => (label === `${word} ${i}` ? label : `${word} ${i}: ${label}`);
   const lines = [meta.titles[at.panel],
-    `${qk ? "query" : "row"} ${at.row}: ${meta.row_labels[at.row]}`,
-    `${qk ? "key" : meta.x_title} ${at.col}: ${meta.col_labels[at.col]}`,
+    named(rowWord, at.row, meta.row_labels[at.row]),
+    named(colWord, at.col, meta.col_labels[at.col]),
     meta.kind === "mask" ? `M: ${maskWord(meta, v)}`
       : `${meta.legend.hover || (meta.kind === "weights" ? "weight" : "value")}: ${hoverText(v, s.model)}`];
   s.tip.replaceChildren();

@@ -1,0 +1,83 @@
+"""Find the head: every layer × head ranked by the weight one query token gives one key token.
+
+Convention: attentions are (n_layers, n_heads, n_query, n_key) weights after softmax (rows sum to 1, or are all
+zero for a row the mask forbids entirely), as `RunResult.attentions` holds them for the run's mask and scale.
+
+    pair_weight[l, h] = A[l, h, query, key]
+
+A head "looks from it to animal" when that weight is large; against an even spread over the keys the mask
+leaves the query, 1 / (allowed keys), it is large when it is many times that.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import torch
+
+from attnviz.errors import AttnvizError
+
+
+@dataclass(frozen=True)
+class HeadWeight:
+    rank: int  # 1 = the head that gives the pair the most weight
+    layer: int
+    head: int
+    weight: float  # A[layer, head, query, key], after softmax
+
+
+def check_token(index: int, n: int, what: str) -> int:
+    """index as an int inside 0 .. n - 1, else an AttnvizError that names the text's range."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise AttnvizError(f"The {what} token must be a position (a whole number), not {index!r}.")
+    if not 0 <= index < n:
+        raise AttnvizError(f"There is no {what} token at position {index}: this text has {n} tokens, "
+                           f"positions 0 to {n - 1}.")
+    return index
+
+
+def pair_weights(attentions: torch.Tensor, query_index: int, key_index: int) -> torch.Tensor:
+    """(L, H, n, n) weights -> (L, H): the weight each head gives from the query token to the key token."""
+    n = attentions.shape[-1]
+    q, k = check_token(query_index, n, "query"), check_token(key_index, n, "key")
+    return attentions[:, :, q, k].float()  # (L, H)
+
+
+def rank_heads_for_pair(res, query_index: int, key_index: int) -> list[HeadWeight]:
+    """Every (layer, head) of a run, ranked by the weight its query token `query_index` gives key token `key_index`.
+
+    res: a RunResult (its attentions are for the run's own mask and scale). Largest weight first; equal weights
+    in (layer, head) order, so the ranking is the same on every run.
+    """
+    weights = pair_weights(res.attentions, query_index, key_index)
+    n_heads = weights.shape[1]
+    flat = weights.flatten().tolist()
+    order = sorted(range(len(flat)), key=lambda f: (-flat[f], f))
+    return [HeadWeight(rank, *divmod(f, n_heads), flat[f]) for rank, f in enumerate(order, start=1)]
+
+
+def allowed_keys(res, query_index: int) -> int:
+    """How many keys the run's mask lets this query see (all n without a mask)."""
+    n = len(res.tokens)
+    check_token(query_index, n, "query")
+    if res.mask is None:
+        return n
+    return int(res.mask[query_index].sum())
+
+
+def token_position(reference, labels: list[str], what: str) -> int:
+    """A token named in a link -> its position. Accepted: a position ("10"), the picker's own spelling
+    ("it (10)", "10: it"), or a token's text ("it": its first occurrence, compared without case).
+    AttnvizError when the text has no such token."""
+    text = str(reference).strip()
+    n = len(labels)
+    spelled = re.fullmatch(r"(?:(-?\d+)\s*:.*|.*\((-?\d+)\)|(-?\d+))", text, flags=re.DOTALL)
+    if spelled:
+        return check_token(int(next(g for g in spelled.groups() if g is not None)), n, what)
+    lowered = [label.strip().lower() for label in labels]
+    if text.lower() in lowered:
+        return lowered.index(text.lower())
+    shown = ", ".join(f"{label} ({i})" for i, label in enumerate(labels[:40])) + (" …" if n > 40 else "")
+    raise AttnvizError(f"“{text}” is not a token of this text, so it cannot be the {what} token. "
+                       f"Its tokens are: {shown}.")

@@ -1,0 +1,56 @@
+"""The Find-the-head page's words and table: built from attnviz.analysis.head_search's ranking, never from the
+page's own arithmetic."""
+
+from __future__ import annotations
+
+from attnviz.analysis.head_search import HeadWeight
+from attnviz.draw.text import markdown_literal
+
+MAX_TOP = 6  # the most heads the page draws in full
+
+
+def token_name(i: int, labels: list[str]) -> str:
+    """A token as the pickers show it: 'it (10)'."""
+    return f"{labels[i]} ({i})"
+
+
+def ranking_rows(ranked: list[HeadWeight], allowed: int) -> list[dict]:
+    """The table: every head, its weight, and that weight as a multiple of an even spread (1 / allowed keys)."""
+    return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight,
+             "× even spread": h.weight * allowed if allowed else 0.0} for h in ranked]
+
+
+def summary_sentence(ranked: list[HeadWeight], query: int, key: int, labels: list[str], allowed: int) -> str:
+    """What the ranking says, in one markdown sentence: the best head, its weight, and the even-spread baseline."""
+    best = ranked[0]
+    q, k = markdown_literal(token_name(query, labels)), markdown_literal(token_name(key, labels))
+    if allowed == 0:
+        return f"The mask lets query {q} see no key at all: its row is all zeros in every head."
+    even = 1 / allowed
+    return (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
+            f"goes to key {k}, {best.weight / even:.1f}× an even spread over the {allowed} keys it may see "
+            f"(1/{allowed} = {even:.3f}). {sum(h.weight >= 0.5 for h in ranked)} of the {len(ranked)} heads give it "
+            f"half or more; the median head gives {median_weight(ranked):.3f}.")
+
+
+def median_weight(ranked: list[HeadWeight]) -> float:
+    """The middle weight of the ranking (the mean of the two middle ones for an even count)."""
+    weights = sorted(h.weight for h in ranked)
+    mid = len(weights) // 2
+    return weights[mid] if len(weights) % 2 else (weights[mid - 1] + weights[mid]) / 2
+
+
+def masked_pair_sentence(query: int, key: int, labels: list[str]) -> str:
+    """Why every head gives 0: the mask forbids the pair."""
+    return (f"The mask forbids query {markdown_literal(token_name(query, labels))} from seeing key "
+            f"{markdown_literal(token_name(key, labels))}: every head gives this pair weight 0, so the ranking "
+            "below is only the heads' order. Pick another pair, or another mask.")
+
+
+def explorer_params(head: HeadWeight, query: int, key: int, labels: list[str]) -> dict[str, str]:
+    """The explorer's URL keys for this head and pair: its layer, that head alone, and the pair selected (the cell
+    ringed, its arithmetic beside it)."""
+    from attnviz.lessons.explorer.selection import Selection
+
+    return {"layer": str(head.layer), "heads": str(head.head),
+            **Selection(head=head.head, query=query, key=key).as_params(labels)}

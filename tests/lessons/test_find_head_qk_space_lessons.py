@@ -1,0 +1,55 @@
+"""The two pages' words and clicks: sentences that must stay true at their edges, and a click's state read safely."""
+
+import pytest
+import torch
+
+from attnviz.analysis.head_search import HeadWeight
+from attnviz.analysis.qk_space import head_queries_and_keys
+from attnviz.lessons.find_head import explorer_params, median_weight, summary_sentence
+from attnviz.lessons.qk_space import MAX_LINES, clicked_token, lines_sentence
+
+LABELS = ["[CLS]", "the", "animal", "it", "[SEP]"]
+
+
+def test_the_summary_says_the_best_head_and_the_even_spread():
+    ranked = [HeadWeight(1, 3, 1, 0.6), HeadWeight(2, 0, 0, 0.2), HeadWeight(3, 1, 0, 0.1), HeadWeight(4, 2, 2, 0.0)]
+    text = summary_sentence(ranked, 3, 2, LABELS, 5)
+    assert text.startswith("**Layer 3, head 1** gives the most: **0.60** of query it \\(3\\)'s attention goes to key "
+                           "animal \\(2\\), 3.0× an even spread over the 5 keys it may see (1/5 = 0.200).")
+    assert "1 of the 4 heads give it half or more; the median head gives 0.150." in text
+    assert median_weight(ranked[:3]) == 0.2
+    assert "sees no key at all" not in text
+    assert "The mask lets query it \\(3\\) see no key at all" in summary_sentence(ranked, 3, 2, LABELS, 0)
+
+
+def test_the_explorer_link_names_layer_head_and_pair():
+    assert explorer_params(HeadWeight(1, 3, 1, 0.6), 3, 2, LABELS) == {
+        "layer": "3", "heads": "1", "sbs_head": "1", "sbs_query": "3: it", "sbs_key": "2: animal"}
+
+
+@pytest.mark.parametrize("state,expected", [
+    ({"selection": {"points": [{"curve_number": 0, "point_index": 3}]}}, 3),
+    ({"selection": {"points": [{"curve_number": 1, "point_number": 2}]}}, 2),
+    ({"selection": {"points": [{"curve_number": 5, "point_index": 3}]}}, None),  # not a point trace
+    ({"selection": {"points": [{"curve_number": 0, "point_index": 9}]}}, None),  # no such token
+    ({"selection": {"points": []}}, None), ({"selection": None}, None), (None, None), ("garbage", None),
+])
+def test_a_click_is_read_safely(state, expected):
+    assert clicked_token(state, 5) == expected
+
+
+def test_the_lines_sentence_counts_what_is_drawn():
+    assert lines_sentence(0, 0.9).startswith("No pair has a weight of 0.90 or more")
+    assert lines_sentence(1, 0.3) == "Lines: 1 pair with weight ≥ 0.30, darker and thicker for more weight."
+    assert lines_sentence(MAX_LINES + 7, 0.05).startswith(f"Lines: the strongest {MAX_LINES} of the {MAX_LINES + 7} pairs")
+
+
+def test_layer_0s_points_do_not_move_with_the_scale_or_the_mask(bundled_model):
+    """What the page says: the scale and the mask act after q·k, so layer 0's queries and keys stay; later ones move."""
+    text = "The animal didn't cross the street because it was too tired."
+    runs = [bundled_model.run(text, keep=True, **kw) for kw in ({}, {"scale": False}, {"mask": "causal"})]
+    qks = [head_queries_and_keys(bundled_model, r, 0, 1) for r in runs]
+    for other in qks[1:]:
+        assert torch.equal(other.q, qks[0].q) and torch.equal(other.k, qks[0].k)
+    later = [head_queries_and_keys(bundled_model, r, 3, 1) for r in runs]
+    assert not torch.allclose(later[1].q, later[0].q) and not torch.allclose(later[2].q, later[0].q)
