@@ -53,3 +53,19 @@ def test_a_layer_it_lacks_and_a_model_without_decoder_are_refused(bart, minilm):
         decoder_block_steps(bart, SOURCE, TARGET, 2)
     with pytest.raises(AttnvizError, match="has no decoder"):
         decoder_block_steps(minilm, SOURCE, TARGET, 0)
+
+
+def test_the_pages_live_check_compares_the_stages_transformers_keeps(bart):
+    from attnviz.engine.truth import check_decoder_block_against_transformers
+    from attnviz.lessons.encoder_layer.decoder_block import decoder_stages
+
+    steps = decoder_block_steps(bart, SOURCE, TARGET, 1)
+    truth = check_decoder_block_against_transformers(bart, SOURCE, TARGET, steps)
+    assert truth.matches and set(truth.parts) == {"encoder output", "entering", "leaving", "self-attention",
+                                                  "cross-attention"}
+    steps.y_out = steps.y_out.clone()
+    steps.y_out[0, 0] += 1e-3  # a stage that differs is caught
+    assert not check_decoder_block_against_transformers(bart, SOURCE, TARGET, steps).matches
+    stages = decoder_stages(decoder_block_steps(bart, SOURCE, TARGET, 0))
+    assert [s.key for s in stages] == ["y", "self", "y1", "cross", "y2", "ffn_hidden", "ffn", "y_out"]
+    assert "layernorm_embedding" in stages[0].note
