@@ -59,9 +59,8 @@ INTRO = (
 
 view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.LessonModel(
     is_encoder_decoder, TINY_BART,
-    "{model} has no decoder, so no cross-attention of its own: this page shows attnviz-tiny-bart, an encoder–decoder "
-    "that attnviz trained on numbers in words → digits. To see another BART here, name it in the sidebar's Model "
-    "(other); the other pages keep the sidebar's model."))
+    "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
+    "on numbers in words → digits."))
 
 with ui.guard("The cross-attention page"):
     from attnviz.lessons.cross_attention.latex import cross_attention_equation
@@ -79,37 +78,44 @@ with ui.guard("The cross-attention page"):
 
     model, spec = view.model, view.model_spec
     tiny = spec == TINY_BART
-    about = st.expander("What this page shows", expanded=False) if presenting() else st.container()
-    about.markdown(INTRO)
-    if tiny:
-        about.markdown(task_description(model.name))
+
+    def about(where) -> None:
+        where.markdown(INTRO)
+        if tiny:
+            where.markdown(task_description(model.name) + " To see another BART on this page, name it in the "
+                           "sidebar's Model (other: a hub name or a local folder); the other pages keep the sidebar's "
+                           "model.")
+
+    if not presenting():  # on a projector it waits under the heatmaps, folded
+        about(st.container())
 
     if tiny:
-        top = st.columns([3, 2, 2], vertical_alignment="bottom")
-        source = top[0].text_input("Source: a number in words (read by the encoder: keys and values)",
-                                   DEFAULT_SOURCE, key="xa_source", max_chars=2000, **ui.BOUND)
+        top = st.columns([3, 2, 1, 2], vertical_alignment="bottom")
+        source = top[0].text_input("Source: a number in words", DEFAULT_SOURCE, key="xa_source", max_chars=2000,
+                                   help="Read by the encoder: the keys and values of cross-attention.", **ui.BOUND)
         top[1].selectbox("Examples", list(EXAMPLES), index=None, key="xa_example", on_change=_take_example,
                          placeholder="pick a sentence…")
-        typing = top[2].toggle("Type the target myself (teacher forcing)", key="xa_typed", **ui.BOUND,
-                               help="Off: the decoder reads the model's own greedy answer. On: it reads the digits "
-                                    "you type, shifted one place right, as in training.")
         notes = check_source(model, source)  # unknown words, empty, too long: a clear message from here
         for note in notes:
             st.warning(note, icon=":material/straighten:")
         answer = _greedy(spec, view.device, source)
+        said_at, typing_at = st.columns([3, 2], vertical_alignment="center")
+        typing = typing_at.toggle("Type the target (teacher forcing)", key="xa_typed", **ui.BOUND,
+                                  help="Off: the decoder reads the model's own greedy answer. On: it reads the digits "
+                                       "you type, shifted one place right, as in training.")
         if typing:
-            typed = st.text_input("Target in digits (teacher forcing: the decoder reads this, shifted right)",
-                                  "3412", key="xa_target", max_chars=400, **ui.BOUND)
+            typed = typing_at.text_input("Target in digits", "3412", key="xa_target", max_chars=400, **ui.BOUND,
+                                         help="Digits and commas: what the decoder was trained to write.")
             check_digit_target(model, typed)
             target = typed
         else:
             target = " ".join(answer.tokens)
-        said = (f"**{model.name}'s own answer** (greedy decoding with attnviz's from-scratch BART, trained settings): "
-                f"`{answer.text}`" + ("" if answer.finished else " (stopped at the length limit without writing </s>)"))
+        said = (f"**Its own answer:** `{answer.text}` (greedy decoding, from-scratch BART)"
+                + ("" if answer.finished else " (stopped at the length limit without writing </s>)"))
         if typing:
             said += (f". Below, the decoder reads **your target** `{target.strip()}` instead (teacher forcing, as in "
                      "training): each row is where the model should write that target's next token.")
-        st.markdown(said)
+        said_at.markdown(said)
     else:
         texts = st.columns(2)
         source = texts[0].text_area("Source (read by the encoder: keys and values)", GENERIC_SOURCE, key="xa_source",
@@ -122,13 +128,14 @@ with ui.guard("The cross-attention page"):
             st.stop()
 
     n_layers, n_heads = cross_layers(model)
-    pick = st.columns([1, 2, 2])
-    layer = pick[0].selectbox("Decoder layer", list(range(n_layers)), index=n_layers - 1 if tiny else 0,
+    pick = top[2:] if tiny else st.columns([1, 2, 2])
+    layer = pick[0].selectbox("Layer" if tiny else "Decoder layer", list(range(n_layers)), index=n_layers - 1 if tiny else 0,
                               key="xa_layer", **ui.BOUND)
     heads = pick[1].multiselect("Heads (empty = all)", list(range(n_heads)), default=[], key="xa_heads", **ui.BOUND)
     heads = sorted(heads) or list(range(n_heads))
-    pick[2].caption(f"**{model.name}** is an encoder–decoder: this is its own cross-attention (`encoder_attn`), "
-                    f"{n_layers} decoder layers × {n_heads} heads.")
+    if not tiny:
+        pick[2].caption(f"**{model.name}** is an encoder–decoder: this is its own cross-attention (`encoder_attn`), "
+                        f"{n_layers} decoder layers × {n_heads} heads.")
     mask_spec, mask_note = decoder_mask_spec(model, target, view.mask_choice)
     if mask_note:
         st.info(mask_note, icon=":material/grid_on:")
@@ -138,29 +145,35 @@ with ui.guard("The cross-attention page"):
         st.info(note, icon=":material/content_cut:")
     rows = written_labels(xv.target_labels) if tiny else xv.target_labels
     T, S = len(xv.target_labels), len(xv.source_labels)
-    badge = st.empty()
 
-    st.subheader(f"Decoder layer {layer}: target × source weights, {len(heads)} head(s)")
     if tiny:
-        st.caption(f"Rows: the {T} decoder positions (queries), each named *read→written*: the token the position "
-                   "reads and the one it writes (the target is shifted one place right, so the position that reads "
-                   "<s> writes the first digit). Columns: the source words (keys). Colour = weight after the "
-                   "softmax; each row sums to 1. Hover a cell for its numbers.")
+        rows_said = (f"Rows: the {T} decoder positions (queries), each named *read→written*: the token the position "
+                     "reads and the one it writes (the target is shifted one place right, so the position that reads "
+                     "<s> writes the first digit). Columns: the source words (keys). Colour = weight after the "
+                     "softmax; each row sums to 1. Hover a cell for its numbers.")
     else:
-        st.caption(f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight "
-                   "after the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in "
-                   "full detail below.")
+        rows_said = (f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight "
+                     "after the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in "
+                     "full detail below.")
+    # on a projector the first screen is for the heatmaps: the reading guide waits in the heading's tooltip
+    st.subheader(f"Decoder layer {layer}: target × source weights, {len(heads)} head(s)",
+                 help=rows_said if presenting() else None)
+    if not presenting():
+        st.caption(rows_said)
     pieces = None if tiny else wordpiece_note({"source": xv.source_labels, "target": xv.target_labels})
     if pieces:
         st.info(pieces, icon=":material/extension:")
     # Fixed-width panels in a wrapping row: for a short source, two per row on a 1024 px screen, four on a 1920 px one
     flow = st.container(horizontal=True, wrap=True, gap="medium")
     for i, h in enumerate(heads):
-        with flow.container(width=min(480, max(300 if tiny else 260, 120 + 22 * S))):
+        with flow.container(width=min(480, max(420 if tiny else 260, 120 + 22 * S))):
             _heatmap.heatmap(xv.weights[h], rows, xv.source_labels, key=f"xa_grid_{i}", title=f"head {h}",
                              show_values=False)
+    badge = st.empty()  # under the heatmaps: on a projector they come first
     if tiny:
         st.markdown(ALIGNMENT_CLAIM)
+    if presenting():
+        about(st.expander("What this page shows", expanded=False))
 
     st.subheader("One head in full detail")
     focus = st.columns([1, 3])[0].selectbox("Head", heads, index=heads.index(1) if tiny and 1 in heads else 0,

@@ -23,6 +23,8 @@ def test_the_alignment_claim_is_what_the_model_does(bart):
     layer0 = [sharp[0, h].mean_max_weight for h in range(4)]
     assert (round(min(layer0), 2), round(max(layer0), 2)) == (0.16, 0.49)
     assert min(sharp[1, h].mean_max_weight for h in range(4)) > max(layer0)  # layer 1 sharper than layer 0
+    assert min(sharp[1, h].monotone_share for h in range(4)) >= 0.9  # layer 1's heads step left to right
+    assert max(sharp[0, h].monotone_share for h in range(4)) < 0.9  # layer 0's do not
     assert "0.16 to 0.49" in nt.ALIGNMENT_CLAIM and "0.83" in nt.ALIGNMENT_CLAIM
 
 

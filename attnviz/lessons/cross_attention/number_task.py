@@ -25,7 +25,7 @@ from attnviz.training.number_words import (
     number_to_words,
 )
 
-# the longest source the task draws: MAX_NUMBERS numbers of 15 words each ("seven hundred seventy seven million
+# the longest source the task draws: MAX_NUMBERS numbers of 14 words each ("seven hundred seventy seven million
 # seven hundred seventy seven thousand ...") and the commas between them
 LONGEST_NUMBER_WORDS = len(number_to_words(777_777_777).split())
 TRAINED_MAX_WORDS = MAX_NUMBERS * LONGEST_NUMBER_WORDS + MAX_NUMBERS - 1
