@@ -37,6 +37,11 @@ def _truth(spec: str, device: str, source: str, target: str):
     return check_against_transformers(model_for(spec, device), source, target=target)
 
 
+def _forget_example() -> None:
+    """A source typed by hand is no longer the example the picker names."""
+    st.session_state["xa_example"] = None
+
+
 def _take_example() -> None:
     """The example picker writes its sentence into the source box (before the box is drawn again)."""
     from attnviz.lessons.cross_attention.number_task import EXAMPLES
@@ -92,7 +97,8 @@ with ui.guard("The cross-attention page"):
     if tiny:
         top = st.columns([3, 2, 1, 2], vertical_alignment="bottom")
         source = top[0].text_input("Source: a number in words", DEFAULT_SOURCE, key="xa_source", max_chars=2000,
-                                   help="Read by the encoder: the keys and values of cross-attention.", **ui.BOUND)
+                                   help="Read by the encoder: the keys and values of cross-attention.",
+                                   on_change=_forget_example, **ui.BOUND)
         top[1].selectbox("Examples", list(EXAMPLES), index=None, key="xa_example", on_change=_take_example,
                          placeholder="pick a sentence…")
         notes = check_source(model, source)  # unknown words, empty, too long: a clear message from here

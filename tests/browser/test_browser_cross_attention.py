@@ -51,8 +51,8 @@ def test_tiny_bart_by_default_then_two_examples_in_a_row(server, width, height, 
         assert not exceptions_on(page)
         screenshots(page, f"cross_attention_tiny_bart_{width}", height)
         page.evaluate(SCROLL_MAIN, -100_000)
-        for example, digits in (("three numbers", "42, 700, 9"), ("785412360 (long: one diagonal)", "785412360")):
-            page.locator(".st-key-xa_example [data-baseweb=select]").click()
+        for example, digits in (("42, 700, 9", "42, 700, 9"), ("785412360 (long)", "785412360")):
+            page.locator('[data-testid="stSelectbox"]').filter(has_text="Examples").get_by_role("combobox").click()
             page.get_by_role("option", name=example).click()  # two quick changes: the second right after the first
         wait_for_text(page, "785412360")
         wait_for_app_idle(page)
@@ -60,7 +60,7 @@ def test_tiny_bart_by_default_then_two_examples_in_a_row(server, width, height, 
         assert wait_for_heatmaps(page, previous=before) != before
         assert not exceptions_on(page)
         screenshots(page, f"cross_attention_long_{width}", height, most=1)
-        box = page.get_by_label("Source: a number in words (read by the encoder: keys and values)")
+        box = page.get_by_label("Source: a number in words", exact=True).and_(page.get_by_test_id("stTextInputField"))
         box.fill("forty two cats")
         box.press("Enter")
         wait_for_text(page, "does not know 'cats'")

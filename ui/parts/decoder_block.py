@@ -115,6 +115,6 @@ def draw_decoder_block(view: ui.ViewState) -> None:
         parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())
         return ("✓ matches transformers: its BART gives the same encoder output, the same stream entering and leaving "
                 f"decoder layer {layer} (hidden states) and the same self- and cross-attention weights (largest "
-                f"difference per part: {parts}; tolerance 1e-5).")
+                f"difference per part, for a hidden state divided by its largest entry: {parts}; tolerance 1e-5).")
 
     ui.truth_badge(badge, lambda: _truth(view.device, source, target, layer), matched)

@@ -30,13 +30,13 @@ from attnviz.training.number_words import (
 LONGEST_NUMBER_WORDS = len(number_to_words(777_777_777).split())
 TRAINED_MAX_WORDS = MAX_NUMBERS * LONGEST_NUMBER_WORDS + MAX_NUMBERS - 1
 
-EXAMPLES = {  # a lecturer's picks: label -> source
-    "3412 (the default)": "three thousand four hundred twelve",
-    "785412360 (long: one diagonal)": "seven hundred eighty five million four hundred twelve thousand three hundred sixty",
-    "three numbers": "forty two , seven hundred , nine",
-    "zeros to write": "one million five",
+EXAMPLES = {  # a lecturer's picks, named by the digits they should give: label -> source
+    "3412": "three thousand four hundred twelve",
+    "785412360 (long)": "seven hundred eighty five million four hundred twelve thousand three hundred sixty",
+    "42, 700, 9": "forty two , seven hundred , nine",
+    "1000005": "one million five",
 }
-DEFAULT_SOURCE = EXAMPLES["3412 (the default)"]
+DEFAULT_SOURCE = EXAMPLES["3412"]
 
 
 def task_description(model_name: str) -> str:
