@@ -4,6 +4,8 @@ from-scratch recomputation, checked live against transformers' hidden states and
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 import ui
@@ -55,6 +57,10 @@ def draw_decoder_block(view: ui.ViewState) -> None:
     st.latex(r"y^{(1)} = \mathrm{LN}_1\big(y + \mathrm{SelfMHA}_{\text{causal}}(y)\big),\quad "
              r"y^{(2)} = \mathrm{LN}_2\big(y^{(1)} + \mathrm{CrossMHA}(y^{(1)}, h)\big),\quad "
              r"y^{\text{out}} = \mathrm{LN}_3\big(y^{(2)} + \mathrm{FFN}(y^{(2)})\big)")
+    st.caption("y: the decoder's stream (one row per decoder position); h: the encoder's output (one row per source "
+               "token). A superscript in parentheses numbers the stage; a subscript t is a decoder position, u an "
+               "earlier one, s a source token; j is a head, α its self-attention weights, β its cross-attention "
+               "weights, and ‖_j sets the heads' results side by side.")
     top = st.columns([4, 1, 1], vertical_alignment="bottom")
     source = top[0].text_input("Source: a number in words (what the encoder reads)", DEFAULT_SOURCE,
                                key="dec_source", max_chars=2000, **ui.BOUND)
@@ -96,7 +102,7 @@ def draw_decoder_block(view: ui.ViewState) -> None:
     for number, stage in enumerate(decoder_stages(steps), start=1):
         st.subheader(f"{number}. {stage.title}", divider="gray")
         st.markdown(stage.note)
-        equation = stage.equation.replace("_t", f"_{{{t}}}")
+        equation = stage.equation.replace("@", str(t))
         st.latex(rf"\begin{{aligned}} &{equation} \\ &= {vector_numbers(stage.value[t])} \end{{aligned}}")
         if stage.key == "self":
             _heatmap.heatmap(steps.self_weights[head], rows, steps.decoder_labels, key="dec_self",
@@ -108,8 +114,9 @@ def draw_decoder_block(view: ui.ViewState) -> None:
             st.caption("Rows: decoder positions (queries from y⁽¹⁾); columns: source tokens (keys and values from "
                        "h). No mask: every row may read the whole source.")
         width = stage.value.shape[1]
-        st.plotly_chart(vector_bars(stage.value[t], f"{stage.title}, position {t} ({rows[t]}), {width} features",
-                                    first), width="stretch", key=f"dec_bars_{stage.key}")
+        # plotly reads a title as HTML: "<s>" would strike the rest through
+        title = f"{stage.title}, position {t} ({html.escape(rows[t])}), {width} features"
+        st.plotly_chart(vector_bars(stage.value[t], title, first), width="stretch", key=f"dec_bars_{stage.key}")
 
     def matched(truth) -> str:
         parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())

@@ -77,7 +77,7 @@ def decoder_block_steps(model, source: str, target: str, layer: int) -> DecoderB
 class DecoderStage:
     key: str
     title: str
-    equation: str  # LaTeX for position t ("_t" is replaced by the position's number)
+    equation: str  # LaTeX with "@" where the position t goes
     value: torch.Tensor  # (T, C) or (T, F)
     note: str
 
@@ -88,30 +88,30 @@ def decoder_stages(steps: DecoderBlockSteps) -> list[DecoderStage]:
     entering = ("the decoder's token embeddings plus its learned position embeddings, then a LayerNorm (BART's "
                 "layernorm_embedding)" if L == 0 else f"decoder layer {L - 1}'s output")
     return [
-        DecoderStage("y", f"The decoder stream entering layer {L}", r"y_t", steps.y_in,
+        DecoderStage("y", f"The decoder stream entering layer {L}", r"y_{@}", steps.y_in,
                      f"Position t's vector: {entering}."),
-        DecoderStage("self", "Masked self-attention: what it adds", r"\mathrm{SelfMHA}(y)_t = \Big(\big\Vert_h "
-                     r"\textstyle\sum_{u \le t} \alpha^{h}_{tu}\, y_u W_V^{h}\big) W_O + b_O",
+        DecoderStage("self", "Masked self-attention: what it adds", r"\mathrm{SelfMHA}(y)_{@} = \Big(\big\Vert_j "
+                     r"\textstyle\sum_{u \le @} \alpha^{j}_{@,u}\,(y_u W_V^{j} + b_V^{j})\big) W_O + b_O",
                      steps.self_out, "Each head mixes the value vectors of positions 0 … t only (u ≤ t: the causal "
                      "mask); the heads' results side by side, times W_O."),
-        DecoderStage("y1", "Residual + LayerNorm 1", r"y^{(1)}_t = \mathrm{LN}_1\big(y_t + \mathrm{SelfMHA}(y)_t\big)",
-                     steps.y1, "Self-attention's result is added to the stream, then normalised (post-LN, as in "
-                     "BART)."),
-        DecoderStage("cross", "Cross-attention: what it adds", r"\mathrm{CrossMHA}(y^{(1)}, h)_t = \Big(\big\Vert_h "
-                     r"\textstyle\sum_{s} \beta^{h}_{ts}\, h_s W_V^{h}\big) W_O + b_O",
+        DecoderStage("y1", "Residual + LayerNorm 1",
+                     r"y^{(1)}_{@} = \mathrm{LN}_1\big(y_{@} + \mathrm{SelfMHA}(y)_{@}\big)", steps.y1,
+                     "Self-attention's result is added to the stream, then normalised (post-LN, as in BART)."),
+        DecoderStage("cross", "Cross-attention: what it adds", r"\mathrm{CrossMHA}(y^{(1)}, h)_{@} = \Big(\big\Vert_j "
+                     r"\textstyle\sum_{s} \beta^{j}_{@,s}\,(h_s W_V^{j} + b_V^{j})\big) W_O + b_O",
                      steps.cross_out, "The queries come from y⁽¹⁾ (this position), the keys and values from the "
                      "encoder's output h, every source token s: no mask."),
-        DecoderStage("y2", "Residual + LayerNorm 2", r"y^{(2)}_t = \mathrm{LN}_2\big(y^{(1)}_t + "
-                     r"\mathrm{CrossMHA}(y^{(1)}, h)_t\big)", steps.y2,
+        DecoderStage("y2", "Residual + LayerNorm 2", r"y^{(2)}_{@} = \mathrm{LN}_2\big(y^{(1)}_{@} + "
+                     r"\mathrm{CrossMHA}(y^{(1)}, h)_{@}\big)", steps.y2,
                      "What was read from the source is added to the stream, then normalised."),
-        DecoderStage("ffn_hidden", "Feed-forward: the wide hidden layer", rf"a_t = \mathrm{{{act}}}"
-                     r"\big(y^{(2)}_t W_1 + b_1\big)", steps.ffn_hidden,
+        DecoderStage("ffn_hidden", "Feed-forward: the wide hidden layer", rf"a_{{@}} = \mathrm{{{act}}}"
+                     r"\big(y^{(2)}_{@} W_1 + b_1\big)", steps.ffn_hidden,
                      f"Position by position, no mixing between positions: {steps.ffn_hidden.shape[1]} features, "
                      f"{act} applied to each."),
-        DecoderStage("ffn", "Feed-forward: what it adds", r"\mathrm{FFN}(y^{(2)})_t = a_t W_2 + b_2", steps.ffn_out,
-                     "Back to d_model features."),
+        DecoderStage("ffn", "Feed-forward: what it adds", r"\mathrm{FFN}(y^{(2)})_{@} = a_{@} W_2 + b_2",
+                     steps.ffn_out, "Back to d_model features."),
         DecoderStage("y_out", f"Residual + LayerNorm 3: layer {L}'s output",
-                     r"y^{\text{out}}_t = \mathrm{LN}_3\big(y^{(2)}_t + \mathrm{FFN}(y^{(2)})_t\big)", steps.y_out,
-                     "The stream the next decoder layer reads (after the last one: the output layer, tied to the "
+                     r"y^{\text{out}}_{@} = \mathrm{LN}_3\big(y^{(2)}_{@} + \mathrm{FFN}(y^{(2)})_{@}\big)",
+                     steps.y_out, "The stream the next decoder layer reads (after the last one: the output layer, tied to the "
                      "token embeddings, turns it into the next token's scores)."),
     ]
