@@ -105,7 +105,7 @@ with ui.guard("The cross-attention page"):
         for note in notes:
             st.warning(note, icon=":material/straighten:")
         answer = _greedy(spec, view.device, source)
-        said_at, typing_at = st.columns([3, 2], vertical_alignment="center")
+        said_at, typing_at = st.columns(2, vertical_alignment="center")
         typing = typing_at.toggle("Type the target (teacher forcing)", key="xa_typed", **ui.BOUND,
                                   help="Off: the decoder reads the model's own greedy answer. On: it reads the digits "
                                        "you type, shifted one place right, as in training.")
