@@ -1,5 +1,6 @@
 """The encoder layer: Step by step continued past W_O, through residual, LayerNorm and the FFN, for one token,
-recomputed from the layer's weights and checked against the model; then the residual stream over all layers."""
+recomputed from the layer's weights and checked against the model; then the residual stream over all layers;
+then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by stage (ui/parts/decoder_block.py)."""
 
 import streamlit as st
 
@@ -18,6 +19,8 @@ with ui.guard("The encoder-layer page"):
     from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, model_sizes
 
     model, layer = view.model, view.layer
+    st.caption("Further down: [the decoder block](#the-decoder-block) of an encoder–decoder, masked self-attention → "
+               "cross-attention → FFN, with its numbers.")
     res = view.run(keep=True)
     ui.run_notes(res)
     labels, n = res.labels, len(res.labels)
@@ -90,4 +93,9 @@ with ui.guard("The encoder-layer page"):
                    "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
                    "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],
                  hide_index=True)
+
+with ui.guard("The decoder block"):
+    from ui.parts.decoder_block import draw_decoder_block
+
+    draw_decoder_block(view)
 ui.mark_drawn(view)

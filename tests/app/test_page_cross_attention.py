@@ -1,5 +1,5 @@
-"""The Cross-attention page in AppTest: what it draws equals attnviz's numbers, for the bundled encoder's
-labelled demonstration and for a tiny random BART given as the sidebar's "other" model."""
+"""The Cross-attention page in AppTest: what it draws equals attnviz's numbers, for its default, attnviz-tiny-bart
+writing its own answer (or reading a typed one), and for a tiny random BART given as the sidebar's "other" model."""
 
 import html
 import os
@@ -12,7 +12,8 @@ from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_tex
 
 import attnviz
 from attnviz.engine.masks import causal_mask, window_mask
-from attnviz.lessons.cross_attention.across_sentences import projections_across_sentences
+from attnviz.lessons.cross_attention import number_task as nt
+from attnviz.lessons.why_attention.tiny_bart import TINY_BART, greedy_ids
 
 PAGE = "app_pages/cross_attention.py"
 SOURCE = "The cat sat on the mat."
@@ -42,39 +43,86 @@ def bart_query(folder: str, **extra) -> dict:
     return {"model": "other", "model_path": folder, "xa_source": SOURCE, "xa_target": TARGET, **extra}
 
 
-# ---- the bundled encoder: the labelled demonstration ---------------------------------------------
+# ---- the default: attnviz-tiny-bart writing its own answer ------------------------------------------
 
 
-def test_demonstration_draws_every_head_as_attnviz_computes(minilm):
-    at = run_app({"xa_source": SOURCE, "xa_target": TARGET}, page=PAGE)
+@pytest.fixture(scope="module")
+def tiny_bart():
+    return attnviz.load_model(TINY_BART)
+
+
+def test_default_is_tiny_bart_with_its_own_answer_and_a_checked_badge(tiny_bart):
+    at = run_app(page=PAGE)
     assert_healthy(at)
-    demo = projections_across_sentences(minilm, SOURCE, TARGET, 0)
-    for h in range(12):
-        z, rows, cols = drawn_heatmap(at, f"xa_grid_{h}")
-        assert z.shape == (len(demo.target_tokens), len(demo.source_tokens))
-        np.testing.assert_allclose(z, demo.weights[h].numpy(), atol=DRAWN)
-        assert rows == demo.target_labels and cols == demo.source_labels
+    assert not at.error
+    source = nt.DEFAULT_SOURCE
+    answer = greedy_ids(tiny_bart, tiny_bart.encode(source).ids)  # attnviz's own greedy decoding
+    written = [tiny_bart.tokenizer.token_of(i)[0] for i in answer]
+    assert written == ["<s>", "3", "4", "1", "2", "</s>"]
+    assert "Its own answer:** `3412`" in page_text(at)
+    res = tiny_bart.run(source, target="3 4 1 2")
+    rows = ["</s>→<s>", "<s>→3", "3→4", "4→1", "1→2", "2→</s>"]
+    assert at.selectbox(key="xa_layer").value == 1  # the last decoder layer, where the alignment is sharp
+    for h in range(4):
+        z, drawn_rows, cols = drawn_heatmap(at, f"xa_grid_{h}")
+        np.testing.assert_allclose(z, res.cross_attentions[1, h].numpy(), atol=DRAWN)
+        assert unescape_all(drawn_rows) == rows and unescape_all(cols) == res.source_labels
+    assert at.selectbox(key="xa_focus").value == 1
+    np.testing.assert_allclose(drawn_heatmap(at, "xa_focus_head")[0], res.cross_attentions[1, 1].numpy(), atol=DRAWN)
+    np.testing.assert_allclose(drawn_heatmap(at, "xa_self")[0], res.attentions[1, 1].numpy(), atol=DRAWN)
+    success = alerts(at, "success")
+    assert "matches transformers" in success and "cross" in success
     text = page_text(at)
-    assert "projections applied across two sentences" in text
-    T, S = len(demo.target_tokens), len(demo.source_tokens)
-    assert T != S
-    assert rf"({T}\times384)(384\times32) = {T}\times32" in text  # Q from the target tokens
-    assert rf"({S}\times384)(384\times32) = {S}\times32" in text  # K from the source tokens
-    assert "matches transformers" not in text and "real ones" in alerts(at, "success")
-    assert "xa_self" not in chart_specs(at)  # no decoder self-attention to contrast with
+    assert "has no decoder" in alerts(at, "info") and "attnviz-tiny-bart" in alerts(at, "info")
+    assert nt.ALIGNMENT_CLAIM in text and "1 to 3 numbers between 1 and 999,999,999" in text
+    w = res.cross_attentions[1, 1]
+    assert f"<s>→3: *three* ({float(w[1].max()):.2f})" in html.unescape(text)
+    assert "projections applied across two sentences" not in text
 
 
-def test_demonstration_follows_layer_and_head_choice(minilm):
-    at = run_app({"xa_source": SOURCE, "xa_target": TARGET}, page=PAGE)
-    at.selectbox(key="xa_layer").set_value(4)
-    at.multiselect(key="xa_heads").set_value([3, 7])
-    at.run()
+def test_layer_head_and_an_example_sentence(tiny_bart):
+    at = run_app({"xa_layer": "0", "xa_heads": "2"}, page=PAGE)
+    at.selectbox(key="xa_example").set_value("785412360 (long)").run()
     assert_healthy(at)
-    demo = projections_across_sentences(minilm, SOURCE, TARGET, 4)
-    assert set(k for k in chart_specs(at) if k.startswith("xa_grid")) == {"xa_grid_0", "xa_grid_1"}
-    for i, h in enumerate([3, 7]):
-        np.testing.assert_allclose(drawn_heatmap(at, f"xa_grid_{i}")[0], demo.weights[h].numpy(), atol=DRAWN)
-    assert not np.allclose(drawn_heatmap(at, "xa_grid_0")[0], demo.weights[0].numpy(), atol=0.01)
+    source = nt.EXAMPLES["785412360 (long)"]
+    assert at.text_input(key="xa_source").value == source
+    res = tiny_bart.run(source, target=" ".join("785412360"))
+    assert [k for k in chart_specs(at) if k.startswith("xa_grid")] == ["xa_grid_0"]
+    np.testing.assert_allclose(drawn_heatmap(at, "xa_grid_0")[0], res.cross_attentions[0, 2].numpy(), atol=DRAWN)
+    assert "785412360" in page_text(at)
+
+
+def test_a_typed_target_is_teacher_forced_and_letters_are_refused(tiny_bart):
+    at = run_app({"xa_typed": "true", "xa_target": "3400"}, page=PAGE)
+    assert_healthy(at)
+    res = tiny_bart.run(nt.DEFAULT_SOURCE, target="3400")
+    z, rows, _ = drawn_heatmap(at, "xa_grid_3")
+    np.testing.assert_allclose(z, res.cross_attentions[1, 3].numpy(), atol=DRAWN)
+    assert unescape_all(rows)[-2:] == ["0→0", "0→</s>"]
+    assert "your target" in page_text(at) and "3412" in page_text(at)  # its own answer stays in view
+    at.text_input(key="xa_target").set_value("34 twelve").run()
+    assert_healthy(at)
+    assert "digits and commas only" in alerts(at, "error") and "'t'" in alerts(at, "error")
+
+
+@pytest.mark.parametrize("source,message", [
+    ("three thousand four hundred and twelve", "does not know 'and'"),
+    ("the cat sat", "does not know 'the', 'cat', 'sat'"),
+    ("  ", "Type a number in words"),
+    ("one " * 120, "longer than attnviz-tiny-bart can read"),
+])
+def test_what_tiny_bart_cannot_read_gets_a_clear_message(source, message):
+    at = run_app({"xa_source": source}, page=PAGE)
+    assert_healthy(at)
+    assert message in alerts(at, "error")
+    assert not [k for k in chart_specs(at) if k.startswith("xa_")]
+
+
+def test_past_the_training_range_it_warns_and_still_draws():
+    at = run_app({"xa_source": "one , two , three , four"}, page=PAGE)
+    assert_healthy(at)
+    assert "longer than anything attnviz-tiny-bart was trained on" in alerts(at, "warning")
+    assert "xa_grid_0" in chart_specs(at)
 
 
 # ---- a tiny random BART folder as the sidebar's "other" model ------------------------------------
@@ -120,15 +168,15 @@ def test_bart_with_a_padding_mask_says_so_and_uses_none(bart, bart_folder):
 
 
 @pytest.mark.parametrize("which", ["xa_source", "xa_target"])
-def test_empty_source_or_target_asks_for_it(which):
-    at = run_app({"xa_source": SOURCE, "xa_target": TARGET, which: "  "}, page=PAGE)
+def test_empty_source_or_target_asks_for_it(bart_folder, which):
+    at = run_app(bart_query(bart_folder, **{which: "  "}), page=PAGE)
     assert_healthy(at)
     assert ("source" if which == "xa_source" else "target") in alerts(at, "warning")
     assert not [k for k in chart_specs(at) if k.startswith("xa_")]
 
 
-def test_invisible_target_is_a_clear_error():
-    at = run_app({"xa_source": SOURCE, "xa_target": "\u200b\u200b"}, page=PAGE)
+def test_invisible_target_is_a_clear_error(bart_folder):
+    at = run_app(bart_query(bart_folder, xa_target="\u200b\u200b"), page=PAGE)
     assert_healthy(at)
     assert "Target:" in alerts(at, "error") and "invisible" in alerts(at, "error")
 
@@ -139,13 +187,12 @@ def test_target_too_long_for_bart_is_a_clear_error(bart_folder):
     assert "target is longer" in alerts(at, "error")
 
 
-def test_missing_model_folder_falls_back_to_the_demonstration():
-    at = run_app({"model": "other", "model_path": "/no/such/folder", "xa_source": SOURCE, "xa_target": TARGET},
-                 page=PAGE)
+def test_missing_model_folder_falls_back_to_tiny_bart():
+    at = run_app({"model": "other", "model_path": "/no/such/folder"}, page=PAGE)
     assert_healthy(at)
     assert "No folder" in alerts(at, "error")
-    assert "projections applied across two sentences" in page_text(at)
-    assert drawn_heatmap(at, "xa_grid_0")[0].shape[1] == 9
+    assert "attnviz-tiny-bart" in alerts(at, "info")
+    assert "3412" in page_text(at) and "xa_grid_0" in chart_specs(at)
 
 
 def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
@@ -153,25 +200,3 @@ def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
     assert_healthy(at)
     assert "encoder–decoder: this is its encoder's self-attention" in alerts(at, "info")
     assert "matches transformers" in alerts(at, "success")
-
-
-def test_the_demonstration_warns_that_its_diagonal_is_position_and_explains_word_pieces(minilm):
-    from attnviz.lessons.cross_attention.views import cross_view, near_diagonal_share, words_reversed
-
-    target = "Le chat était assis sur le tapis."
-    at = run_app({"xa_source": SOURCE, "xa_target": target}, page=PAGE)
-    assert_healthy(at)
-    here = near_diagonal_share(cross_view(minilm, SOURCE, target, 0).weights)
-    flipped = near_diagonal_share(cross_view(minilm, SOURCE, words_reversed(target), 0).weights)
-    assert abs(here - flipped) < 0.05  # the reason for the warning: the diagonal stays when the words move
-    warnings = alerts(at, "warning")
-    assert "A diagonal here is position, not alignment." in warnings
-    assert f"{here:.0%} of the weight" in warnings and f"in reverse order it is {flipped:.0%}" in warnings
-    assert "It hardly moves when the words move: the diagonal follows the positions" in warnings
-    info = alerts(at, "info")
-    assert "ass ##is (= assis)" in info and "“##” marks a piece that continues the word before it" in info
-
-
-def test_the_real_cross_attention_gets_no_position_warning(bart_folder):
-    at = run_app(bart_query(bart_folder), page=PAGE)
-    assert "A diagonal here is position" not in alerts(at, "warning")

@@ -1,5 +1,6 @@
-"""The Cross-attention page: a target text's queries reading a source text's keys and values.
+"""The Cross-attention page: a target's queries reading a source's keys and values, in an encoder–decoder.
 
-views.py picks what can be shown for the model at hand (a real encoder–decoder's cross-attention, or
-the labelled demonstration of across_sentences.py); latex.py writes the equation with the real shapes.
+views.py: what the page draws for an encoder–decoder (its cross-attention, and its decoder's self-attention);
+number_task.py: attnviz-tiny-bart, the page's default (what it reads, its own answer, the rows' names, and the
+figures behind what the page says of its alignment); latex.py: the equation with the real shapes.
 """
