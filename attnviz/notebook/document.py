@@ -67,9 +67,12 @@ def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int]) -> tupl
     pooled = pool_blocks(chosen_heads, br, bc)  # (L', H', m_q, m_k)
     m_q, m_k = pooled.shape[-2:]
     titles = [f"L{layer} H{head}" for layer in layers for head in heads]
+    pooled_name = None if br == bc == 1 else (
+        f"pooled weight: a cell is {br} queries × {bc} keys, the queries' mean of their weights' sum; rows sum to 1",
+        "pooled weight")
     payload = heatmap_payload(pooled.reshape(-1, m_q, m_k), pooled_labels(s.row_labels, br),  # (L'·H', m_q, m_k)
                               pooled_labels(s.col_labels, bc), titles=titles, columns=len(heads), thumbnails=True,
-                              selectable=True, show_values=False, name=MODEL_NAME)
+                              selectable=True, show_values=False, name=MODEL_NAME, value_name=pooled_name)
     return payload, [br, bc]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from browser_helpers import chromium_page
+from browser_helpers import cell_on_screen, chromium_page
 
 import attnviz
 
@@ -73,11 +73,15 @@ def test_saved_file_draws_offline_and_a_click_shows_the_softmax_of_the_run(kept_
         torch.testing.assert_close(torch.tensor(values, dtype=torch.float32), kept_run.attentions[0, 3], atol=1e-4,
                                    rtol=0)
         page.screenshot(path=str(ARTIFACTS / "saved_html_heads.png"), full_page=True)
+        with page.expect_download() as download:  # "Download PNG": a PNG of the heatmap, made in the page
+            page.click(".avhm-png")
+        png = download.value.path().read_bytes()
+        assert download.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
 
         # a click on head 3, query 6 "mat", key 2 "cat" of layer 2: the arithmetic of that cell
         page.select_option("select[data-role=layer]", "2")
         wait_drawn(page, "attnviz-heads", 2)
-        centre = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.cellCenter(3, 6, 2)")
+        centre = cell_on_screen(page, "attnviz-heads", 3, 6, 2)
         page.mouse.click(centre["x"], centre["y"])
         why = page.inner_text(".avv-why")
         assert "layer 2, head 3: query 6 “mat” → key 2 “cat”" in why
@@ -89,7 +93,7 @@ def test_saved_file_draws_offline_and_a_click_shows_the_softmax_of_the_run(kept_
         page.screenshot(path=str(ARTIFACTS / "saved_html_click.png"), full_page=True)
 
         # a masked cell (key after the query, causal): M = −∞ and weight 0
-        centre = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.cellCenter(0, 1, 5)")
+        centre = cell_on_screen(page, "attnviz-heads", 0, 1, 5)
         page.mouse.click(centre["x"], centre["y"])
         why = page.inner_text(".avv-why")
         assert "−∞ (masked)" in why and "0.0000" in why
@@ -104,7 +108,8 @@ def test_model_view_and_a_thumbnail_click_open_that_layer(kept_run, tmp_path):
         assert meta["panels"] == 6 * 12 and meta["thumbnails"]
         assert non_blank_pixels(page, "attnviz-model") > 10_000
         page.screenshot(path=str(ARTIFACTS / "saved_html_model.png"), full_page=True)
-        centre = page.evaluate(f"{HOOK.format(name='attnviz-model')}.cellCenter(4 * 12 + 7, 3, 3)")  # L4 H7
+        assert meta["legend"]["title"] == "weight after softmax"  # 13 tokens: no pooling, each cell one weight
+        centre = cell_on_screen(page, "attnviz-model", 4 * 12 + 7, 3, 3)  # L4 H7
         page.mouse.click(centre["x"], centre["y"])
         wait_drawn(page, "attnviz-heads")
         assert page.input_value("select[data-role=layer]") == "4"
@@ -120,7 +125,7 @@ def test_raw_cross_attention_without_scores_says_what_it_can(tmp_path):
         wait_drawn(page, "attnviz-heads")
         labels = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.labels()")
         assert set(target) <= set(labels) and set(source) <= set(labels)
-        centre = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.cellCenter(1, 2, 3)")
+        centre = cell_on_screen(page, "attnviz-heads", 1, 2, 3)
         page.mouse.click(centre["x"], centre["y"])
         why = page.inner_text(".avv-why")
         assert "query 2 “chat” → key 3 “sleeping”" in why

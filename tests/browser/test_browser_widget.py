@@ -9,7 +9,7 @@ import base64
 from pathlib import Path
 
 import pytest
-from browser_helpers import chromium_page
+from browser_helpers import cell_on_screen, chromium_page
 
 import attnviz
 
@@ -49,7 +49,7 @@ def test_the_widget_renders_through_anywidgets_interface_and_a_click_reaches_pyt
         assert page.evaluate(f"{HOOK}.meta().titles")[0].startswith("head 1 ·")
         page.select_option("select[data-role=layer]", "1")  # the second layer kept: layer 4
         page.wait_for_function(f"() => {HOOK}.draws >= 2")
-        centre = page.evaluate(f"{HOOK}.cellCenter(2, 8, 6)")  # head 7, query 8 "it", key 6 "mat"
+        centre = cell_on_screen(page, "attnviz-heads", 2, 8, 6)  # head 7, query 8 "it", key 6 "mat"
         page.mouse.click(centre["x"], centre["y"])
         sent = page.evaluate("window.__sent")
         assert sent[-2] == ["selection", {"attention": "self-attention", "layer": 4, "head": 7, "query": 8, "key": 6}]
