@@ -6,6 +6,7 @@ a 4-byte boundary, so the browser reads its float32 in place). The head:
     {"title", "subtitle", "notes": [...], "view": "heads" | "model", "parts": count,
      "sets": [{"name", "rows", "cols", "row_labels", "col_labels", "layers": [layer indices], "heads": [head indices],
                "grids": [part of each layer's heads (attnviz/draw/head_grid.py)], "weight_error": [± per grid],
+               "row_stats": [part of each layer's float32 (heads, n_q, 3): row sum, key of the largest, the largest],
                "mosaic": part of the layers × heads thumbnails, "block": [query, key] tokens per thumbnail cell,
                "scores": [part of each layer's Q Kᵀ, float32 (heads, n_q, n_k)] or null, "allowed": part of the
                mask, uint8 (n_q, n_k), 1 = may attend, or null, "scale", "scale_name", "d_head",
@@ -76,6 +77,12 @@ def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int]) -> tupl
     return payload, [br, bc]
 
 
+def row_stats(w: torch.Tensor) -> np.ndarray:
+    """(heads, n_q, n_k) weights -> float32 (heads, n_q, 3): each row's sum, its largest weight's key, that weight."""
+    largest, at = w.max(dim=-1)  # (H', n_q)
+    return torch.stack([w.double().sum(-1).float(), at.float(), largest], dim=-1).numpy().astype("<f4")  # (H', n_q, 3)
+
+
 def softmax_agreement(s: AttentionSet, layers: list[int], heads: list[int]) -> float:
     """max |softmax(Q Kᵀ · s + M) − the run's weights| over the kept layers and heads, the softmax in float64:
     the click panel recomputes each weight this way, and says how closely that matches what the model computed."""
@@ -110,10 +117,13 @@ def set_parts(s: AttentionSet, layers: list[int], heads: list[int], scores, part
         grid = head_grid_payload(s.weights[layer], s.row_labels, heads, name=HEADS_NAME, col_labels=s.col_labels)
         grids.append(add(grid))
         errors.append(precision(payload_meta(grid)))
+    # each row's sum and largest weight, from the float32 weights: the cells travel as uint8 at 500 tokens (±0.002),
+    # and 500 of them rounded would not add up to the row's true sum
+    stats = [add(row_stats(s.weights[layer][heads]).tobytes()) for layer in layers]
     mosaic, block = mosaic_payload(s, layers, heads)
     entry = {"name": s.name, "rows": len(s.row_labels), "cols": len(s.col_labels), "row_labels": s.row_labels,
              "col_labels": s.col_labels, "layers": layers, "heads": heads, "grids": grids, "weight_error": errors,
-             "mosaic": add(mosaic), "block": block, "scores": None, "allowed": None, "scale": s.scale,
+             "row_stats": stats, "mosaic": add(mosaic), "block": block, "scores": None, "allowed": None, "scale": s.scale,
              "scale_name": None if s.scale is None else scale_name(s.scale, s.d_head), "d_head": s.d_head,
              "agreement": None, "no_scores": s.no_scores}
     if wants_scores(s, layers, heads, scores):

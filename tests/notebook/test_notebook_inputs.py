@@ -172,3 +172,15 @@ def test_the_saved_page_fetches_nothing_and_escapes_the_title(tmp_path, minilm):
     page = attnviz.save_html(res, tmp_path / "a.html").read_text(encoding="utf-8")
     assert "default-src 'none'" in page  # the page's own policy: nothing from elsewhere, even if asked
     assert "<script src" not in page and "<link" not in page
+
+
+def test_row_sums_and_largest_weights_come_from_the_float32_weights_not_the_stored_cells():
+    a = weights(layers=2, heads=3, n_q=5, n_k=7)
+    head, parts = document(a, tokens=TOKENS, key_tokens=list("abcdefg"), heads=[2, 0])
+    (s,) = head["sets"]
+    for at, layer in enumerate([0, 1]):
+        stats = np.frombuffer(parts[s["row_stats"][at]], dtype="<f4").reshape(2, 5, 3)
+        chosen = a[layer, [2, 0]]
+        np.testing.assert_allclose(stats[..., 0], chosen.double().sum(-1).numpy(), atol=1e-6)
+        np.testing.assert_array_equal(stats[..., 1], chosen.argmax(-1).numpy())
+        np.testing.assert_array_equal(stats[..., 2], chosen.max(-1).values.numpy())

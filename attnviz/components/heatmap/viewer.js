@@ -144,17 +144,16 @@ function scoresArithmetic(v, s, box, c) {  // z = q·k · s + M; a = e^(z − ma
     `float32 weights to within ${s.agreement.toExponential(1)} everywhere in this file.`);
 }
 
-function weightsOnly(v, s, box, c) {  // no scores: the weight, its row and the row's sum, from the heatmap's cells
+function weightsOnly(v, s, box, c) {  // no scores: the weight as stored, and its row's sum and largest from the run
   const hook = window.attnvizHeatmaps && window.attnvizHeatmaps["attnviz-heads"];
   if (!hook) return;
-  const row = Array.from({ length: s.cols }, (_, k) => hook.value(c.panel, c.row, k));
-  let at = 0;
-  row.forEach((x, k) => { if (x > row[at]) at = k; });
-  const err = s.weight_error[v.layerAt], digits = err < 5e-5 ? 4 : 2;
+  const part = v.doc.parts[s.row_stats[v.layerAt]], at0 = part.byteOffset + 12 * (c.panel * s.rows + c.row);
+  const [sum, key, largest] = at0 % 4 === 0 ? new Float32Array(part.buffer, at0, 3) : new Float32Array(part.buffer.slice(at0, at0 + 12));
+  const err = s.weight_error[v.layerAt], digits = err < 5e-5 ? 4 : 3;
   table(box, [
-    ROW(`weight (stored to ±${err.toPrecision(1)})`, numberText(row[c.col], digits)),
-    ROW(`row ${c.row} sums to`, numberText(row.reduce((a, b) => a + b, 0), digits)),
-    ROW(`largest in the row: key ${at} “${s.col_labels[at]}”`, numberText(row[at], digits)),
+    ROW(`weight (as stored in this file, ±${err.toPrecision(1)})`, numberText(hook.value(c.panel, c.row, c.col), digits)),
+    ROW(`row ${c.row} sums to`, numberText(sum, 4)),
+    ROW(`largest in the row: key ${key} “${s.col_labels[key]}”`, numberText(largest, 4)),
   ]);
   el("div", "avv-hint", box, s.no_scores);
 }
