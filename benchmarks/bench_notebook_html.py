@@ -37,7 +37,8 @@ ROUNDS = 5
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "the", "dog", "ran", "to", "see", "what", "it", "was", "doing", "there"]
 ATTNVIZ_DRAWN = ("() => { const h = window.attnvizHeatmaps && window.attnvizHeatmaps['attnviz-heads'];"
                  " return h && h.draws >= 1 ? h.at : null; }")
-BERTVIZ_DRAWN = """(n) => { const texts = document.querySelectorAll('#vis text').length, lines = document.querySelectorAll('#vis line').length;
+BERTVIZ_DRAWN = """(n) => {
+  const texts = document.querySelectorAll('#vis text').length, lines = document.querySelectorAll('#vis line').length;
   return texts >= 2 * n && lines > 0 ? performance.now() : null; }"""
 CDN = {"require.min.js": "require.js", "d3.min.js": "d3.min.js", "jquery.min.js": "jquery.min.js"}
 
@@ -70,7 +71,7 @@ def time_open(path: Path, drawn_js: str, arg=None, cdn_dir: Path | None = None, 
         while time.perf_counter() - started < timeout_s:
             try:
                 drawn_at = page.evaluate(drawn_js, arg)
-            except Exception:  # noqa: BLE001 - the page may still be navigating
+            except Exception:  # the page may still be navigating
                 drawn_at = None
             if drawn_at is not None:
                 break

@@ -10,12 +10,14 @@ from attnviz.components.heatmap import component_css, component_js
 from attnviz.errors import AttnvizError
 from attnviz.notebook.content import document_of
 
+# nothing from elsewhere: only the page's own inline script and style, and the images it makes itself (Download PNG)
+POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:"
 PAGE = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:">
+<meta http-equiv="Content-Security-Policy" content="{policy}">
 <title>{title}</title>
 <style>
 body {{ margin: 16px; background: #fff; }}
@@ -38,7 +40,7 @@ def page_html(document: bytes, title: str) -> str:
     js = component_js("page")
     if "</script" in js.lower():  # would end the inline script early
         raise AttnvizError("The heatmap's JavaScript contains '</script' and cannot be inlined.")
-    return PAGE.format(title=html.escape(title), css=component_css("page"), js=js,
+    return PAGE.format(title=html.escape(title), policy=POLICY, css=component_css("page"), js=js,
                        data=base64.b64encode(document).decode("ascii"))
 
 
