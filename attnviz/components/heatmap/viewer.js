@@ -2,9 +2,9 @@
 // with the same heatmaps as the app (mountHeatmaps), a picker for the attention (self, cross), the view (the heads
 // of one layer, or every layer × head) and the layer, and the arithmetic of a clicked cell, worked out here from the
 // document alone: no server answers a click in a saved file.
-import { el } from "./dom.js";
+import { child, el } from "./dom.js";
 import { MINUS_INF, numberText } from "./format.js";
-import { unwrap } from "./decode.js";
+import { unwrap, valueAt } from "./decode.js";
 import { mountHeatmaps } from "./mount.js";
 
 export function readDocument(u8) {  // {head, parts} of a document's bytes
@@ -140,18 +140,19 @@ function scoresArithmetic(v, s, box, c) {  // z = q·k · s + M; a = e^(z − ma
     ROW("weight = e^(z − m) / Σ", numberText(w, 4)),
   ]);
   el("div", "avv-hint", box, `Subtracting the row's max changes no weight (it cancels in the fraction); it keeps e^z from ` +
-    `overflowing. Worked out in this page, in double precision, from the file's scores; this softmax matches attnviz's own ` +
-    `float32 weights to within ${s.agreement.toExponential(1)} everywhere in this file.`);
+    `overflowing. Worked out here, in double precision, from the run's scores Q Kᵀ that came with this view; this softmax ` +
+    `matches attnviz's own float32 weights to within ${s.agreement.toExponential(1)} for every layer and head shown.`);
 }
 
 function weightsOnly(v, s, box, c) {  // no scores: the weight as stored, and its row's sum and largest from the run
-  const hook = window.attnvizHeatmaps && window.attnvizHeatmaps["attnviz-heads"];
-  if (!hook) return;
+  // this viewer's own heatmap (not the page-wide test hook: a notebook shows several viewers, one hook name)
+  const drawn = child(v.headsSlot, "avhm"), m = drawn && drawn.__avhm.model;
+  if (!m) return;
   const part = v.doc.parts[s.row_stats[v.layerAt]], at0 = part.byteOffset + 12 * (c.panel * s.rows + c.row);
   const [sum, key, largest] = at0 % 4 === 0 ? new Float32Array(part.buffer, at0, 3) : new Float32Array(part.buffer.slice(at0, at0 + 12));
   const err = s.weight_error[v.layerAt], digits = err < 5e-5 ? 4 : 3;
   table(box, [
-    ROW(`weight (as stored in this file, ±${err.toPrecision(1)})`, numberText(hook.value(c.panel, c.row, c.col), digits)),
+    ROW(`weight (as stored in this file, ±${err.toPrecision(1)})`, numberText(valueAt(m, c.panel, c.row, c.col), digits)),
     ROW(`row ${c.row} sums to`, numberText(sum, 4)),
     ROW(`largest in the row: key ${key} “${s.col_labels[key]}”`, numberText(largest, 4)),
   ]);
