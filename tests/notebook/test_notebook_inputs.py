@@ -184,3 +184,20 @@ def test_row_sums_and_largest_weights_come_from_the_float32_weights_not_the_stor
         np.testing.assert_allclose(stats[..., 0], chosen.double().sum(-1).numpy(), atol=1e-6)
         np.testing.assert_array_equal(stats[..., 1], chosen.argmax(-1).numpy())
         np.testing.assert_array_equal(stats[..., 2], chosen.max(-1).values.numpy())
+
+
+def test_too_many_weights_for_a_browser_tab_are_refused_with_the_way_out(monkeypatch):
+    monkeypatch.setattr("attnviz.notebook.document.MAX_CELLS", 100)
+    with pytest.raises(AttnvizError, match="choose fewer with layer= or heads="):
+        document_of(weights(), tokens=TOKENS)
+    document_of(weights(), tokens=TOKENS, layer=0, heads=[0])  # 25 weights: fine
+
+
+def test_importing_attnviz_imports_no_widget_library():
+    """The app imports attnviz; anywidget (and ipywidgets) load only when show() is called."""
+    import subprocess
+    import sys
+
+    code = "import sys, attnviz; print(any(m.split('.')[0] in ('anywidget', 'ipywidgets') for m in sys.modules))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
