@@ -5,6 +5,8 @@
     res = model.run("The cat sat on the mat.", mask="causal", scale=True)
     res.tokens, res.attentions                    # (n_layers, n_heads, n_tokens, n_tokens)
     out, weights = attnviz.scaled_dot_product_attention(q, k, v, mask=None, scale=None)
+    attnviz.show(res)                             # in Jupyter: the heads with hover, a click's arithmetic, PNG
+    attnviz.save_html(res, "attention.html")      # the same views in one file that opens offline
 
 This package never imports streamlit: pages call into it, tests reach it with plain pytest.
 """
@@ -13,14 +15,18 @@ from attnviz import efficient
 from attnviz.engine.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
 from attnviz.engine.models import DEFAULT_MODEL, Model, RunResult, load_model
 from attnviz.errors import AttnvizError
+from attnviz.notebook import AttnvizWarning, save_html, show  # show imports anywidget only when called
 
 __all__ = [
     "DEFAULT_MODEL",
     "AttnvizError",
+    "AttnvizWarning",
     "Model",
     "RunResult",
     "efficient",
     "load_model",
+    "save_html",
     "scaled_dot_product_attention",
     "scaled_dot_product_attention_trace",
+    "show",
 ]

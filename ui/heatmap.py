@@ -194,14 +194,11 @@ def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale:
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
     The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
     part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
-    from attnviz.analysis.stats import head_entropy, head_max_weight
-    from attnviz.draw.heatmap import heatmap_payload
+    from attnviz.draw.head_grid import head_grid_payload
 
     def make() -> bytes:
-        entropy, peak = head_entropy(weights), head_max_weight(weights)
-        titles = [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
-        return heatmap_payload(weights[list(heads)], labels, titles=titles, columns=columns,
-                               per_head_scale=per_head_scale, selectable=True, selection=selection, name=key)
+        return head_grid_payload(weights, labels, heads, name=key, per_head_scale=per_head_scale, selection=selection,
+                                 columns=columns)
 
     ring = None if selection is None else tuple(sorted(selection.items()))
     return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns), make)

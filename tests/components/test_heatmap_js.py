@@ -1,4 +1,5 @@
-"""The heatmap component's JS parts join into one ES module that parses, with one default export (mount.js's)."""
+"""The heatmap component's JS parts join into one ES module per host that parses: Streamlit's and anywidget's with
+one default export (their host file's), the standalone page's with none; the drawing parts are the same in all."""
 
 import json
 import re
@@ -8,20 +9,32 @@ import subprocess
 import pytest
 
 import attnviz.components.heatmap as heatmap_js
-from attnviz.components.heatmap import HERE, PARTS, component_js, part_imports
+from attnviz.components.heatmap import HERE, HOSTS, PARTS, component_css, component_js, part_imports
 
 
-def test_every_js_file_of_the_folder_is_a_joined_part():
-    assert sorted(p.name for p in HERE.glob("*.js")) == sorted(PARTS) and PARTS[-1] == "mount.js"
+def test_every_js_file_of_the_folder_is_a_joined_part_or_a_host_file():
+    host_files = {name for files in HOSTS.values() for name in files}
+    assert sorted(p.name for p in HERE.glob("*.js")) == sorted(set(PARTS) | host_files) and PARTS[-1] == "mount.js"
 
 
-def test_the_joined_module_has_no_imports_and_one_default_export():
-    js = component_js()
+@pytest.mark.parametrize("host, default_export", [("streamlit", ["export default mountHeatmaps;"]),
+                                                  ("anywidget", ["export default {"]), ("page", [])])
+def test_each_hosts_module_has_no_imports_the_same_drawing_parts_and_its_own_default_export(host, default_export):
+    js = component_js(host)
     assert not re.search(r"^import\b", js, re.MULTILINE)
-    assert re.findall(r"^export\b.*", js, re.MULTILINE) == ["export default function (component) {"]
-    for name in PARTS:  # every part is in, in order
+    assert re.findall(r"^export\b.*", js, re.MULTILINE) == default_export
+    files = PARTS + HOSTS[host]
+    for name in files:  # every part is in, in order
         assert f"// ---- {name}\n" in js
-    assert [js.index(f"// ---- {n}\n") for n in PARTS] == sorted(js.index(f"// ---- {n}\n") for n in PARTS)
+    assert [js.index(f"// ---- {n}\n") for n in files] == sorted(js.index(f"// ---- {n}\n") for n in files)
+    shared = component_js("streamlit").split("// ---- streamlit.js")[0]
+    assert js.startswith(shared)  # one source: the drawing code is byte for byte the app's
+    assert ".avhm-canvas" in component_css(host)
+
+
+def test_an_unknown_host_is_refused():
+    with pytest.raises(ValueError, match="host must be one of"):
+        component_js("vscode")
 
 
 def test_a_part_that_imports_a_later_part_is_refused(monkeypatch):
@@ -34,7 +47,9 @@ def test_a_part_that_imports_a_later_part_is_refused(monkeypatch):
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_parses_the_joined_module_and_each_part_alone(tmp_path):
     """A top-level name declared in two parts (one scope once joined) fails here, not in a browser."""
-    for name, source in [("joined", component_js())] + [(p, (HERE / p).read_text(encoding="utf-8")) for p in PARTS]:
+    every_file = PARTS + tuple(sorted({name for files in HOSTS.values() for name in files}))
+    for name, source in [(f"joined-{h}", component_js(h)) for h in HOSTS] + [(p, (HERE / p).read_text(encoding="utf-8"))
+                                                                           for p in every_file]:
         path = tmp_path / f"{name}.mjs"
         path.write_text(source, encoding="utf-8")
         run = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)

@@ -11,12 +11,21 @@ standalone HTML export can take the same. The JS lives here one idea per file, i
     draw.js    panels painted on the canvas, values printed in big cells
     labels.js  titles, token labels, legend, hover
     export.js  "Download PNG"
-    mount.js   the default export: the DOM, events, selection ring, the swap to a switch's other state
+    mount.js   mountHeatmaps: the DOM, events, selection ring, the swap to a switch's other state
+
+then one host's files (HOSTS), the only place that knows who called:
+
+    streamlit.js  Streamlit's components v2: the default export is mountHeatmaps itself
+    viewer.js     a notebook's widget and a standalone HTML file: the heads and model views, a layer picker, and the
+                  arithmetic of a clicked cell, from one document (attnviz/notebook/document.py)
+    anywidget.js  Jupyter (anywidget): export default { render({ model, el }) }
+    page.js       a standalone HTML file (attnviz.save_html): the document is read from the page itself
 
 Convention: each part is an ES module of its own (an editor, a linter and `node --check` read it alone). It imports
-only from parts earlier in PARTS, each with one `import { a, b } from "./part.js";` statement, and marks what it
-shares with `export` before a top-level declaration; only mount.js has `export default`. Joining drops those import
-statements and those `export` keywords, so every part shares one module scope: a top-level name is declared once.
+only from parts joined before it, each with one `import { a, b } from "./part.js";` statement, and marks what it
+shares with `export` before a top-level declaration; only a host file has `export default`. Joining drops those
+import statements and those `export` keywords, so every part shares one module scope: a top-level name is declared
+once.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("dom.js", "format.js", "scales.js", "decode.js", "layout.js", "draw.js", "labels.js", "export.js", "mount.js")
+HOSTS = {"streamlit": ("streamlit.js",), "anywidget": ("viewer.js", "anywidget.js"), "page": ("viewer.js", "page.js")}
+HOST_CSS = {"streamlit": (), "anywidget": ("viewer.css",), "page": ("viewer.css",)}
 IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w-]+\.js)";[ \t]*\n', re.MULTILINE)
 EXPORT = re.compile(r"^export (?!default\b)", re.MULTILINE)
 
@@ -35,18 +46,24 @@ def part_imports(source: str) -> list[str]:
     return IMPORT.findall(source)
 
 
-def component_js() -> str:
-    """The heatmap's JS: the parts in PARTS order, joined into one ES module whose default export is mount.js's."""
+def component_js(host: str = "streamlit") -> str:
+    """The heatmap's JS for one host (HOSTS): the parts in PARTS order, then the host's files, joined into one ES
+    module (Streamlit's and anywidget's default export is the host's)."""
+    if host not in HOSTS:
+        raise ValueError(f"host must be one of {', '.join(HOSTS)}, not {host!r}.")
+    files = PARTS + HOSTS[host]
     joined = []
-    for i, name in enumerate(PARTS):
+    for i, name in enumerate(files):
         source = (HERE / name).read_text(encoding="utf-8")
         for imported in part_imports(source):
-            if imported not in PARTS[:i]:
-                raise ValueError(f"{name} imports {imported}, which is not a part joined before it ({', '.join(PARTS[:i])}).")
+            if imported not in files[:i]:
+                raise ValueError(f"{name} imports {imported}, which is not a part joined before it ({', '.join(files[:i])}).")
         joined.append(f"// ---- {name}\n" + EXPORT.sub("", IMPORT.sub("", source)))
     return "\n".join(joined)
 
 
-def component_css() -> str:
-    """The heatmap's CSS (one file: its rules are few and all about the same DOM)."""
-    return (HERE / "heatmap.css").read_text(encoding="utf-8")
+def component_css(host: str = "streamlit") -> str:
+    """The heatmap's CSS (its rules are few and all about the same DOM), and the viewer's where the host has one."""
+    if host not in HOSTS:
+        raise ValueError(f"host must be one of {', '.join(HOSTS)}, not {host!r}.")
+    return "\n".join((HERE / name).read_text(encoding="utf-8") for name in ("heatmap.css",) + HOST_CSS[host])

@@ -46,7 +46,7 @@ export function rowParts(bytes) {
 }
 
 // A wrapper payload's JSON head and inner payloads, each starting on a 4-byte boundary (attnviz/draw/payload_frames.py)
-function unwrap(u8, countOf) {
+export function unwrap(u8, countOf) {
   const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength), len = dv.getUint32(4, true);
   const head = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + len)));
   const parts = [];

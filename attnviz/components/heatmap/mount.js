@@ -1,8 +1,9 @@
-// The component's default export: one heatmap (or a row of them) in the element it is handed, and everything that
+// mountHeatmaps: one heatmap (or a row of them) in the element it is handed, and everything that
 // keeps it live: the DOM (found or created), mouse events, the selection ring, the swap to a switch's other state.
 // Streamlit's components v2 calls it again with the same parentElement whenever the data changes (a keyed
 // component), so everything here is find-or-create and assigns handlers, never stacks them. Nothing here needs
-// Streamlit beyond {data, parentElement, setStateValue, key}: an anywidget or a standalone page can call it too.
+// Streamlit beyond {data, parentElement, setStateValue, key}: each host (streamlit.js; viewer.js for a notebook's
+// widget and a standalone HTML file) calls mountHeatmaps with those.
 import { child, el } from "./dom.js";
 import { cellText } from "./format.js";
 import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
@@ -104,7 +105,7 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   legend(s);
 }
 
-export default function (component) {
+export function mountHeatmaps(component) {  // every host calls this (streamlit.js, viewer.js)
   const { data, parentElement, setStateValue, key } = component;  // key: Streamlit's element id
   if (!data) return undefined;
   const parts = rowParts(data), boxes = slots(parentElement, parts.length);

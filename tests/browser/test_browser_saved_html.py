@@ -1,0 +1,134 @@
+"""attnviz.save_html's file in a real Chromium with every network request refused: the heatmaps are drawn with the
+tokens, a click shows the cell's arithmetic with the numbers of attnviz's own run, the model view and the layer
+picker work, and a raw cross-attention (source ≠ target tokens) draws too."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from browser_helpers import cell_on_screen, chromium_page
+
+import attnviz
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+SENTENCE = "The cat sat on the mat because it was tired."
+HOOK = "window.attnvizHeatmaps && window.attnvizHeatmaps['{name}']"
+
+
+def open_offline(page, path) -> list[str]:
+    """Open the file with every request but the file itself aborted; -> the URLs that were asked for (and refused)."""
+    asked: list[str] = []
+    url = path.resolve().as_uri()
+
+    def refuse(route):
+        if route.request.url == url:
+            route.continue_()
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", refuse)
+    page.goto(url)
+    return asked
+
+
+def wait_drawn(page, name: str, draws: int = 1) -> None:
+    page.wait_for_function(f"() => {HOOK.format(name=name)} && window.attnvizHeatmaps['{name}'].draws >= {draws}",
+                           timeout=30_000)
+
+
+def non_blank_pixels(page, name: str) -> int:
+    """How many pixels of the heatmap's canvas are neither white nor transparent."""
+    return page.evaluate("""(name) => {
+      const root = [...document.querySelectorAll('.avhm')].find((r) => r.dataset.name === name);
+      const c = root.querySelector('canvas.avhm-canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250)) n++;
+      return n;
+    }""", name)
+
+
+@pytest.fixture(scope="module")
+def kept_run(minilm):
+    return minilm.run(SENTENCE, mask="causal", keep=True)
+
+
+def test_saved_file_draws_offline_and_a_click_shows_the_softmax_of_the_run(kept_run, tmp_path):
+    path = attnviz.save_html(kept_run, tmp_path / "attention.html")
+    with chromium_page(1400, 1000) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        asked = open_offline(page, path)
+        wait_drawn(page, "attnviz-heads")
+        assert asked == [] and errors == []
+        assert non_blank_pixels(page, "attnviz-heads") > 10_000
+        labels = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.labels()")
+        assert set(kept_run.labels) <= set(labels)  # every token is a label (DOM text)
+        assert "the" in page.inner_text("body") and "mat" in page.inner_text("body")
+        values = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.values(3)")  # head 3 of layer 0, as drawn
+        torch.testing.assert_close(torch.tensor(values, dtype=torch.float32), kept_run.attentions[0, 3], atol=1e-4,
+                                   rtol=0)
+        page.screenshot(path=str(ARTIFACTS / "saved_html_heads.png"), full_page=True)
+        with page.expect_download() as download:  # "Download PNG": a PNG of the heatmap, made in the page
+            page.click(".avhm-png")
+        png = download.value.path().read_bytes()
+        assert download.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+        # a click on head 3, query 6 "mat", key 2 "cat" of layer 2: the arithmetic of that cell
+        page.select_option("select[data-role=layer]", "2")
+        wait_drawn(page, "attnviz-heads", 2)
+        centre = cell_on_screen(page, "attnviz-heads", 3, 6, 2)
+        page.mouse.click(centre["x"], centre["y"])
+        why = page.inner_text(".avv-why")
+        assert "layer 2, head 3: query 6 “mat” → key 2 “cat”" in why
+        trace = kept_run.traces[2]
+        raw = float(trace.scores[0, 3, 6, 2])
+        assert f"{raw:.4f}".replace("-", "−") in why  # q·k, unscaled
+        assert "1/√32" in why
+        assert f"{float(kept_run.attentions[2, 3, 6, 2]):.4f}" in why  # the weight the model computed
+        page.screenshot(path=str(ARTIFACTS / "saved_html_click.png"), full_page=True)
+
+        # a masked cell (key after the query, causal): M = −∞ and weight 0
+        centre = cell_on_screen(page, "attnviz-heads", 0, 1, 5)
+        page.mouse.click(centre["x"], centre["y"])
+        why = page.inner_text(".avv-why")
+        assert "−∞ (masked)" in why and "0.0000" in why
+
+
+def test_model_view_and_a_thumbnail_click_open_that_layer(kept_run, tmp_path):
+    path = attnviz.save_html(kept_run, tmp_path / "model.html", view="model")
+    with chromium_page(1400, 1000) as page:
+        assert open_offline(page, path) == []
+        wait_drawn(page, "attnviz-model")
+        meta = page.evaluate(f"{HOOK.format(name='attnviz-model')}.meta()")
+        assert meta["panels"] == 6 * 12 and meta["thumbnails"]
+        assert non_blank_pixels(page, "attnviz-model") > 10_000
+        page.screenshot(path=str(ARTIFACTS / "saved_html_model.png"), full_page=True)
+        assert meta["legend"]["title"] == "weight after softmax"  # 13 tokens: no pooling, each cell one weight
+        centre = cell_on_screen(page, "attnviz-model", 4 * 12 + 7, 3, 3)  # L4 H7
+        page.mouse.click(centre["x"], centre["y"])
+        wait_drawn(page, "attnviz-heads")
+        assert page.input_value("select[data-role=layer]") == "4"
+
+
+def test_raw_cross_attention_without_scores_says_what_it_can(tmp_path):
+    gen = torch.Generator().manual_seed(0)
+    att = torch.softmax(torch.randn(2, 4, 5, 7, generator=gen), dim=-1)  # (layers, heads, target 5, source 7)
+    target, source = ["<s>", "le", "chat", "dort", "."], ["the", "cat", "is", "sleeping", "now", ".", "</s>"]
+    path = attnviz.save_html(att, tmp_path / "cross.html", tokens=target, key_tokens=source)
+    with chromium_page(1200, 900) as page:
+        assert open_offline(page, path) == []
+        wait_drawn(page, "attnviz-heads")
+        labels = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.labels()")
+        assert set(target) <= set(labels) and set(source) <= set(labels)
+        centre = cell_on_screen(page, "attnviz-heads", 1, 2, 3)
+        page.mouse.click(centre["x"], centre["y"])
+        why = page.inner_text(".avv-why")
+        assert "query 2 “chat” → key 3 “sleeping”" in why
+        assert f"{float(att[0, 1, 2, 3]):.4f}" in why
+        assert "cannot be recovered" in why  # no logits: said, not invented
+        assert math.isclose(float(att[0, 1, 2].sum()), 1.0, abs_tol=1e-5) and "1.0000" in why
