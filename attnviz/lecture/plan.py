@@ -102,7 +102,8 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
     """Step `number` (1-based) of a plan, checked: every message names the step and the field."""
     if not isinstance(raw, dict):
         raise AttnvizError(f"Step {number} is not a table: write it as a [[step]] table with a title and a page.")
-    where = f"Step {number}" + (f' ("{raw["title"]}")' if isinstance(raw.get("title"), str) and raw["title"] else "")
+    named = raw.get("title")
+    where = f"Step {number}" + (f' ("{named.strip()}")' if isinstance(named, str) and named.strip() else "")
     unknown = sorted(set(raw) - set(STEP_KEYS))
     if unknown:
         raise AttnvizError(f"{where} has unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}. "

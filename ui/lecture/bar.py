@@ -147,7 +147,8 @@ KEYS_JS = """<script>
     const which = keys[e.key];
     if (!which || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
     const t = e.target;
-    if (t && t.closest && (t.isContentEditable || t.closest('input, textarea, select, [role="slider"], [role="listbox"], [role="combobox"]'))) return;
+    const typing = 'input, textarea, select, [role="slider"], [role="listbox"], [role="combobox"]';
+    if (t && t.closest && (t.isContentEditable || t.closest(typing))) return;
     const link = doc.querySelector('a.attnviz-lecture-' + which);
     if (!link) return;
     e.preventDefault();
