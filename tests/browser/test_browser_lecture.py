@@ -36,6 +36,15 @@ def upload_plan(page, server, path) -> None:
     page.locator(UPLOAD).set_input_files(str(path))
 
 
+def students_qr(page) -> bytes:
+    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it."""
+    page.get_by_role("button", name="Students").click()
+    qr = page.locator(".st-key-lecture_qr img")
+    qr.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    return qr.screenshot()
+
+
 @contextmanager
 def another_window(page, width: int, height: int):
     """A second page of the same browser (the projector's window beside the lecturer's)."""
@@ -46,7 +55,10 @@ def another_window(page, width: int, height: int):
         other.close()
 
 
-def text_box(page) -> str:
+def text_box(page, expected: str) -> str:
+    """The Text box's value, once it is `expected` (a page being drawn may show the box before its value)."""
+    page.wait_for_function("(t) => [...document.querySelectorAll('textarea')].some(a => a.value === t)", arg=expected,
+                           timeout=60_000, polling=100)
     return page.get_by_label("Text", exact=True).input_value()
 
 
@@ -74,7 +86,7 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             beamer.goto(f"{server}/{projector[2:]}")
             wait_for_text(beamer, "Step 1 of 3", "Masks lab")
             wait_for_app_idle(beamer)
-            assert text_box(beamer) == "The cat sat on the mat."
+            assert text_box(beamer, "The cat sat on the mat.") == "The cat sat on the mat."
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step1_present.png"))
 
             page.goto(f"{server}/{notes[2:]}")  # the lecturer's laptop: the notes follow the projector
@@ -95,23 +107,30 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_app_idle(beamer)
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_revealed_present.png"))
 
-            beamer.get_by_role("button", name="Students").click()  # the QR code of this view, for the students
-            qr = beamer.locator(".st-key-lecture_qr img")
-            qr.wait_for(timeout=30_000)
-            beamer.wait_for_timeout(500)
+            png = students_qr(beamer)  # the QR code of this view, for the students
             beamer.screenshot(path=str(ARTIFACTS / "lecture_qr_present.png"))
             address = urlsplit(beamer.url)
             expected = student_link(f"{address.scheme}://{address.netloc}{address.path}", parse_qsl(address.query))
             assert expected == f"{server}/scaling_lab?scale_dk=256"
-            assert decode_qr(qr.screenshot()) == expected
+            assert decode_qr(png) == expected
             beamer.keyboard.press("Escape")
 
             beamer.keyboard.press("PageDown")  # a clicker's "next"
             wait_for_text(beamer, "Step 3 of 3", "Step by step")
             wait_for_app_idle(beamer)
-            assert text_box(beamer) == "A dog ran home."
+            assert text_box(beamer, "A dog ran home.") == "A dog ran home."
             wait_for_text(beamer, "toy · layer 0, head 1 of 2")  # the step's model and head
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step3_present.png"))
+
+            box = beamer.get_by_label("Text", exact=True)  # a live change: the QR code follows it
+            box.fill("Dogs bark at night.")
+            box.press("Control+Enter")
+            wait_for_text(beamer, "n = 7 tokens")
+            wait_for_app_idle(beamer)
+            seen = urlsplit(decode_qr(students_qr(beamer)))
+            assert f"{seen.scheme}://{seen.netloc}{seen.path}" == f"{server}/step_by_step"
+            assert sorted(parse_qsl(seen.query)) == [("model", "toy"), ("sbs_head", "1"), ("text", "Dogs bark at night.")]
+            beamer.keyboard.press("Escape")
 
             beamer.get_by_label("Text", exact=True).click()  # a key typed into a text box stays there
             beamer.keyboard.press("ArrowLeft")
@@ -124,4 +143,21 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
             assert not exceptions_on(beamer)
         wait_for_text(page, "Step 2 of 3: Scaling: a wide head")
+        assert not exceptions_on(page)
+
+
+def test_the_lecture_pages_at_projector_size(server):
+    """The two new pages at 1024×768 with ?present=1 (they are the lecturer's, but a laptop may be the projector)."""
+    with chromium_page(1024, 768) as page:
+        upload_plan(page, server, PLAN)
+        wait_for_text(page, "Three steps", "Step 1 of 3")
+        wait_for_app_idle(page)
+        notes = page.locator('[data-testid="stBaseLinkButton-secondary"]').last.get_attribute("href")
+        page.goto(f"{server}/{page.url.split('/', 3)[3]}&present=1")
+        wait_for_text(page, "Three steps", "Step 1 of 3")
+        wait_for_app_idle(page)
+        page.screenshot(path=str(ARTIFACTS / "lecture_page_present.png"))
+        page.goto(f"{server}/{notes[2:]}&present=1")
+        wait_for_text(page, "Presenter notes", "waiting for the projector")
+        page.screenshot(path=str(ARTIFACTS / "lecture_notes_waiting_present.png"))
         assert not exceptions_on(page)
