@@ -5,8 +5,8 @@
   QR code of the view for the students.
 - Previous and Next are plain links to the neighbouring step's full link: the browser opens it as a student's
   browser would open a shared link, so every setting of the step comes from its URL (a page switch inside a
-  session would keep the widgets' old values: Streamlit drops a bound parameter that another page's widget
-  holds). The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links.
+  session keeps the values its widgets already hold, and st.switch_page refuses a parameter bound to a widget).
+  The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links.
 - Predict first: a step with predict_first = true shows its question and a Reveal button instead of the page's
   figures until the lecturer reveals them (kept per room and step: back to a revealed step, it stays revealed).
 """
