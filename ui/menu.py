@@ -8,10 +8,10 @@ MENU: dict[str, tuple[str, object]] = {}  # url_path ("" = the default page) -> 
 
 def remember_menu(pages: dict[str, list]) -> None:
     """app.py's PAGES ({section: [st.Page, ...]}): the pages this server's navigation offers."""
-    MENU.clear()
-    for section in pages.values():
-        for page in section:
-            MENU[page.url_path] = (page.title, page)
+    global MENU
+    # a new dict, swapped in whole: another session's thread reading the menu meanwhile sees the old one or the
+    # new one, never one being refilled
+    MENU = {page.url_path: (page.title, page) for section in pages.values() for page in section}
 
 
 def page_titles() -> dict[str, str]:
