@@ -22,6 +22,7 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import Plan, Step, qr_png, step_link, student_link
 from ui.lecture import room as rooms
 from ui.lecture.plans import plan_by_id
+from ui.memo import shared
 
 REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
 
@@ -78,9 +79,17 @@ def draw_bar() -> LectureStep | None:
         st.caption("This view for the students: the same page and settings, without presentation mode and the "
                    "lecture bar.")
         with st.container(key="lecture_qr"):
-            st.image(qr_png(link, scale=8), width=340)
+            st.image(students_qr(link), width=340, output_format="PNG")  # JPEG would blur the modules
         st.caption(link)
     return at
+
+
+@shared(max_entries=64)
+def students_qr(link: str) -> bytes:
+    """The QR code of a link, one pixel per module: the browser draws it 340 px wide with square pixels (BAR_CSS's
+    image-rendering). Encoding takes ~12 ms here and a PNG of 8 px modules ~30 ms more, on every run of a step's
+    page: this is made once per link, and small."""
+    return qr_png(link, scale=1)
 
 
 def bar_html(at: LectureStep, n: int) -> str:
@@ -132,6 +141,7 @@ BAR_CSS = """<style>
 .attnviz-lecture-none { opacity: 0.35; }
 .attnviz-lecture-where { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
+.st-key-lecture_qr img { image-rendering: pixelated; }
 </style>"""
 
 # ←/→ and PageUp/PageDown (a presenter's clicker) follow the bar's links. Installed once per browser page (a step
