@@ -14,6 +14,7 @@ from attnviz.engine.device import server_threads
 from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
 from ui.across_pages import restore_on_a_new_page
+from ui.menu import remember_menu
 from ui.present import presenting
 
 threads = server_threads()  # the browser and the other sessions share the cores
@@ -78,7 +79,14 @@ PAGES = {
         st.Page("app_pages/qk_space.py", url_path="qk_space",
                 title="Query–key space", icon=":material/scatter_plot:"),
     ],
+    "Lecture": [
+        st.Page("app_pages/lecture.py", url_path="lecture",
+                title="Lecture plan", icon=":material/co_present:"),
+        st.Page("app_pages/lecture_notes.py", url_path="lecture_notes",
+                title="Presenter notes", icon=":material/speaker_notes:"),
+    ],
 }
+remember_menu(PAGES)  # the pages a lecture plan may name (ui/menu.py)
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)

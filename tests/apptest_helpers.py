@@ -19,6 +19,14 @@ def app_menu() -> list[tuple[str, str, str]]:
     return [(m[1], "" if "default=True" in m[0] else m[3] or m[2], m[4]) for m in re.finditer(pattern, text)]
 
 
+LECTURE_PAGES = ("lecture", "lecture_notes")  # the lecturer's tools: no lesson, no figures of their own
+
+
+def lesson_menu() -> list[tuple[str, str, str]]:
+    """app_menu() without the Lecture section's pages: the pages that teach (each draws figures)."""
+    return [entry for entry in app_menu() if entry[1] not in LECTURE_PAGES]
+
+
 def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180) -> AppTest:
     """The app run once, opened with these URL query params, on this page (default: the explorer)."""
     from streamlit.util import calc_hash

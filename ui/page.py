@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui import pickers
 from ui.across_pages import remember
+from ui.lecture.bar import draw_bar, predict_first_gate
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
@@ -28,6 +29,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     scale (its own models and inputs): on a projector their row would only push the figures down, so they stay
     in the closed sidebar, still drawn so that their values carry on to the next page.
     """
+    lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     presenting = presentation_toggle()
     # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
     st.title(title, help=caption if presenting and caption else None)
@@ -57,6 +59,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         tell(view)
     if waits_for_text:
         require_text(view, waits_for_text)
+    predict_first_gate(lecture)  # a predict-first step not yet revealed stops here, before the page's figures
     return view
 
 

@@ -2,7 +2,7 @@
 same model everywhere, and no page an error with its default settings."""
 
 import pytest
-from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, lesson_menu, page_text, run_app
 
 import ui.state
 from attnviz.engine.models.catalog import OFFERED
@@ -31,7 +31,7 @@ def test_every_offered_model_works_offline_on_compare_side_b(name):
     assert f"B: {'toy' if name == 'toy-nopos' else loaded}" in str(heatmap_payloads(at)["cmp_heatmap_b"][:400])
 
 
-@pytest.mark.parametrize("file, path, title", app_menu(), ids=[path or "explorer" for _, path, _ in app_menu()])
+@pytest.mark.parametrize("file, path, title", lesson_menu(), ids=[path or "explorer" for _, path, _ in lesson_menu()])
 def test_every_page_draws_a_chart_or_a_formula_with_its_defaults(file, path, title):
     at = run_app({}, page=file)
     assert_healthy(at)

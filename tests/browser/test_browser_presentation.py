@@ -3,7 +3,7 @@ sidebar closed and present=1 in the address bar, and the heatmaps' labels are at
 test-artifacts/present_<page>.png."""
 
 import pytest
-from apptest_helpers import app_menu
+from apptest_helpers import lesson_menu
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -24,7 +24,7 @@ def heatmap_count(page) -> int:
     return page.evaluate("() => Object.keys(window.attnvizHeatmaps || {}).length")
 
 
-@pytest.mark.parametrize("path", [path for _, path, _ in app_menu()], ids=[p or "explorer" for _, p, _ in app_menu()])
+@pytest.mark.parametrize("path", [path for _, path, _ in lesson_menu()], ids=[p or "explorer" for _, p, _ in lesson_menu()])
 def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the_link(server, path):
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/{path}?present=1&model=toy")

@@ -1,0 +1,111 @@
+"""Lecture mode: pick a plan (the default one or your own TOML file), step through it, open a step on the projector
+and the presenter notes on the laptop. The projector's pages carry the lecture bar (ui/lecture/bar.py)."""
+
+import streamlit as st
+
+import ui
+from ui.lecture import plans
+from ui.lecture import room as rooms
+
+ROOM = "lecture_room"  # this session's room code: the projector and the notes view meet there
+AT = "lecture_at"  # the step shown here (1-based)
+PICK = "lecture_pick"  # the plan chosen
+
+st.title("Lecture mode", help="A lecture plan is an ordered list of steps: a page of this app in a given state, "
+                              "notes for you, and a question to ask the class first. Its format is in README.md.")
+st.caption("Open a step on the projector (a new tab: move it to the projector's screen, then use ← → or a clicker "
+           "there) and the presenter notes on your laptop: they follow the projector.")
+
+
+def plan_name(plan_id: str) -> str:
+    """A plan's title for the picker (its id where it cannot be read: the error is shown below)."""
+    from attnviz.errors import AttnvizError
+
+    try:
+        title = plans.plan_by_id(plan_id).title
+    except AttnvizError:
+        return f"{plan_id} (cannot be used: see below)"
+    return f"{title} ({'uploaded' if plan_id.startswith('u') and plan_id not in plans.shipped_ids() else plan_id})"
+
+
+def step_by(delta: int, n: int) -> None:
+    st.session_state[AT] = min(max(int(st.session_state.get(AT, 1)) + delta, 1), n)
+
+
+with ui.guard("The lecture plan"):
+    from attnviz.errors import AttnvizError
+    from attnviz.lecture import step_link
+    from attnviz.lecture.plan import MAX_BYTES
+    from ui.menu import page_titles
+
+    uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
+    with st.expander("Use your own plan (a .toml file)", icon=":material/upload:"):
+        upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",
+                                  help="The format is in README.md, section Lecture mode; "
+                                       "assets/lectures/attention.toml is an example.")
+        if upload is not None and upload.size > MAX_BYTES:
+            st.error(f"{upload.name} is {upload.size:,} bytes; a lecture plan may have at most {MAX_BYTES:,}. Is it "
+                     "the right file?", icon=":material/error:")
+        elif upload is not None:
+            try:
+                new_id = plans.add_upload(upload.getvalue())
+            except AttnvizError as err:
+                st.error(f"{upload.name}: {err}", icon=":material/error:")
+            else:
+                if new_id not in uploads:  # a new upload is the plan shown; later the picker decides
+                    uploads.append(new_id)
+                    st.session_state[PICK] = new_id
+                st.success(f"{upload.name}: {len(plans.plan_by_id(new_id).steps)} steps, checked.",
+                           icon=":material/check:")
+    options = [*plans.shipped_ids(), *uploads]
+    asked = str(st.query_params.get("lecture") or "")
+    if asked and asked not in options:
+        options.append(asked)  # a link to a plan uploaded in another tab of this server process
+    if PICK not in st.session_state or st.session_state[PICK] not in options:
+        st.session_state[PICK] = asked or plans.DEFAULT
+    plan_id = st.selectbox("Plan", options, key=PICK, format_func=plan_name)
+    if st.query_params.get("lecture") != plan_id:
+        st.query_params["lecture"] = plan_id  # a reload (or a shared link) opens the same plan
+    plan = plans.plan_by_id(plan_id)
+    n = len(plan.steps)
+    if st.session_state.get("lecture_plan_id") != plan_id:  # another plan: from its first step
+        st.session_state["lecture_plan_id"], st.session_state[AT] = plan_id, 1
+    code = st.session_state.setdefault(ROOM, rooms.new_code())
+
+    st.header(plan.title)
+    if plan.description:
+        st.markdown(plan.description)
+    titles = page_titles()
+    at = min(max(int(st.session_state.get(AT, 1)), 1), n)
+    st.session_state[AT] = at
+    nav = st.columns([1, 1, 5], vertical_alignment="bottom")
+    nav[0].button("Previous", icon=":material/arrow_back:", key="lecture_prev", on_click=step_by, args=(-1, n),
+                  disabled=at <= 1, width="stretch")
+    nav[1].button("Next", icon=":material/arrow_forward:", key="lecture_next", on_click=step_by, args=(1, n),
+                  disabled=at >= n, width="stretch")
+    nav[2].selectbox("Step", list(range(1, n + 1)), key=AT, format_func=lambda k: f"{k}. {plan.step(k).title}")
+    step = plan.step(at)
+
+    st.subheader(f"Step {at} of {n}: {step.title}")
+    projector = step_link(step, lecture=plan_id, number=at, room=code)
+    links = st.columns(2)
+    links[0].link_button(f"Open step {at} on the projector", projector, icon=":material/co_present:", type="primary",
+                         width="stretch", help="Opens a new tab in presentation mode with the lecture bar: move it to "
+                                               "the projector. ← → or PageUp/PageDown step through the plan there.")
+    links[1].link_button(f"Presenter notes (room {code})", f"./lecture_notes?room={code}",
+                         icon=":material/speaker_notes:", width="stretch",
+                         help="Opens the notes in a new tab for your own screen: they follow the projector's step.")
+    st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
+    if step.state:
+        st.markdown("**Its settings:** " + ", ".join(f"`{k} = {v}`" for k, v in step.state))
+    if step.question:
+        (st.warning if step.predict_first else st.info)(
+            ("**Predict first** (the figures stay hidden until you reveal them): " if step.predict_first
+             else "**Ask first:** ") + step.question, icon=":material/help:")
+    if step.notes:
+        st.markdown("**Notes**\n\n" + step.notes)
+
+    st.subheader("Every step")
+    st.dataframe([{"#": k, "Step": s.title, "Page": titles.get(s.page, s.page),
+                   "Asks first": ("predict, then reveal: " if s.predict_first else "") + s.question}
+                  for k, s in enumerate(plan.steps, start=1)], hide_index=True, width="stretch", key="lecture_steps")

@@ -1,0 +1,163 @@
+"""Lecture mode in a real browser: upload a plan, open a step on the projector (1024×768, presentation mode), step
+with the keyboard (→, PageDown, ←) to pages whose settings come from the step, reveal a predict-first step, decode
+the students' QR code to the view's address, and watch the presenter notes follow (1920×1080). A bad plan gets a
+message. Screenshots in test-artifacts/lecture_*.png."""
+
+import io
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_text
+
+from attnviz.lecture import student_link
+
+ARTIFACTS = ROOT / "test-artifacts"
+PLAN = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
+pytestmark = pytest.mark.browser
+UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
+
+
+def decode_qr(png: bytes) -> str:
+    import zxingcpp
+    from PIL import Image
+
+    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
+    assert len(found) == 1, found
+    return found[0].text
+
+
+def upload_plan(page, server, path) -> None:
+    page.goto(f"{server}/lecture")
+    wait_for_text(page, "Lecture mode")
+    wait_for_app_idle(page)
+    page.get_by_text("Use your own plan").click()
+    page.locator(UPLOAD).set_input_files(str(path))
+
+
+def students_qr(page) -> bytes:
+    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it."""
+    page.get_by_role("button", name="Students").click()
+    qr = page.locator(".st-key-lecture_qr img")
+    qr.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    return qr.screenshot()
+
+
+@contextmanager
+def another_window(page, width: int, height: int):
+    """A second page of the same browser (the projector's window beside the lecturer's)."""
+    other = page.context.browser.new_page(viewport={"width": width, "height": height})
+    try:
+        yield other
+    finally:
+        other.close()
+
+
+def text_box(page, expected: str) -> str:
+    """The Text box's value, once it is `expected` (a page being drawn may show the box before its value)."""
+    page.wait_for_function("(t) => [...document.querySelectorAll('textarea')].some(a => a.value === t)", arg=expected,
+                           timeout=60_000, polling=100)
+    return page.get_by_label("Text", exact=True).input_value()
+
+
+def test_a_bad_plan_gets_a_message(server, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "Bad"\n[[step]]\ntitle = "Lost"\npage = "/nowhere"\n', encoding="utf-8")
+    with chromium_page(1920, 1080) as page:
+        upload_plan(page, server, bad)
+        wait_for_text(page, 'bad.toml: Step 1 ("Lost"): page "/nowhere" is not a page of this app')
+        assert not exceptions_on(page)
+        page.screenshot(path=str(ARTIFACTS / "lecture_bad_plan_1920.png"))
+
+
+def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(server):
+    with chromium_page(1920, 1080) as page:
+        upload_plan(page, server, PLAN)
+        wait_for_text(page, "Three steps", "Step 1 of 3: Masks: the causal pattern")
+        wait_for_app_idle(page)
+        page.screenshot(path=str(ARTIFACTS / "lecture_page_1920.png"), full_page=True)
+        projector = page.get_by_role("link", name="Open step 1 on the projector").get_attribute("href")
+        notes = page.locator('[data-testid="stBaseLinkButton-secondary"]').last.get_attribute("href")
+        assert projector.startswith("./masks_lab?mask=causal&") and notes.startswith("./lecture_notes?room=")
+
+        with another_window(page, 1024, 768) as beamer:  # the projector's window: another tab, same server
+            beamer.goto(f"{server}/{projector[2:]}")
+            wait_for_text(beamer, "Step 1 of 3", "Masks lab")
+            wait_for_app_idle(beamer)
+            assert text_box(beamer, "The cat sat on the mat.") == "The cat sat on the mat."
+            beamer.screenshot(path=str(ARTIFACTS / "lecture_step1_present.png"))
+
+            page.goto(f"{server}/{notes[2:]}")  # the lecturer's laptop: the notes follow the projector
+            wait_for_text(page, "Step 1 of 3: Masks: the causal pattern", "Row 0 sees itself alone.")
+
+            beamer.keyboard.press("ArrowRight")  # → the predict-first step: the question, not the figures
+            wait_for_text(beamer, "Step 2 of 3", "Predict first.", "How spread out are the dot products")
+            wait_for_app_idle(beamer)
+            assert "/scaling_lab?" in beamer.url and "present=1" in beamer.url
+            assert beamer.locator(".js-plotly-plot").count() == 0
+            beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_predict_present.png"))
+            wait_for_text(page, "Step 2 of 3: Scaling: a wide head", "Predict first")
+            page.screenshot(path=str(ARTIFACTS / "lecture_notes_1920.png"))
+
+            beamer.get_by_role("button", name="Reveal").click()
+            beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
+            wait_for_text(beamer, "d_k = 256")
+            wait_for_app_idle(beamer)
+            beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_revealed_present.png"))
+
+            png = students_qr(beamer)  # the QR code of this view, for the students
+            beamer.screenshot(path=str(ARTIFACTS / "lecture_qr_present.png"))
+            address = urlsplit(beamer.url)
+            expected = student_link(f"{address.scheme}://{address.netloc}{address.path}", parse_qsl(address.query))
+            assert expected == f"{server}/scaling_lab?scale_dk=256"
+            assert decode_qr(png) == expected
+            beamer.keyboard.press("Escape")
+
+            beamer.keyboard.press("PageDown")  # a clicker's "next"
+            wait_for_text(beamer, "Step 3 of 3", "Step by step")
+            wait_for_app_idle(beamer)
+            assert text_box(beamer, "A dog ran home.") == "A dog ran home."
+            wait_for_text(beamer, "toy · layer 0, head 1 of 2")  # the step's model and head
+            beamer.screenshot(path=str(ARTIFACTS / "lecture_step3_present.png"))
+
+            box = beamer.get_by_label("Text", exact=True)  # a live change: the QR code follows it
+            box.fill("Dogs bark at night.")
+            box.press("Control+Enter")
+            wait_for_text(beamer, "n = 7 tokens")
+            wait_for_app_idle(beamer)
+            seen = urlsplit(decode_qr(students_qr(beamer)))
+            assert f"{seen.scheme}://{seen.netloc}{seen.path}" == f"{server}/step_by_step"
+            assert sorted(parse_qsl(seen.query)) == [("model", "toy"), ("sbs_head", "1"), ("text", "Dogs bark at night.")]
+            beamer.keyboard.press("Escape")
+
+            beamer.get_by_label("Text", exact=True).click()  # a key typed into a text box stays there
+            beamer.keyboard.press("ArrowLeft")
+            beamer.wait_for_timeout(800)
+            assert "Step 3 of 3" in beamer.inner_text('[data-testid="stMain"]')
+
+            beamer.locator("h1").first.click()
+            beamer.keyboard.press("ArrowLeft")  # back: step 2 was revealed, and stays so
+            wait_for_text(beamer, "Step 2 of 3")
+            beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
+            assert not exceptions_on(beamer)
+        wait_for_text(page, "Step 2 of 3: Scaling: a wide head")
+        assert not exceptions_on(page)
+
+
+def test_the_lecture_pages_at_projector_size(server):
+    """The two new pages at 1024×768 with ?present=1 (they are the lecturer's, but a laptop may be the projector)."""
+    with chromium_page(1024, 768) as page:
+        upload_plan(page, server, PLAN)
+        wait_for_text(page, "Three steps", "Step 1 of 3")
+        wait_for_app_idle(page)
+        notes = page.locator('[data-testid="stBaseLinkButton-secondary"]').last.get_attribute("href")
+        page.goto(f"{server}/{page.url.split('/', 3)[3]}&present=1")
+        wait_for_text(page, "Three steps", "Step 1 of 3")
+        wait_for_app_idle(page)
+        page.screenshot(path=str(ARTIFACTS / "lecture_page_present.png"))
+        page.goto(f"{server}/{notes[2:]}&present=1")
+        wait_for_text(page, "Presenter notes", "waiting for the projector")
+        page.screenshot(path=str(ARTIFACTS / "lecture_notes_waiting_present.png"))
+        assert not exceptions_on(page)
