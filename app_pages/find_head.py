@@ -28,6 +28,7 @@ with ui.guard("Find the head"):
     from attnviz.draw.describe import describe_scale
     from attnviz.lessons.find_head import (
         MAX_TOP,
+        default_pair,
         explorer_params,
         masked_pair_sentence,
         ranking_rows,
@@ -38,8 +39,9 @@ with ui.guard("Find the head"):
     model, res = view.model, view.run()
     ui.run_notes(res)
     labels, n = res.labels, len(res.labels)
-    settle_token("fh_query", labels, min(2, n - 1), "query")
-    settle_token("fh_key", labels, min(1, n - 1), "key")
+    first_query, first_key = default_pair(labels)
+    settle_token("fh_query", labels, first_query, "query")
+    settle_token("fh_key", labels, first_key, "key")
     pick = st.columns([2, 2, 1], vertical_alignment="bottom")
     query = pick[0].selectbox("Query token (the one looking)", list(range(n)), key="fh_query",
                               format_func=lambda i: token_name(i, labels), persist_state="session")

@@ -9,6 +9,24 @@ from attnviz.draw.text import markdown_literal
 MAX_TOP = 6  # the most heads the page draws in full
 
 
+PRONOUNS = {"it", "its", "he", "him", "his", "she", "her", "they", "them", "their", "this", "that"}
+ARTICLES = {"the", "a", "an"}
+
+
+def default_pair(labels: list[str]) -> tuple[int, int]:
+    """The pair the page opens on, a guess at the question a class asks (no model is consulted): the first pronoun
+    as the query and the first word before it that is not an article or a special token as the key ("it" -> "animal"
+    in the bundled sentence); without a pronoun, the third token looking at the second."""
+    words = [label.lower().lstrip("Ġ▁") for label in labels]
+    for q, word in enumerate(words):
+        if word in PRONOUNS:
+            for k in range(q):
+                if words[k].isalpha() and words[k] not in ARTICLES | PRONOUNS and not labels[k].startswith(("[", "<")):
+                    return q, k
+    n = len(labels)
+    return min(2, n - 1), min(1, n - 1)
+
+
 def token_name(i: int, labels: list[str]) -> str:
     """A token as the pickers show it: 'it (10)'."""
     return f"{labels[i]} ({i})"

@@ -143,3 +143,10 @@ def test_open_in_the_explorer_opens_that_layer_head_and_pair(it_animal, minilm):
     np.testing.assert_allclose(next(iter(grid.values()))[0], minilm.run(TEXT).attentions[3, 1].numpy(), atol=1e-4)
     assert "Layer 3, head 1: query 10 “it” → key 2 “animal”" in page_text(at)
     assert "weight `0.6768`" in page_text(at)
+
+
+def test_with_no_pair_in_the_link_the_page_opens_on_it_and_animal():
+    at = run_app({"text": TEXT}, page=PAGE)
+    assert_healthy(at)
+    assert (at.selectbox(key="fh_query").value, at.selectbox(key="fh_key").value) == (IT, ANIMAL)
+    assert "Layer 3, head 1" in page_text(at)

@@ -53,3 +53,14 @@ def test_layer_0s_points_do_not_move_with_the_scale_or_the_mask(bundled_model):
         assert torch.equal(other.q, qks[0].q) and torch.equal(other.k, qks[0].k)
     later = [head_queries_and_keys(bundled_model, r, 3, 1) for r in runs]
     assert not torch.allclose(later[1].q, later[0].q) and not torch.allclose(later[2].q, later[0].q)
+
+
+def test_the_page_opens_on_the_pronoun_and_the_first_word_before_it():
+    from attnviz.lessons.find_head import default_pair
+
+    bert = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too",
+            "tired", ".", "[SEP]"]
+    assert default_pair(bert) == (10, 2)  # it -> animal
+    assert default_pair(["<s>", "ĠShe", "Ġsaid", "Ġhi"]) == (2, 1)  # a pronoun with nothing before it: no pair from it
+    assert default_pair(["[CLS]", "hello", "world", "[SEP]"]) == (2, 1)
+    assert default_pair(["x"]) == (0, 0)
