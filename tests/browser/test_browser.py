@@ -9,7 +9,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from apptest_helpers import lesson_menu
+from apptest_helpers import app_menu
 from browser_helpers import (
     TICK_TEXTS,
     chromium_page,
@@ -21,7 +21,7 @@ from browser_helpers import (
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # The menu as app.py declares it, in its order: (url path, title); the default page's path is "".
-MENU = [(path, title) for _, path, title in lesson_menu()]
+MENU = [(path, title) for _, path, title in app_menu()]  # the lecture pages too: they must open cleanly
 PAGES = [path for path, _ in MENU]
 
 pytestmark = pytest.mark.browser

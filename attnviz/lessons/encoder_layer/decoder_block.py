@@ -45,7 +45,7 @@ class DecoderBlockSteps:
 def decoder_block_steps(model, source: str, target: str, layer: int) -> DecoderBlockSteps:
     """Decoder layer `layer` of an encoder–decoder for (source, target), at the trained settings (causal mask only,
     1/√d_k): every stage's tensor for one sentence."""
-    if not getattr(model, "is_encoder_decoder", False):
+    if not model.is_encoder_decoder:
         raise AttnvizError(f"{model.name} has no decoder.")
     if not 0 <= layer < model.n_decoder_layers:
         raise AttnvizError(f"{model.name} has decoder layers 0..{model.n_decoder_layers - 1}, not {layer}.")
