@@ -141,6 +141,7 @@ def test_every_cell_is_painted_in_the_colour_of_its_value(server, toy):
         pixels = drawn_pixels(page, "masks_gallery_causal_mask", 0)
         assert (pixels[masked][:, :3] == GREY).all() and (pixels[~masked][:, :3] == MAY_ATTEND).all()
         # the card's M and its weights are one component (heatmap_row): the two halves of one row, M on the left
+        wait_for_drawn(page, ["masks_gallery_causal_weights"])  # measured once both halves are laid out
         row = page.locator(".avhm-many").filter(has=page.locator('.avhm[data-name="masks_gallery_causal_mask"]'))
         halves = row.locator(":scope > .avhm-slot > .avhm")
         assert [halves.nth(i).get_attribute("data-name") for i in range(halves.count())] == [

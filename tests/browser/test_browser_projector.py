@@ -13,7 +13,8 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_for_app_idle
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view", "why_attention", "attention_layer", "find_head", "qk_space"]
+# find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
+PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view", "why_attention", "attention_layer"]
 SIZES = [(1024, 768), (1920, 1080)]
 # A padding mask on the bundled model: the explorer's M must show its [PAD] columns.
 LINK = "?mask=padding&pad=3"
