@@ -27,6 +27,16 @@ def _regions(rows: int, cols: int):
     return picture_regions(rows, cols)
 
 
+def _weights_and_pictures(weights, names: list[str], regions, png, map_key: str, pictures_key: str, title: str):
+    """M queries' weights over the regions: as a heatmap (M × N), then over the picture, one picture per query."""
+    from attnviz.lessons.attention_layer import figures as fg
+
+    heatmap(weights, names, regions.labels, key=map_key, x_title="region", title=title)
+    st.plotly_chart(fg.pictures_with_weights(png, regions, weights, names), width="stretch", key=pictures_key)
+    st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
+               "its title); the darker a region, the less weight. Hover a region for its weight.")
+
+
 view = ui.open_page("Attention as a layer",
                     "In image captioning with attention, a decoder writing a sentence about a picture weighs the "
                     "picture's regions afresh at every word. Take away the captioning and what is left is a layer: "
@@ -114,12 +124,8 @@ with ui.guard("The attention layer"):
         m = len(names)
         for line in lx.many_queries_latex(rows, cols, d, m):
             st.latex(line)
-        heatmap(many.weights.numpy(), names, regions.labels, key="al_many_map", x_title="region",
-                title=f"weights A ({m} queries × {n} regions), each row sums to 1")
-        st.plotly_chart(fg.pictures_with_weights(png, regions, many.weights.numpy(), names), width="stretch",
-                        key="al_pictures")
-        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
-                   "its title); the darker a region, the less weight. Hover a region for its weight.")
+        _weights_and_pictures(many.weights.numpy(), names, regions, png, "al_many_map", "al_pictures",
+                              f"weights A ({m} queries × {n} regions), each row sums to 1")
         outputs = pd.DataFrame(many.outputs.numpy(), index=names, columns=list(FEATURES))
         st.dataframe(outputs, key="al_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
@@ -139,12 +145,8 @@ with ui.guard("The attention layer"):
         m, d_k, d_v = len(names), ly.W_K.shape[1], ly.W_V.shape[1]
         for line in lx.keys_values_latex(rows, cols, d, m, d_k, d_v):
             st.latex(line)
-        heatmap(kv.weights.numpy(), names, regions.labels, key="al_kv_map", x_title="region",
-                title=f"weights A = softmax(Q Kᵀ/√{d_k}) ({m} × {n})")
-        st.plotly_chart(fg.pictures_with_weights(png, regions, kv.weights.numpy(), names), width="stretch",
-                        key="al_kv_pictures")
-        st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
-                   "its title); the darker a region, the less weight. Hover a region for its weight.")
+        _weights_and_pictures(kv.weights.numpy(), names, regions, png, "al_kv_map", "al_kv_pictures",
+                              f"weights A = softmax(Q Kᵀ/√{d_k}) ({m} × {n})")
         # the weights first (on a projector's first screen), then the hand-made matrices that made them
         left, right = st.columns(2)
         wk = pd.DataFrame(ly.W_K.numpy(), index=list(FEATURES), columns=list(qs.KEY_FEATURES))
