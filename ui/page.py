@@ -56,7 +56,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     view = view_state(lesson=lesson)
     remember()  # the shared settings, for the next page (ui/across_pages.py)
     if uses_shared_settings:  # a page that never runs the shared model has nothing to say about it
-        tell(view)
+        tell(view, presenting)
     if waits_for_text:
         require_text(view, waits_for_text)
     predict_first_gate(lecture)  # a predict-first step not yet revealed stops here, before the page's figures
@@ -95,10 +95,16 @@ def layer_and_head(head_key: str, waits_for_text: str, where=None) -> tuple[View
     return view, int(head)
 
 
-def tell(view: ViewState) -> None:
-    """What the state must say: a model that could not be loaded, a lesson's own model, a mask that did not fit."""
+def tell(view: ViewState, presenting: bool = False) -> None:
+    """What the state must say: a model that could not be loaded, a lesson's own model, a mask that did not fit.
+    On a projector a lesson's own model is one line of small type: a blue box would take the figures' first screen."""
     for icon, note in view.notes:
-        (st.error if icon == ":material/warning:" else st.info)(note, icon=icon)
+        if icon == ":material/warning:":
+            st.error(note, icon=icon)
+        elif presenting:
+            st.caption(f"{icon} {note}")
+        else:
+            st.info(note, icon=icon)
 
 
 def run_notes(res, who: str = "") -> None:
