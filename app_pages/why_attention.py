@@ -7,6 +7,7 @@ URL keys: wa_text (the source sentence in the Try-it part).
 import streamlit as st
 
 import ui
+from ui.present import presenting
 from ui.heatmap import heatmap
 from ui.memo import shared
 
@@ -78,16 +79,20 @@ with ui.guard("The comparison"):
     from attnviz.lessons.why_attention import figures as wf
     from attnviz.lessons.why_attention.bottleneck import sentences
 
-    st.markdown("**The task**: write a number given in words as digits (*nine hundred twelve* → *912*), one or "
-                "several numbers separated by commas. Two recurrent (GRU) encoder–decoders learned it from the same "
-                "data with the same training and the same encoder and decoder sizes. Both encoders read the words "
-                "one at a time (left to right, and once more right to left); then the decoder writes the digits "
-                "one at a time. What the decoder can see of the source is the only difference:")
-    st.latex(wf.encoder_decoder_latex())
+    # on a projector the chart comes first and the task's paragraph under it (the lecturer says it aloud)
+    task_here, figures, task_later = st.container(), st.container(), st.container()
+    later = presenting()
+    (task_later if later else task_here).markdown(
+        "**The task**: write a number given in words as digits (*nine hundred twelve* → *912*), one or several "
+        "numbers separated by commas. Two recurrent (GRU) encoder–decoders learned it from the same data with the "
+        "same training and the same encoder and decoder sizes. Both encoders read the words one at a time (left to "
+        "right, and once more right to left); then the decoder writes the digits one at a time. What the decoder "
+        "can see of the source is the only difference" + (", the equation above." if later else ":"))
+    figures.latex(wf.encoder_decoder_latex())
 
     with st.spinner("Running both models on 2,000 held-out sentences (first time only)…"):
         curve = _curve()
-    chart, said = st.columns([3, 2])
+    chart, said = figures.columns([3, 2])
     for line in sentences(curve):
         said.markdown(f"- {line}")
     said.caption("Exact match: every digit and comma right, and the answer stops where it should. Lengths count "
