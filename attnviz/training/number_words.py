@@ -177,7 +177,7 @@ def check_known_words(tokenizer, text: str, model_name: str) -> None:
     unknown = unknown_words(tokenizer, text)
     if unknown:
         shown = ", ".join(f"'{w}'" for w in dict.fromkeys(unknown))
-        raise AttnvizError(f"{model_name} reads only number words (one ... nineteen, twenty ... ninety, hundred, "
+        raise AttnvizError(f"{model_name} reads only number words (zero ... nineteen, twenty ... ninety, hundred, "
                            f"thousand, million) and commas; it does not know {shown}.")
 
 

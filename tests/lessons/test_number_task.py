@@ -62,3 +62,16 @@ def test_typed_targets_must_be_digits(bart, target, message):
     with pytest.raises(AttnvizError, match=message):
         nt.check_digit_target(bart, target)
     nt.check_digit_target(bart, "342, 90")
+
+
+def test_the_unknown_word_message_names_the_words_the_task_reads():
+    import pytest
+
+    from attnviz.errors import AttnvizError
+    from attnviz.lessons.why_attention.tiny_bart import tiny_bart
+    from attnviz.training.number_words import ONES, TENS, check_known_words
+
+    with pytest.raises(AttnvizError) as err:
+        check_known_words(tiny_bart().tokenizer.backend, "seven cats", "attnviz-tiny-bart")
+    said = str(err.value)
+    assert f"({ONES[0]} ... {ONES[-1]}, {TENS[2]} ... {TENS[-1]}, hundred, thousand, million)" in said and "'cats'" in said
