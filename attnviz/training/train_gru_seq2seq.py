@@ -15,7 +15,6 @@ Training is seeded: the same seed, steps, thread count and torch version give th
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -38,6 +37,8 @@ from attnviz.training.number_words import (
     training_examples,
     vocabulary,
 )
+from attnviz.training.saving import write_tokenizer_and_recipe
+from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
 
 NAMES = {"bottleneck": "attnviz-gru-bottleneck", "attention": "attnviz-gru-attention"}
@@ -93,10 +94,8 @@ class Seq2SeqGRU(nn.Module):
 
 
 def learning_rate(step: int, steps: int) -> float:
-    if step < TRAIN["warmup"]:
-        return TRAIN["lr"] * (step + 1) / TRAIN["warmup"]
-    progress = (step - TRAIN["warmup"]) / max(1, steps - TRAIN["warmup"])
-    return TRAIN["lr"] * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+    """Linear warm-up, then cosine decay to 0.05 of the rate."""
+    return warmup_cosine(step, steps, TRAIN["lr"], TRAIN["warmup"], floor=0.05)
 
 
 def batch_tensors(tok, examples):
@@ -171,11 +170,8 @@ def save(model: Seq2SeqGRU, tok, out: Path, report: dict) -> None:
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(out / "model.safetensors"))
     tok.enable_truncation(max_length=MAX_TOKENS)
-    tok.save(str(out / "tokenizer.json"))
+    write_tokenizer_and_recipe(out, tok, tokenizer_config(MAX_TOKENS), report)
     tok.no_truncation()
-    (out / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(MAX_TOKENS), indent=2) + "\n")
-    (out / "training.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"saved to {out}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> dict:

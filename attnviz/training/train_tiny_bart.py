@@ -12,8 +12,6 @@ give the same weights. Printed: the loss, then greedy exact match on held-out so
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import time
 from pathlib import Path
@@ -33,6 +31,8 @@ from attnviz.training.number_words import (
     training_examples,
     vocabulary,
 )
+from attnviz.training.saving import write_tokenizer_and_recipe
+from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
 
 NAME = "attnviz-tiny-bart"
@@ -56,10 +56,8 @@ def bart_config():
 
 
 def learning_rate(step: int, steps: int) -> float:
-    if step < TRAIN["warmup"]:
-        return TRAIN["lr"] * (step + 1) / TRAIN["warmup"]
-    progress = (step - TRAIN["warmup"]) / max(1, steps - TRAIN["warmup"])
-    return TRAIN["lr"] * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+    """Linear warm-up, then cosine decay to 0.05 of the rate."""
+    return warmup_cosine(step, steps, TRAIN["lr"], TRAIN["warmup"], floor=0.05)
 
 
 def batch_tensors(tok, examples):
@@ -159,10 +157,7 @@ def save(model, tok, out: Path, report: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)  # safetensors is transformers' only format in 5.x
     tok.enable_truncation(max_length=MAX_TOKENS)
-    tok.save(str(out / "tokenizer.json"))
-    (out / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(MAX_TOKENS), indent=2) + "\n")
-    (out / "training.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"saved to {out}", flush=True)
+    write_tokenizer_and_recipe(out, tok, tokenizer_config(MAX_TOKENS), report)
 
 
 def main(argv: list[str] | None = None) -> dict:

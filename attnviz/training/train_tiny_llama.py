@@ -12,8 +12,6 @@ on the second copy of a repeated sequence (what induction makes possible) and on
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import time
 from pathlib import Path
@@ -21,6 +19,8 @@ from pathlib import Path
 import torch
 
 from attnviz.engine.efficient.measure import torch_threads
+from attnviz.training.saving import write_tokenizer_and_recipe
+from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
 from attnviz.training.tiny_data import (
     BOS_ID,
@@ -64,11 +64,8 @@ def llama_config(vocab_size: int):
 
 
 def learning_rate(step: int, steps: int) -> float:
-    """Linear warm-up, then cosine decay to a tenth: the usual small-transformer schedule."""
-    if step < TRAIN["warmup"]:
-        return TRAIN["lr"] * (step + 1) / TRAIN["warmup"]
-    progress = (step - TRAIN["warmup"]) / max(1, steps - TRAIN["warmup"])
-    return TRAIN["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+    """Linear warm-up, then cosine decay to 0.1 of the rate."""
+    return warmup_cosine(step, steps, TRAIN["lr"], TRAIN["warmup"], floor=0.1)
 
 
 def words_in_play(step: int, vocab_size: int) -> int:
@@ -170,10 +167,7 @@ def save(model, out: Path, report: dict) -> None:
     """config.json + model.safetensors (transformers' own writer) + tokenizer files + training.json."""
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)  # safetensors is transformers' only format in 5.x
-    build_tokenizer(MAX_TOKENS).save(str(out / "tokenizer.json"))
-    (out / "tokenizer_config.json").write_text(json.dumps(tokenizer_config(MAX_TOKENS), indent=2) + "\n")
-    (out / "training.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"saved to {out}", flush=True)
+    write_tokenizer_and_recipe(out, build_tokenizer(MAX_TOKENS), tokenizer_config(MAX_TOKENS), report)
 
 
 def main(argv: list[str] | None = None) -> dict:
