@@ -7,9 +7,9 @@ URL keys: wa_text (the source sentence in the Try-it part).
 import streamlit as st
 
 import ui
-from ui.present import presenting
 from ui.heatmap import heatmap
 from ui.memo import shared
+from ui.present import presenting
 
 EXAMPLES = {  # a short, a middle and a long source; the long one is where the fixed-size vector breaks
     "short": "forty two",
