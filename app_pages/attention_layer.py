@@ -60,11 +60,10 @@ with ui.guard("The attention layer"):
 
     # The step is kept in the URL by hand, not by bind=: a bound widget writes its formatted label into the link
     # ("b · many queries"), and lecture plans link to al_step=b.
-    if "al_step" not in st.session_state:
-        st.session_state["al_step"] = st.query_params.get("al_step") if st.query_params.get("al_step") in STEPS else "a"
+    ui.page.seed_choice_from_url("al_step", list(STEPS), "a")
     step = st.segmented_control("Step", list(STEPS), format_func=STEPS.get, key="al_step", required=True,
                                 label_visibility="collapsed")
-    st.query_params["al_step"] = step
+    ui.page.keep_in_link("al_step", step)
     top = st.columns([1.2, 1.2, 1.6, 2.4], vertical_alignment="bottom")
     grid_text = top[0].text_input("Grid: rows x cols", "6x8", key="al_grid", **ui.BOUND,
                                   help="1 to 12 rows and 1 to 16 columns, written like 6x8")

@@ -14,7 +14,8 @@ import streamlit as st
 
 import ui
 from ui import heatmap as hm
-from ui.token_link import keep_in_link, settle_token
+from ui.page import keep_in_link
+from ui.token_link import settle_token
 
 view = ui.open_page(
     "Find the head: who looks from one token to another?",
@@ -47,10 +48,9 @@ with ui.guard("Find the head"):
                               format_func=lambda i: token_name(i, labels), persist_state="session")
     key = pick[1].selectbox("Key token (the one looked at)", list(range(n)), key="fh_key",
                             format_func=lambda i: token_name(i, labels), persist_state="session")
-    if "fh_top" not in st.session_state:  # a link's count if it is one the picker offers, else 3
-        asked = str(st.query_params.get("fh_top", ""))
-        st.session_state["fh_top"] = int(asked) if asked in {str(k) for k in range(1, MAX_TOP + 1)} else 3
-    top = pick[2].selectbox("Heads drawn", list(range(1, MAX_TOP + 1)), key="fh_top", persist_state="session")
+    counts = list(range(1, MAX_TOP + 1))
+    ui.page.seed_choice_from_url("fh_top", counts, 3)  # a link's count if it is one the picker offers, else 3
+    top = pick[2].selectbox("Heads drawn", counts, key="fh_top", persist_state="session")
     keep_in_link("fh_query", query)
     keep_in_link("fh_key", key)
     keep_in_link("fh_top", top)

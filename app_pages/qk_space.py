@@ -12,8 +12,9 @@ e.g. /qk_space?layer=3&qk_head=1&qk_row=10
 import streamlit as st
 
 import ui
+from ui.page import keep_in_link
 from ui.present import presenting
-from ui.token_link import keep_in_link, settle_token
+from ui.token_link import settle_token
 
 PLOT = "qk_plot"
 

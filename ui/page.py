@@ -137,3 +137,24 @@ def seed_from_url(key: str, parse) -> dict:
             st.session_state[key] = value
             return {}
     return {"value": None}
+
+
+def seed_choice_from_url(key: str, options: list, default) -> None:
+    """A picker kept in the link by its value, not by bind= (which writes the option's formatted label, "b · many
+    queries", where a lecture plan links al_step=b): on a first visit its state is the option the link names
+    (compared as text), else `default`. After drawing the picker, keep_in_link writes its value back."""
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[key] = next((option for option in options if str(option) == raw), default)
+
+
+def keep_in_link(url_key: str, value: int | str | None) -> None:
+    """A picker's value in the address bar as text (None: the key is dropped), remembered as written, so that
+    ui.token_link.settle_token tells a new link from the one written here."""
+    shown = None if value is None else str(value)
+    st.session_state[f"_seen_{url_key}"] = shown
+    if shown is None:
+        if url_key in st.query_params:
+            del st.query_params[url_key]
+    elif st.query_params.get(url_key) != shown:
+        st.query_params[url_key] = shown

@@ -2,7 +2,7 @@
 
 Streamlit's own binding would write the formatted option into the address bar; a lecture plan links to
 positions (or to a token's text), so a page reads the link once with settle_token and writes the position back
-with keep_in_link after drawing its selectbox under the same key.
+with ui.page.keep_in_link after drawing its selectbox under the same key.
 """
 
 from __future__ import annotations
@@ -31,14 +31,3 @@ def settle_token(url_key: str, labels: list[str], default: int | None, what: str
     if stored is not None and not isinstance(stored, int) or (stored is None and default is not None):
         st.session_state[url_key] = default
     clamp_token_choice(url_key, len(labels), what)
-
-
-def keep_in_link(url_key: str, value: int | None) -> None:
-    """The picker's token in the address bar as a position (None: the key is dropped)."""
-    shown = None if value is None else str(value)
-    st.session_state[f"_seen_{url_key}"] = shown
-    if shown is None:
-        if url_key in st.query_params:
-            del st.query_params[url_key]
-    elif st.query_params.get(url_key) != shown:
-        st.query_params[url_key] = shown
