@@ -1,0 +1,172 @@
+"""The lecture store's contract, one for every backend (tests/lecture/test_store_contract.py runs the same tests on
+each).
+
+A room is one lecture given once: its plan, the step the projector shows, the steps revealed, when each step began,
+and a presenter key (a random secret made with the room; only links for the lecturer carry it). Without the key
+nobody moves the room, reveals a step, or reads a step's answers before it is revealed.
+
+Every call that a browser's input reaches checks that input here (codes, keys, answers, ids), so a crafted link
+gets an AttnvizError worded for the screen, never a backend's exception.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from attnviz.errors import AttnvizError
+
+CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a projector
+CODE_LENGTH = 5
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # secrets.token_urlsafe's alphabet
+LINK_ID_PATTERN = re.compile(r"[A-Za-z0-9]{4,16}")
+
+
+class StoreError(AttnvizError):
+    """A lecture-store problem worded for the screen."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached (Redis down, wrong password): lecture views say so, other pages go on."""
+
+
+class WrongKey(StoreError):
+    """A presenter action with a missing or wrong presenter key: nothing changed."""
+
+
+class LimitReached(StoreError):
+    """A limit of the store's settings was reached (answer size, answers per minute, rooms, lifetime)."""
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    """Bounds on what a class can put in the store: each a setting ([store] in .streamlit/attnviz.toml)."""
+
+    answer_chars: int = 200  # the longest answer kept (a token, a choice, a number are far shorter)
+    answers_per_minute: int = 30  # per browser session, across steps: a flood gets a message, not a store full
+    rooms: int = 200  # rooms alive at once; the oldest idle one goes first
+    room_hours: float = 12.0  # a room (and its answers) is forgotten this long after its last change
+    plans: int = 64  # uploaded plans kept
+    link_chars: int = 8_000  # the longest query a short link may stand for
+    link_days: float = 30.0  # a short link is forgotten this long after it was made
+
+
+@dataclass(frozen=True)
+class RoomState:
+    """A room as the store holds it now."""
+
+    code: str
+    plan_id: str
+    step: int  # 1-based step the projector shows
+    revealed: frozenset[int]  # steps whose figures (and answers) were revealed
+    step_started: float  # time.time() when `step` was entered
+    started: float  # time.time() when the room was made
+    version: int  # grows with every change: a follower compares it to know whether to redraw
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One browser session's answer to one step (anonymous: the session id is a random token, no name)."""
+
+    session: str
+    value: str
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def clean_code(code: object) -> str:
+    """A room code as links carry it (upper case), or raise StoreError for anything else."""
+    text = str(code or "").strip().upper()
+    if not (1 <= len(text) <= 12 and all(c in CODE_LETTERS for c in text)):
+        raise StoreError(f"'{str(code)[:40]}' is not a room code: a room code is {CODE_LENGTH} letters and digits "
+                         "as the projector shows it.")
+    return text
+
+
+def clean_key(key: object) -> str:
+    text = str(key or "").strip()
+    if not KEY_PATTERN.fullmatch(text):
+        raise WrongKey("This link's presenter key is missing or malformed: only the lecturer's link can change "
+                       "the room. Nothing was changed.")
+    return text
+
+
+class LectureStore(ABC):
+    """Rooms, answers, uploaded plans and short links. Every method may raise StoreUnavailable."""
+
+    limits: StoreLimits
+
+    # rooms
+    @abstractmethod
+    def create_room(self, plan_id: str) -> tuple[str, str]:
+        """A new room for this plan at step 1 -> (code, presenter key). LimitReached past `limits.rooms` live
+        rooms (after forgetting expired ones)."""
+
+    @abstractmethod
+    def room(self, code: str) -> RoomState | None:
+        """The room with this code, or None (unknown or expired). StoreError for a malformed code."""
+
+    @abstractmethod
+    def version(self, code: str) -> int | None:
+        """The room's version alone (what a follower polls, cheaply), or None for no such room."""
+
+    @abstractmethod
+    def is_presenter(self, code: str, key: str) -> bool:
+        """Whether `key` is this room's presenter key (False for a malformed or wrong key, or no room)."""
+
+    @abstractmethod
+    def go_to(self, code: str, key: str, step: int) -> RoomState:
+        """Move the room to `step` (1-based) with the presenter key. WrongKey changes nothing."""
+
+    @abstractmethod
+    def reveal(self, code: str, key: str, step: int) -> RoomState:
+        """Reveal `step`'s figures and answers with the presenter key. WrongKey changes nothing."""
+
+    # answers
+    @abstractmethod
+    def answer(self, code: str, step: int, session: str, value: str) -> int:
+        """Keep (or replace) this session's answer to `step` -> the step's answer count. Refused (StoreError) once
+        the step is revealed; LimitReached for an answer too long or too many from one session per minute."""
+
+    @abstractmethod
+    def answer_count(self, code: str, step: int) -> int:
+        """How many sessions answered `step` (anyone may know the count)."""
+
+    @abstractmethod
+    def answers(self, code: str, step: int, key: str | None = None) -> list[Answer]:
+        """The answers to `step`: for everyone once it is revealed, before that only with the presenter key
+        (WrongKey otherwise)."""
+
+    @abstractmethod
+    def my_answer(self, code: str, step: int, session: str) -> str | None:
+        """This session's own answer to `step`, if any."""
+
+    # uploaded plans
+    @abstractmethod
+    def put_plan(self, plan_id: str, data: bytes) -> None:
+        """Keep an uploaded plan's bytes under its id (the oldest goes past `limits.plans`)."""
+
+    @abstractmethod
+    def plan(self, plan_id: str) -> bytes | None:
+        """An uploaded plan's bytes, or None."""
+
+    # short links
+    @abstractmethod
+    def shorten(self, query: str) -> str:
+        """A short id for this query string (the same query gets the same id). LimitReached past link_chars."""
+
+    @abstractmethod
+    def expand(self, link_id: str) -> str | None:
+        """The query a short id stands for, or None (unknown or expired). StoreError for a malformed id."""
+
+    @abstractmethod
+    def ping(self) -> None:
+        """Raise StoreUnavailable when the store cannot be reached."""

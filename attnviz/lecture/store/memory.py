@@ -1,0 +1,227 @@
+"""The lecture store in this process's memory: what `streamlit run app.py` uses (one process, nothing to install).
+Everything is lost when the process ends; rooms are seen only by sessions of this process."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field, replace
+
+from attnviz.lecture.store.base import (
+    LINK_ID_PATTERN,
+    Answer,
+    LectureStore,
+    LimitReached,
+    RoomState,
+    StoreError,
+    StoreLimits,
+    WrongKey,
+    clean_code,
+    clean_key,
+    new_code,
+    new_key,
+)
+
+
+@dataclass
+class _Room:
+    state: RoomState
+    key: str
+    touched: float
+    answers: dict[int, dict[str, str]] = field(default_factory=dict)  # step -> session -> value
+
+
+class MemoryStore(LectureStore):
+    def __init__(self, limits: StoreLimits | None = None, clock=time.time):
+        self.limits = limits or StoreLimits()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._rooms: OrderedDict[str, _Room] = OrderedDict()
+        self._plans: OrderedDict[str, bytes] = OrderedDict()
+        self._links: dict[str, tuple[str, float]] = {}
+        self._recent: dict[str, deque[float]] = {}  # session -> times of its last answers (the flood limit)
+
+    # rooms
+    def _forget_expired(self, now: float) -> None:
+        ttl = self.limits.room_hours * 3600
+        for code in [c for c, r in self._rooms.items() if now - r.touched > ttl]:
+            del self._rooms[code]
+
+    def _live(self, code: str) -> _Room | None:
+        code = clean_code(code)
+        room = self._rooms.get(code)
+        if room is not None and self._clock() - room.touched > self.limits.room_hours * 3600:
+            del self._rooms[code]
+            return None
+        return room
+
+    def _changed(self, room: _Room, **fields) -> RoomState:
+        now = self._clock()
+        room.state = replace(room.state, version=room.state.version + 1, **fields)
+        room.touched = now
+        self._rooms.move_to_end(room.state.code)
+        return room.state
+
+    def create_room(self, plan_id: str) -> tuple[str, str]:
+        with self._lock:
+            now = self._clock()
+            self._forget_expired(now)
+            if len(self._rooms) >= self.limits.rooms:
+                raise LimitReached(f"This server already holds {self.limits.rooms} live rooms (store.rooms): try again "
+                                   "later, or raise the setting.")
+            code = new_code()
+            while code in self._rooms:
+                code = new_code()
+            key = new_key()
+            state = RoomState(code, str(plan_id), 1, frozenset(), now, now, 1)
+            self._rooms[code] = _Room(state, key, now)
+            return code, key
+
+    def room(self, code: str) -> RoomState | None:
+        with self._lock:
+            room = self._live(code)
+            return None if room is None else room.state
+
+    def version(self, code: str) -> int | None:
+        state = self.room(code)
+        return None if state is None else state.version
+
+    def _presenter_room(self, code: str, key: str) -> _Room:
+        key = clean_key(key)
+        room = self._live(code)
+        if room is None:
+            raise StoreError(f"There is no room {clean_code(code)} (it may have expired): open the lecture again from "
+                             "the Lecture page.")
+        if not hmac_equal(room.key, key):
+            raise WrongKey("This link's presenter key is not this room's: only the lecturer's link can change the "
+                           "room. Nothing was changed.")
+        return room
+
+    def is_presenter(self, code: str, key: str) -> bool:
+        try:
+            with self._lock:
+                self._presenter_room(code, key)
+            return True
+        except StoreError:
+            return False
+
+    def go_to(self, code: str, key: str, step: int) -> RoomState:
+        with self._lock:
+            room = self._presenter_room(code, key)
+            step = _step_number(step)
+            if step == room.state.step:
+                return room.state
+            return self._changed(room, step=step, step_started=self._clock())
+
+    def reveal(self, code: str, key: str, step: int) -> RoomState:
+        with self._lock:
+            room = self._presenter_room(code, key)
+            step = _step_number(step)
+            if step in room.state.revealed:
+                return room.state
+            return self._changed(room, revealed=room.state.revealed | {step})
+
+    # answers
+    def answer(self, code: str, step: int, session: str, value: str) -> int:
+        value, session, step = str(value), str(session), _step_number(step)
+        if not value.strip():
+            raise StoreError("An empty answer was not kept: pick or type an answer first.")
+        if len(value) > self.limits.answer_chars:
+            raise LimitReached(f"An answer may have at most {self.limits.answer_chars} characters; this one has "
+                               f"{len(value):,}. It was not kept.")
+        with self._lock:
+            room = self._live(code)
+            if room is None:
+                raise StoreError(f"There is no room {clean_code(code)} any more: the lecture has ended or expired.")
+            if step in room.state.revealed:
+                raise StoreError(f"Step {step} is already revealed: answers are closed.")
+            now = self._clock()
+            recent = self._recent.setdefault(session, deque())
+            while recent and now - recent[0] > 60:
+                recent.popleft()
+            if len(recent) >= self.limits.answers_per_minute:
+                raise LimitReached(f"At most {self.limits.answers_per_minute} answers a minute from one browser: "
+                                   "wait a moment and answer again.")
+            recent.append(now)
+            room.answers.setdefault(step, {})[session] = value
+            self._changed(room)
+            return len(room.answers[step])
+
+    def answer_count(self, code: str, step: int) -> int:
+        with self._lock:
+            room = self._live(code)
+            return 0 if room is None else len(room.answers.get(_step_number(step), {}))
+
+    def answers(self, code: str, step: int, key: str | None = None) -> list[Answer]:
+        step = _step_number(step)
+        with self._lock:
+            room = self._live(code)
+            if room is None:
+                return []
+            if step not in room.state.revealed:
+                self._presenter_room(code, key or "")  # WrongKey before Reveal without the key
+            return [Answer(s, v) for s, v in room.answers.get(step, {}).items()]
+
+    def my_answer(self, code: str, step: int, session: str) -> str | None:
+        with self._lock:
+            room = self._live(code)
+            return None if room is None else room.answers.get(_step_number(step), {}).get(str(session))
+
+    # uploaded plans
+    def put_plan(self, plan_id: str, data: bytes) -> None:
+        with self._lock:
+            self._plans[str(plan_id)] = bytes(data)
+            self._plans.move_to_end(str(plan_id))
+            while len(self._plans) > self.limits.plans:
+                self._plans.popitem(last=False)
+
+    def plan(self, plan_id: str) -> bytes | None:
+        with self._lock:
+            return self._plans.get(str(plan_id))
+
+    # short links
+    def shorten(self, query: str) -> str:
+        query = str(query)
+        if len(query) > self.limits.link_chars:
+            raise LimitReached(f"This view's link has {len(query):,} characters; a short link may stand for at most "
+                               f"{self.limits.link_chars:,} (store.link_chars).")
+        link_id = link_id_of(query)
+        with self._lock:
+            self._links[link_id] = (query, self._clock())
+        return link_id
+
+    def expand(self, link_id: str) -> str | None:
+        text = str(link_id or "").strip()
+        if not LINK_ID_PATTERN.fullmatch(text):
+            raise StoreError(f"'{text[:40]}' is not a short link id (4 to 16 letters and digits).")
+        with self._lock:
+            held = self._links.get(text)
+            if held is None or self._clock() - held[1] > self.limits.link_days * 86400:
+                self._links.pop(text, None)
+                return None
+            return held[0]
+
+    def ping(self) -> None:
+        return None
+
+
+def link_id_of(query: str) -> str:
+    """A query's short id: 10 characters of its hash (so the same view gets the same id on every process)."""
+    return hashlib.blake2b(query.encode("utf-8"), digest_size=8).hexdigest()[:10]
+
+
+def hmac_equal(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def _step_number(step: object) -> int:
+    try:
+        number = int(step)
+    except (TypeError, ValueError):
+        raise StoreError(f"'{str(step)[:20]}' is not a step number.") from None
+    if not 1 <= number <= 10_000:
+        raise StoreError(f"There is no step {number}.")
+    return number
