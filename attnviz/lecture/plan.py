@@ -11,6 +11,11 @@ The file (assets/lectures/attention.toml is the default):
     notes = "What to say."                  # presenter notes
     question = "Which token will 'it' look at?"       # asked before revealing
     predict_first = true                    # the page's figures stay hidden until Reveal (needs a question)
+    expected = "animal"                     # the answer the lecturer expects (presenter notes only)
+    minutes = 3                             # the time planned for this step
+    focus = "head"                          # the figure that fills the first screen after Reveal (ids: each
+                                            # page documents its own)
+    answer = { kind = "token" }             # what the class answers with (attnviz/lecture/answer_kinds.py)
 
 Every problem is an AttnvizError whose message names the step (1-based, as the lecture counts) and the field,
 so a lecturer can fix the file without reading a traceback.
@@ -24,11 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz.errors import AttnvizError
+from attnviz.lecture.answer_kinds import AnswerSpec, parse_answer
 
 MAX_BYTES = 200_000  # a plan is a page of text: a bigger upload is a wrong file
 MAX_STEPS = 200
 PLAN_KEYS = ("title", "description", "step")
-STEP_KEYS = ("title", "page", "state", "notes", "question", "predict_first")
+STEP_KEYS = ("title", "page", "state", "notes", "question", "predict_first", "expected", "minutes", "focus", "answer")
+MAX_MINUTES = 180
 RESERVED = ("present", "lecture", "step", "room")  # set by the lecture itself (attnviz.lecture.links)
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -43,6 +50,10 @@ class Step:
     notes: str = ""
     question: str = ""
     predict_first: bool = False  # hide the page's figures until the lecturer reveals them
+    expected: str = ""  # the expected answer, for the lecturer's eyes
+    minutes: float | None = None  # the time planned for the step
+    focus: str = ""  # the id of the figure that comes first on a projector after Reveal ("" = the page's order)
+    answer: AnswerSpec | None = None  # what the class answers with, when the question takes answers
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,7 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
         known = ", ".join("/" + p for p in pages)
         raise AttnvizError(f'{where}: page "{page}" is not a page of this app. The pages are: {known}.')
     texts = {}
-    for field in ("notes", "question"):
+    for field in ("notes", "question", "expected"):
         value = raw.get(field, "")
         if not isinstance(value, str):
             raise AttnvizError(f"{where}: {field} must be text (in quotes), not {type_name(value)}.")
@@ -130,8 +141,18 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
         raise AttnvizError(f"{where}: predict_first must be true or false, not {type_name(predict)}.")
     if predict and not texts["question"]:
         raise AttnvizError(f"{where}: predict_first = true needs a question to ask before the reveal.")
+    minutes = raw.get("minutes")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not 0 < minutes <= MAX_MINUTES):
+        raise AttnvizError(f"{where}: minutes must be a number of minutes above 0 and at most {MAX_MINUTES}.")
+    focus = raw.get("focus", "")
+    if not isinstance(focus, str) or (focus and not KEY_PATTERN.fullmatch(focus)):
+        raise AttnvizError(f"{where}: focus must be a figure's id (letters, digits, _), as its page documents.")
+    answer = parse_answer(where, raw.get("answer"))
+    if answer is not None and not texts["question"]:
+        raise AttnvizError(f"{where}: an answer needs a question to answer.")
     return Step(title.strip(), path, parse_state(where, raw.get("state", {})), texts["notes"], texts["question"],
-                predict)
+                predict, texts["expected"], None if minutes is None else float(minutes), focus, answer)
 
 
 def parse_state(where: str, state: object) -> tuple[tuple[str, str], ...]:

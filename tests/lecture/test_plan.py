@@ -140,3 +140,18 @@ def test_a_file_that_is_not_a_plan_is_refused_clearly():
         parse_plan(b"\xff\xfe\x00t", PAGES)
     with pytest.raises(AttnvizError, match="Cannot read the lecture plan"):
         load_plan(ROOT / "no-such-plan.toml", PAGES)
+
+
+def test_the_new_step_fields_are_read_and_checked():
+    """expected, minutes, focus and answer: read into the step, and each wrong value named with its step."""
+    head = 'title = "t"\n[[step]]\ntitle = "a"\npage = "/"\nquestion = "Who?"\n'
+    step = parse_plan((head + 'expected = "animal"\nminutes = 3\nfocus = "head"\n'
+                       'answer = { kind = "choice", options = ["x", "y"] }\n').encode(), {"": "Explorer"}).steps[0]
+    assert (step.expected, step.minutes, step.focus) == ("animal", 3.0, "head")
+    assert (step.answer.kind, step.answer.options) == ("choice", ("x", "y"))
+    for bad, said in [("minutes = 0", "minutes"), ("minutes = true", "minutes"), ('focus = "a b"', "focus"),
+                      ('answer = { kind = "x" }', "answer.kind"), ('answer = { kind = "choice", options = ["x"] }',
+                                                                    "options"),
+                      ('answer = { kind = "number", query = "it" }', "answer.query")]:
+        with pytest.raises(AttnvizError, match=said):
+            parse_plan((head + bad + "\n").encode(), {"": "Explorer"})
