@@ -42,7 +42,7 @@ with ui.guard("The lecture plan"):
     with st.expander("Use your own plan (a .toml file)", icon=":material/upload:"):
         upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",
                                   help="The format is in README.md, section Lecture mode; "
-                                       "assets/lectures/attention.toml is an example.")
+                                       "attnviz/assets/lectures/attention.toml is an example.")
         if upload is not None and upload.size > MAX_BYTES:
             st.error(f"{upload.name} is {upload.size:,} bytes; a lecture plan may have at most {MAX_BYTES:,}. Is it "
                      "the right file?", icon=":material/error:")

@@ -59,7 +59,7 @@ def toy():
 
 @pytest.fixture(scope="module")
 def tiny_llama():
-    """attnviz's own trained causal model, shipped in assets/ (the KV-cache and induction pages use it)."""
+    """attnviz's own trained causal model, shipped in attnviz/assets/models/ (the KV-cache and induction pages use it)."""
     return attnviz.load_model("attnviz-tiny-llama")
 
 

@@ -36,10 +36,11 @@ from pathlib import Path
 import torch
 
 from attnviz.errors import AttnvizError
+from attnviz.paths import MODELS
 from attnviz.training.number_words import check_known_words, digits_text
 
 MODEL_TYPE = "attnviz-gru-seq2seq"
-SHIPPED_ROOT = Path(__file__).resolve().parents[2] / "assets" / "models"
+SHIPPED_ROOT = MODELS
 # The SHA-256 of each shipped model.safetensors (retrain: python -m attnviz.training.train_gru_seq2seq, then
 # update it here).
 SHIPPED_GRU_MODELS = {
@@ -224,7 +225,7 @@ def read_gru_folder(folder: Path, name: str | None = None) -> GRUSeq2Seq:
 
 
 def shipped_gru_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
-    """assets/models/<name>, its model.safetensors checked against its known SHA-256."""
+    """attnviz/assets/models/<name>, its model.safetensors checked against its known SHA-256."""
     if name not in SHIPPED_GRU_MODELS:
         raise AttnvizError(f"No shipped GRU model '{name}': choose one of {', '.join(SHIPPED_GRU_MODELS)}.")
     from attnviz.engine.models.loading import checked_shipped_folder
@@ -235,5 +236,5 @@ def shipped_gru_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
 
 @lru_cache(maxsize=4)
 def load_gru_model(name: str) -> GRUSeq2Seq:
-    """'attnviz-gru-bottleneck' or 'attnviz-gru-attention', from assets/models, SHA-256 checked (cached)."""
+    """'attnviz-gru-bottleneck' or 'attnviz-gru-attention', from attnviz/assets/models, SHA-256 checked (cached)."""
     return read_gru_folder(shipped_gru_folder(name), name)

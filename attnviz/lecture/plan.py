@@ -1,6 +1,6 @@
 """A lecture plan: its steps in order, read from a TOML file and checked against the app's pages.
 
-The file (assets/lectures/attention.toml is the default):
+The file (attnviz/assets/lectures/attention.toml is the default):
 
     title = "Attention, from why to how"
     [[step]]

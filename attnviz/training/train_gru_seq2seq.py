@@ -26,6 +26,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attnviz.engine.efficient.measure import torch_threads
 from attnviz.engine.gru_seq2seq import MODEL_TYPE, GRUConfig, GRUSeq2Seq
 from attnviz.lessons.why_attention.accuracy import accuracy_by_length
+from attnviz.paths import MODELS
 from attnviz.training.number_words import (
     BOS_ID,
     EOS_ID,
@@ -42,7 +43,7 @@ from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
 
 NAMES = {"bottleneck": "attnviz-gru-bottleneck", "attention": "attnviz-gru-attention"}
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "models"
+ASSETS = MODELS
 MAX_TOKENS = 96  # source or target tokens, specials included (room to spare: the longest source is about 47)
 SHAPE = dict(d_embed=32, d_enc=64, d_dec=128, d_attn=64)
 TRAIN = dict(batch=128, lr=3e-3, warmup=100, weight_decay=0.0, clip=1.0)

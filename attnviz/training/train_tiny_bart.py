@@ -20,6 +20,7 @@ import torch
 
 from attnviz.engine.efficient.measure import torch_threads
 from attnviz.lessons.why_attention.accuracy import LENGTH_BINS
+from attnviz.paths import MODELS
 from attnviz.training.number_words import (
     BOS_ID,
     EOS_ID,
@@ -36,7 +37,7 @@ from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
 
 NAME = "attnviz-tiny-bart"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / NAME
+DEFAULT_OUT = MODELS / NAME
 MAX_TOKENS = 96  # room to spare: the task's longest source is about 47 tokens, its longest target about 32
 # init_std 0.06 (transformers' default 0.02 suits d_model ~ 768): in a trial run at 0.02 the tiny model sat for ~500
 # steps on a plateau (loss ~1.85) before the loss fell; at 0.06 it fell within the first 300 steps.

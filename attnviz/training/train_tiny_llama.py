@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from attnviz.engine.efficient.measure import torch_threads
+from attnviz.paths import MODELS
 from attnviz.training.saving import write_tokenizer_and_recipe
 from attnviz.training.schedule import warmup_cosine
 from attnviz.training.script import training_parser
@@ -33,7 +34,7 @@ from attnviz.training.tiny_data import (
 )
 
 NAME = "attnviz-tiny-llama"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "models" / NAME
+DEFAULT_OUT = MODELS / NAME
 MAX_TOKENS = 256
 # The recipe (also written to training.json beside the weights).
 # initializer_range 0.08 (transformers' default 0.02 suits d_model ~ 768+): at 0.02 the tiny model's attention

@@ -9,11 +9,12 @@ import pytest
 from apptest_helpers import app_menu, assert_healthy, chart_specs, page_text, run_app
 
 from attnviz.lecture import load_plan, step_query
+from attnviz.paths import LECTURES
 from ui.lecture import plans
 from ui.lecture import room as rooms
 
 THREE_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
-DEFAULT_PLAN = Path(__file__).resolve().parents[2] / "assets" / "lectures" / "attention.toml"
+DEFAULT_PLAN = LECTURES / "attention.toml"
 FILES = {path: file for file, path, _ in app_menu()}
 PENDING = {"why_attention": "", "attention_layer": "", "find_head": "", "qk_space": ""}  # pages from other branches
 PLAN_ID = "utest3steps"

@@ -10,9 +10,10 @@ from apptest_helpers import app_menu
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import load_plan, parse_plan, qr_png, step_link, step_query, student_link
+from attnviz.paths import LECTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_PLAN = ROOT / "assets" / "lectures" / "attention.toml"
+DEFAULT_PLAN = LECTURES / "attention.toml"
 THREE_STEPS = Path(__file__).with_name("three_steps.toml")
 PAGES = {path: title for _, path, title in app_menu()}  # the app's navigation, read from app.py
 GOOD_STEP = '[[step]]\ntitle = "A step"\npage = "/masks_lab"\n'

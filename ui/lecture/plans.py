@@ -1,4 +1,4 @@
-"""The lecture plans this server offers: the files in assets/lectures/ (attention.toml is the default), and plans
+"""The lecture plans this server offers: the files in attnviz/assets/lectures/ (attention.toml is the default), and plans
 uploaded on the Lecture page, kept in this process's memory under an id made from their content."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from pathlib import Path
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import Plan, load_plan, parse_plan
+from attnviz.paths import LECTURES
 from ui.memo import shared
 from ui.menu import page_titles
 
-FOLDER = Path(__file__).resolve().parent.parent.parent / "assets" / "lectures"
+FOLDER = LECTURES
 DEFAULT = "attention"
 MAX_UPLOADED = 32  # uploads kept per process; the oldest goes first
 UPLOADED: OrderedDict[str, bytes] = OrderedDict()

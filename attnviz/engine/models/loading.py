@@ -24,6 +24,7 @@ from attnviz.engine.models.model import Model
 from attnviz.engine.models.size import check_size, folder_float32_bytes, hub_float32_bytes
 from attnviz.engine.models.toy import toy_model
 from attnviz.errors import AttnvizError
+from attnviz.paths import MODELS
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -36,11 +37,11 @@ PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
 # family -> its loader: (folder, config.json dict, Checkpoint, name, family, device) -> Model
 LOADERS = {"bert": bert_like, "roberta": bert_like, "distilbert": distilbert, "gpt2": gpt2, "bart": bart_model}
 LOADERS.update(dict.fromkeys(ROPE_FAMILIES, rope_decoder))
-# Models trained by attnviz itself, shipped in the repository's assets/models/<name>/ folder, with the
+# Models trained by attnviz itself, shipped inside the package, in attnviz/assets/models/<name>/, with the
 # SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_<name>, then update it here).
 SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e",
                   "attnviz-tiny-bart": "3d4cf7b605a38b9d608131a3d7a7c6ae7b2ce3420bad743374faaaa184ff1c4d"}  # (train_tiny_bart)
-SHIPPED_ROOT = Path(__file__).resolve().parents[3] / "assets" / "models"
+SHIPPED_ROOT = MODELS
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
@@ -99,7 +100,7 @@ def bundled_model_folder() -> Path:
 
 
 def shipped_model_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
-    """The folder of a model attnviz trained and ships (assets/models/<name>), its weights checked."""
+    """The folder of a model attnviz trained and ships (attnviz/assets/models/<name>), its weights checked."""
     script = "train_" + name.removeprefix("attnviz-").replace("-", "_")  # train_tiny_llama, train_tiny_bart
     return checked_shipped_folder(root / name, name, SHIPPED_MODELS[name], script, "SHIPPED_MODELS in "
                                   "attnviz/engine/models/loading.py")

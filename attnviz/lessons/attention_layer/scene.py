@@ -4,17 +4,17 @@ Sky (lighter towards the horizon), a yellow sun high on the right, green grass, 
 house with a brown roof on the left and a tree: regions a hand-written query can tell apart by colour and height.
 A seeded speckle of ±6 levels keeps the regions from being perfectly flat. Nothing is downloaded or photographed.
 
-Run `python -m attnviz.lessons.attention_layer.scene` to write assets/pictures/scene.png again; a test checks that
+Run `python -m attnviz.lessons.attention_layer.scene` to write attnviz/assets/pictures/scene.png again; a test checks that
 this code reproduces the shipped picture pixel for pixel.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-PICTURE_PATH = Path(__file__).resolve().parents[3] / "assets" / "pictures" / "scene.png"
+from attnviz.paths import PICTURES
+
+PICTURE_PATH = PICTURES / "scene.png"
 WIDTH, HEIGHT = 256, 192  # pixels
 SEED = 0
 HORIZON = 104  # the first pixel row below the sky
