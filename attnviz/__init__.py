@@ -17,7 +17,10 @@ from attnviz.engine.models import DEFAULT_MODEL, Model, RunResult, load_model
 from attnviz.errors import AttnvizError
 from attnviz.notebook import AttnvizWarning, save_html, show  # show imports anywidget only when called
 
+__version__ = "0.1.0"  # the one place it is written (pyproject.toml reads it)
+
 __all__ = [
+    "__version__",
     "DEFAULT_MODEL",
     "AttnvizError",
     "AttnvizWarning",
