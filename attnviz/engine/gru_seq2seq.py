@@ -35,18 +35,11 @@ from pathlib import Path
 
 import torch
 
+from attnviz.engine.shipped import GRU, shipped_model, shipped_model_folder, short_names
 from attnviz.errors import AttnvizError
-from attnviz.paths import MODELS
 from attnviz.training.number_words import check_known_words, digits_text
 
 MODEL_TYPE = "attnviz-gru-seq2seq"
-SHIPPED_ROOT = MODELS
-# The SHA-256 of each shipped model.safetensors (retrain: python -m attnviz.training.train_gru_seq2seq, then
-# update it here).
-SHIPPED_GRU_MODELS = {
-    "attnviz-gru-bottleneck": "550d6510664a3b5b14133bf567abf7b773e2301f553b5467fc67b53666f59d53",
-    "attnviz-gru-attention": "ffeeda4f06a0398177a72db352e635fbe7e6f9b127819ef76f0fcb0123d23f4c",
-}
 
 
 @dataclass(frozen=True)
@@ -224,17 +217,11 @@ def read_gru_folder(folder: Path, name: str | None = None) -> GRUSeq2Seq:
     return GRUSeq2Seq(name or folder.name, cfg, weights, tokenizer, source=str(folder))
 
 
-def shipped_gru_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
-    """attnviz/assets/models/<name>, its model.safetensors checked against its known SHA-256."""
-    if name not in SHIPPED_GRU_MODELS:
-        raise AttnvizError(f"No shipped GRU model '{name}': choose one of {', '.join(SHIPPED_GRU_MODELS)}.")
-    from attnviz.engine.models.loading import checked_shipped_folder
-
-    return checked_shipped_folder(root / name, name, SHIPPED_GRU_MODELS[name], "train_gru_seq2seq",
-                                  "SHIPPED_GRU_MODELS in attnviz/engine/gru_seq2seq.py")
-
-
 @lru_cache(maxsize=4)
 def load_gru_model(name: str) -> GRUSeq2Seq:
-    """'attnviz-gru-bottleneck' or 'attnviz-gru-attention', from attnviz/assets/models, SHA-256 checked (cached)."""
-    return read_gru_folder(shipped_gru_folder(name), name)
+    """'attnviz-gru-bottleneck' or 'attnviz-gru-attention' (or their short names 'gru-bottleneck', 'gru-attention'),
+    from attnviz/assets/models, SHA-256 checked (cached)."""
+    model = shipped_model(name)
+    if model is None or model.kind != GRU:
+        raise AttnvizError(f"No shipped GRU model '{name}': choose one of {', '.join(short_names(GRU))}.")
+    return read_gru_folder(shipped_model_folder(model.name), model.name)

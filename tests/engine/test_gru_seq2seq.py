@@ -6,9 +6,10 @@ import shutil
 import pytest
 import torch
 
-from attnviz.engine import gru_seq2seq
 from attnviz.engine.gru_seq2seq import gru_cell, load_gru_model
+from attnviz.engine.shipped import shipped_model_folder
 from attnviz.errors import AttnvizError
+from attnviz.paths import MODELS
 from attnviz.training.number_words import build_tokenizer, training_examples, vocabulary
 from attnviz.training.train_gru_seq2seq import SHAPE, Seq2SeqGRU, batch_tensors, runner_of
 
@@ -40,7 +41,7 @@ def test_from_scratch_logits_equal_the_training_module(attention):
 @pytest.mark.parametrize("name", NAMES)
 def test_shipped_models_load_checked_and_small(name):
     model = load_gru_model(name)
-    folder = gru_seq2seq.shipped_gru_folder(name)
+    folder = shipped_model_folder(name)
     assert (folder / "model.safetensors").stat().st_size < 2 * 2**20
     assert model.cfg.attention == (name == "attnviz-gru-attention")
     out = model.translate("seven")
@@ -57,18 +58,20 @@ def test_alignment_rows_are_weights_over_the_source():
 def test_a_tampered_or_missing_copy_is_refused(tmp_path):
     name = "attnviz-gru-attention"
     copy = tmp_path / name
-    shutil.copytree(gru_seq2seq.SHIPPED_ROOT / name, copy)
+    shutil.copytree(MODELS / name, copy)
     weights = copy / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0x01
     weights.write_bytes(bytes(data))
     with pytest.raises(AttnvizError, match="do not match their known SHA-256"):
-        gru_seq2seq.shipped_gru_folder(name, root=tmp_path)
+        shipped_model_folder(name, root=tmp_path)
     weights.unlink()
     with pytest.raises(AttnvizError, match="missing"):
-        gru_seq2seq.shipped_gru_folder(name, root=tmp_path)
-    with pytest.raises(AttnvizError, match="No shipped GRU model"):
-        gru_seq2seq.shipped_gru_folder("attnviz-gru-nothing")
+        shipped_model_folder(name, root=tmp_path)
+    with pytest.raises(AttnvizError, match="No shipped GRU model 'attnviz-gru-nothing'.*gru-bottleneck, gru-attention"):
+        load_gru_model("attnviz-gru-nothing")
+    with pytest.raises(AttnvizError, match="No shipped GRU model 'tiny-llama'"):
+        load_gru_model("tiny-llama")
 
 
 def test_empty_or_too_long_text_is_a_clear_error():

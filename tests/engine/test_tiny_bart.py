@@ -13,6 +13,7 @@ from attnviz.engine.models import loading
 from attnviz.engine.models.seq2seq import EncoderDecoderModel
 from attnviz.errors import AttnvizError
 from attnviz.lessons.why_attention import tiny_bart
+from attnviz.paths import MODELS
 from attnviz.training import train_tiny_bart
 from attnviz.training.number_words import build_tokenizer, held_out_examples
 
@@ -88,7 +89,7 @@ def test_translate_returns_the_digits_and_the_cross_attention(bart):
 
 def test_a_tampered_or_missing_copy_is_refused(tmp_path):
     copy = tmp_path / NAME
-    shutil.copytree(loading.SHIPPED_ROOT / NAME, copy)
+    shutil.copytree(MODELS / NAME, copy)
     weights = copy / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0x01

