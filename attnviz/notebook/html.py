@@ -8,7 +8,7 @@ from pathlib import Path
 
 from attnviz.components.heatmap import component_css, component_js
 from attnviz.errors import AttnvizError
-from attnviz.notebook.content import document_of
+from attnviz.notebook.content import drawn_document
 
 # nothing from elsewhere: only the page's own inline script and style, and the images it makes itself (Download PNG)
 POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:"
@@ -44,14 +44,20 @@ def page_html(document: bytes, title: str) -> str:
                        data=base64.b64encode(document).decode("ascii"))
 
 
-def save_html(res_or_attention, path, layer=None, heads=None, view: str = "heads", *, tokens=None, key_tokens=None,
-              scores="auto") -> Path:
+def save_html(res_or_attention=None, path=None, layer=None, heads=None, view: str = "heads", *, tokens=None,
+              key_tokens=None, scores="auto", encoder_attentions=None, decoder_attentions=None, cross_attentions=None,
+              encoder_tokens=None, decoder_tokens=None, encoder_attention=None, decoder_attention=None,
+              cross_attention=None) -> Path:
     """Write one HTML file that opens in any browser with no network: the views of attnviz.show (the heads of each
     layer with a layer picker, or every layer × head with view="model"), hover, a click's arithmetic, PNG download.
-    The arguments are show()'s. Returns the path written."""
-    document = document_of(res_or_attention, layer=layer, heads=heads, view=view, tokens=tokens,
-                           key_tokens=key_tokens, scores=scores)
-    name = getattr(res_or_attention, "model_name", "") or "attention"
+    The arguments are show()'s, and path, the file to write. Returns the path written."""
+    if path is None:
+        raise AttnvizError("save_html needs the file to write: save_html(..., path='attention.html').")
+    document, name = drawn_document(
+        res_or_attention, layer=layer, heads=heads, view=view, scores=scores, tokens=tokens, key_tokens=key_tokens,
+        encoder_attentions=encoder_attentions, decoder_attentions=decoder_attentions, cross_attentions=cross_attentions,
+        encoder_tokens=encoder_tokens, decoder_tokens=decoder_tokens, encoder_attention=encoder_attention,
+        decoder_attention=decoder_attention, cross_attention=cross_attention)
     out = Path(path)
     out.write_text(page_html(document, f"attnviz · {name}"), encoding="utf-8")
     return out
