@@ -37,7 +37,7 @@ import torch
 
 from attnviz.engine.shipped import GRU, shipped_model, shipped_model_folder, short_names
 from attnviz.errors import AttnvizError
-from attnviz.training.number_words import check_known_words, digits_text
+from attnviz.tasks.number_words import check_known_words, digits_text
 
 MODEL_TYPE = "attnviz-gru-seq2seq"
 

@@ -25,9 +25,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnviz.engine.efficient.measure import torch_threads
 from attnviz.engine.gru_seq2seq import MODEL_TYPE, GRUConfig, GRUSeq2Seq
-from attnviz.lessons.why_attention.accuracy import accuracy_by_length
 from attnviz.paths import MODELS
-from attnviz.training.number_words import (
+from attnviz.tasks.accuracy import accuracy_by_length
+from attnviz.tasks.number_words import (
     BOS_ID,
     EOS_ID,
     PAD_ID,
@@ -152,7 +152,7 @@ def train_one(which: str, steps: int, seed: int, out: Path, log_every: int, n_ev
     print(f"{name}: held-out exact match {total:.1%}; by source words "
           + ", ".join(f"{k}: {v['exact_match']:.1%} (n={v['n']})" for k, v in figures.items())
           + f"; {seconds:.0f} s", flush=True)
-    report = {"name": name, "task": "numbers in words -> digits (attnviz/training/number_words.py)", "seed": seed,
+    report = {"name": name, "task": "numbers in words -> digits (attnviz/tasks/number_words.py)", "seed": seed,
               "steps": steps, "shape": SHAPE, "attention": which == "attention", "train": TRAIN,
               "final_loss": loss.item(), "held_out": {"seed": EVAL_SEED, "n": n_eval, "exact_match": round(total, 4),
                                                       "by_source_words": figures},

@@ -6,7 +6,7 @@
 The model is transformers' BartForConditionalGeneration, saved with save_pretrained (safetensors), so the
 folder is exactly BART's format; attnviz runs it with its own from-scratch BART code
 (`attnviz.load_model("attnviz-tiny-bart")`). The task and the held-out split are those of the GRU models
-(attnviz/training/number_words.py). Training is seeded: the same seed, steps, thread count and torch version
+(attnviz/tasks/number_words.py). Training is seeded: the same seed, steps, thread count and torch version
 give the same weights. Printed: the loss, then greedy exact match on held-out sources.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 
 from attnviz.engine.efficient.measure import torch_threads
-from attnviz.lessons.why_attention.accuracy import LENGTH_BINS
 from attnviz.paths import MODELS
-from attnviz.training.number_words import (
+from attnviz.tasks.accuracy import LENGTH_BINS
+from attnviz.tasks.number_words import (
     BOS_ID,
     EOS_ID,
     PAD_ID,
@@ -146,7 +146,7 @@ def train(steps: int, seed: int, out: Path, log_every: int = 100, n_eval: int = 
     print(f"held-out greedy exact match {held_out['exact_match']:.1%} (n={n_eval}); by source words "
           + ", ".join(f"{k}: {v['exact_match']:.1%}" for k, v in held_out["by_source_words"].items())
           + f"; {seconds:.0f} s", flush=True)
-    report = {"name": NAME, "task": "numbers in words -> digits (attnviz/training/number_words.py)", "seed": seed,
+    report = {"name": NAME, "task": "numbers in words -> digits (attnviz/tasks/number_words.py)", "seed": seed,
               "steps": steps, "shape": SHAPE, "train": TRAIN, "final_loss": loss.item(), "held_out": held_out,
               "seconds": round(seconds, 1), "torch": torch.__version__, "threads": torch.get_num_threads()}
     save(model, tok, out, report)

@@ -10,7 +10,7 @@ from attnviz.engine.gru_seq2seq import gru_cell, load_gru_model
 from attnviz.engine.shipped import shipped_model_folder
 from attnviz.errors import AttnvizError
 from attnviz.paths import MODELS
-from attnviz.training.number_words import build_tokenizer, training_examples, vocabulary
+from attnviz.tasks.number_words import build_tokenizer, training_examples, vocabulary
 from attnviz.training.train_gru_seq2seq import SHAPE, Seq2SeqGRU, batch_tensors, runner_of
 
 NAMES = ["attnviz-gru-bottleneck", "attnviz-gru-attention"]

@@ -14,8 +14,8 @@ from attnviz.engine.models.seq2seq import EncoderDecoderModel
 from attnviz.errors import AttnvizError
 from attnviz.lessons.why_attention import tiny_bart
 from attnviz.paths import MODELS
+from attnviz.tasks.number_words import build_tokenizer, held_out_examples
 from attnviz.training import train_tiny_bart
-from attnviz.training.number_words import build_tokenizer, held_out_examples
 
 NAME = "attnviz-tiny-bart"
 ATOL = 1e-5

@@ -6,7 +6,7 @@ import pytest
 import attnviz
 from attnviz.errors import AttnvizError
 from attnviz.lessons.cross_attention import number_task as nt
-from attnviz.training.number_words import held_out_examples
+from attnviz.tasks.number_words import held_out_examples
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_the_unknown_word_message_names_the_words_the_task_reads():
 
     from attnviz.errors import AttnvizError
     from attnviz.lessons.why_attention.tiny_bart import tiny_bart
-    from attnviz.training.number_words import ONES, TENS, check_known_words
+    from attnviz.tasks.number_words import ONES, TENS, check_known_words
 
     with pytest.raises(AttnvizError) as err:
         check_known_words(tiny_bart().tokenizer.backend, "seven cats", "attnviz-tiny-bart")

@@ -4,7 +4,7 @@ tokenizer splits digits and reads BART's special ids."""
 import pytest
 import torch
 
-from attnviz.training import number_words as nw
+from attnviz.tasks import number_words as nw
 
 
 @pytest.mark.parametrize("n,words", [

@@ -1,6 +1,6 @@
 """attnviz-tiny-bart on the Cross-attention page: what it can read, what it writes, and what its rows are.
 
-The model was trained on one task only (attnviz/training/number_words.py): 1 to 3 numbers written in words,
+The model was trained on one task only (attnviz/tasks/number_words.py): 1 to 3 numbers written in words,
 commas between them, each number 1 .. 999,999,999 -> the same numbers in digits. Its 46-token vocabulary is that
 task's: a word outside it would reach the model as <unk>, so such a source is refused with the words named,
 and a typed target (teacher forcing) may hold only digits and commas.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.errors import AttnvizError
-from attnviz.training.number_words import (
+from attnviz.tasks.number_words import (
     DIGITS,
     MAX_NUMBERS,
     MAX_VALUE,
@@ -95,7 +95,7 @@ class GreedyOutput:
 def greedy_output(model, source: str) -> GreedyOutput:
     """The model's own answer: greedy decoding with attnviz's from-scratch BART, at the trained settings."""
     from attnviz.lessons.why_attention.tiny_bart import greedy_ids
-    from attnviz.training.number_words import digits_text
+    from attnviz.tasks.number_words import digits_text
 
     ids = greedy_ids(model, model.encode(source).ids)
     tokens = [model.tokenizer.token_of(i)[0] for i in ids]

@@ -3,5 +3,4 @@ vector, beside the same model with Bahdanau's additive attention over every sour
 
     bottleneck.py  accuracy_against_length(), alignment(text), sentences(curve): the two GRU models
     tiny_bart.py   translate(text): attnviz-tiny-bart's greedy answer and its cross-attention
-    accuracy.py    exact match by source length (shared with the training script)
 """

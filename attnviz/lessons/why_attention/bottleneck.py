@@ -17,8 +17,8 @@ from functools import lru_cache
 import torch
 
 from attnviz.engine.gru_seq2seq import Translation, load_gru_model
-from attnviz.lessons.why_attention.accuracy import LENGTH_BINS, LengthAccuracy, accuracy_by_length
-from attnviz.training.number_words import held_out_examples
+from attnviz.tasks.accuracy import LENGTH_BINS, LengthAccuracy, accuracy_by_length
+from attnviz.tasks.number_words import held_out_examples
 
 BOTTLENECK, ATTENTION = "attnviz-gru-bottleneck", "attnviz-gru-attention"
 LESSON_SEED = 20_000  # the lesson's held-out set (training.json's figures use another seed, 10_000)
@@ -88,7 +88,7 @@ def alignment(text: str) -> Alignment:
 
 def expected_digits(text: str) -> str | None:
     """The right answer for a source written the way the task writes numbers, else None (then no verdict)."""
-    from attnviz.training.number_words import MAX_VALUE, number_to_words
+    from attnviz.tasks.number_words import MAX_VALUE, number_to_words
 
     words = " ".join(text.lower().replace("-", " ").replace(",", " , ").split())
     numbers = []
@@ -101,7 +101,7 @@ def expected_digits(text: str) -> str | None:
 
 
 def _parse(words: str) -> int | None:
-    from attnviz.training.number_words import ONES, TENS
+    from attnviz.tasks.number_words import ONES, TENS
 
     total, group = 0, 0
     for w in words.split():

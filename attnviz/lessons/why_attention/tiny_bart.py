@@ -13,9 +13,10 @@ from functools import lru_cache
 import torch
 
 from attnviz.engine.masks import causal_mask
+from attnviz.engine.models import load_model
 from attnviz.engine.models.seq2seq import decoder_layer_forward
 from attnviz.errors import AttnvizError
-from attnviz.training.number_words import check_known_words, digits_text
+from attnviz.tasks.number_words import check_known_words, digits_text
 
 TINY_BART = "attnviz-tiny-bart"
 MAX_OUTPUT = 40  # tokens: the task's longest target is 32
@@ -33,10 +34,8 @@ class BartTranslation:
 
 @lru_cache(maxsize=1)
 def tiny_bart():
-    """attnviz.load_model('attnviz-tiny-bart'), loaded once (SHA-256 checked)."""
-    import attnviz
-
-    return attnviz.load_model(TINY_BART)
+    """load_model('attnviz-tiny-bart'), loaded once (SHA-256 checked)."""
+    return load_model(TINY_BART)
 
 
 @torch.inference_mode()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnviz.training.number_words import Example, pad_batch
+from attnviz.tasks.number_words import Example, pad_batch
 
 LENGTH_BINS = ((1, 8), (9, 16), (17, 24), (25, 45))  # source words, both ends included
 
