@@ -17,8 +17,3 @@ def remember_menu(pages: dict[str, list]) -> None:
 def page_titles() -> dict[str, str]:
     """url_path -> title of every page in the menu ("" is the default page, the explorer)."""
     return {path: title for path, (title, _) in MENU.items()}
-
-
-def page_named(url_path: str):
-    """The st.Page at this URL path (for st.switch_page); KeyError if the menu has none."""
-    return MENU[url_path.strip("/")][1]

@@ -39,10 +39,6 @@ def _positions(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return i, j
 
 
-def full_mask(n: int) -> torch.Tensor:
-    return torch.ones(n, n, dtype=torch.bool)
-
-
 def causal_mask(n: int) -> torch.Tensor:
     """j <= i: no query looks at a later token (the lower triangle, diagonal included)."""
     i, j = _positions(n)

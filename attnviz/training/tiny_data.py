@@ -15,7 +15,7 @@ import torch
 WORDS_FILE = Path(__file__).with_name("words.txt")
 SPECIALS = ["[PAD]", "[BOS]", "[UNK]"]  # ids 0, 1, 2
 PUNCTUATION = [".", ",", "'", "?", "!", ";", ":", "-", "(", ")", '"']
-PAD_ID, BOS_ID, UNK_ID = 0, 1, 2
+PAD_ID, BOS_ID = 0, 1  # [UNK] (2) is the tokenizer's alone
 
 
 def vocabulary() -> list[str]:
@@ -70,9 +70,3 @@ def repeated_batch(n_rows: int, half: int, prefix: int, vocab_size: int, generat
     noise, seq = words[:, :prefix], words[:, prefix:]
     bos = torch.full((n_rows, 1), BOS_ID, dtype=torch.long)
     return torch.cat([bos, noise] + [seq] * copies, dim=1)  # (n_rows, 1 + prefix + copies*half)
-
-
-def repeated_sequence(half: int, vocab_size: int, seed: int) -> list[int]:
-    """One seeded repeated sequence [BOS] A A (A = `half` distinct random words): the lessons' probe."""
-    gen = torch.Generator().manual_seed(seed)
-    return repeated_batch(1, half, 0, vocab_size, gen)[0].tolist()

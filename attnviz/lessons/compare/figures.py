@@ -14,7 +14,6 @@ import plotly.graph_objects as go
 
 from attnviz.draw.plotting import distinct_labels
 
-DIFF_COLORSCALE = "RdBu_r"  # high (A more) red, low (B more) blue, 0 white: red = more, as on every signed map
 DIFF_VALUES_UP_TO = 8  # print A − B in the cells only up to this many tokens: wider, "+0.00+0.00" runs together
 MIN_DIFF_RANGE = 0.01  # two identical patterns still get a readable, symmetric colour bar
 
