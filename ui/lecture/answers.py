@@ -66,49 +66,73 @@ def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
     return TokenTruth(tokens, query, row, what)
 
 
+NOTE = "_attnviz_answer_note"  # what became of this session's last answer: (kept: bool, message)
+
+
+def answer_key(at) -> str:
+    return f"lecture_answer_{at.room}_{at.number}"
+
+
+def send_answer(at, tokens: tuple[str, ...]) -> None:
+    """The answer widget changed: check it and keep it in the room (the store refuses it after Reveal, or past its
+    limits); what happened is said on this run (show_note), even when the run finds the step revealed."""
+    picked = st.session_state.get(answer_key(at))
+    if picked is None:
+        return
+    spec = at.step.answer
+    try:
+        value = kinds.check_answer(spec, picked, tokens)
+        lecture_store().answer(at.room, at.number, student_session(), value)
+    except AttnvizError as err:
+        st.session_state[NOTE] = (False, err)
+        return
+    st.session_state[NOTE] = (True, f"Your answer is in: {kinds.shown_answer(spec, value, tokens)}. You can change "
+                                    "it until the lecturer reveals.")
+
+
+def show_note() -> None:
+    """The last answer's fate (kept, or why not), once."""
+    note = st.session_state.pop(NOTE, None)
+    if note is None:
+        return
+    kept, message = note
+    if kept:
+        st.success(message, icon=":material/check:")
+    else:
+        store_message(message)
+
+
 def answer_box(at, view) -> None:
     """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal."""
     spec = at.step.answer
-    store = lecture_store()
-    session = student_session()
     try:
-        mine = store.my_answer(at.room, at.number, session)
+        mine = lecture_store().my_answer(at.room, at.number, student_session())
         tokens: tuple[str, ...] = ()
         if spec.kind == "token":
             truth = token_truth(view, spec)
             tokens = truth.tokens
     except AttnvizError as err:
-        st.warning(f"Answers: {err}", icon=":material/block:")
+        store_message(err)
         return
-    key = f"lecture_answer_{at.room}_{at.number}"
+    key = answer_key(at)
+    sent = dict(key=key, on_change=send_answer, args=(at, tokens))
     with st.container(key="lecture_answer", border=True):
         if spec.kind == "token":
             st.markdown(f"**Your prediction:** which key token does **'{tokens[truth.query]}'** (token {truth.query}) "
                         "look at most? Tap it.")
-            picked = st.pills("Key token", list(range(len(tokens))), key=key, format_func=lambda i: tokens[i],
-                              default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
-                              label_visibility="collapsed")
+            st.pills("Key token", list(range(len(tokens))), format_func=lambda i: tokens[i],
+                     default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
+                     label_visibility="collapsed", **sent)
         elif spec.kind == "choice":
-            picked = st.pills("Your answer", list(spec.options), key=key, label_visibility="collapsed",
-                              default=mine if mine in spec.options else None)
+            st.pills("Your answer", list(spec.options), label_visibility="collapsed",
+                     default=mine if mine in spec.options else None, **sent)
         else:
-            picked = st.number_input("Your answer (a number)", value=float(mine) if mine else None, key=key,
-                                     format="%g", placeholder="type a number, then Enter")
-        if picked is not None and str(picked) != (mine if spec.kind != "number" else str(float(mine or "nan"))):
-            try:
-                value = kinds.check_answer(spec, picked, tokens)
-                count = store.answer(at.room, at.number, session, value)
-            except StoreError as err:
-                store_message(err)
-                return
-            except AttnvizError as err:
-                st.warning(str(err), icon=":material/edit:")
-                return
-            mine = value
-            st.session_state["_attnviz_answers_seen"] = count
-        if mine:
-            st.success(f"Your answer is in: {kinds.shown_answer(spec, mine, tokens)}. You can change it until the "
-                       "lecturer reveals.", icon=":material/check:")
+            st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
+                            placeholder="type a number, then Enter", **sent)
+        if NOTE in st.session_state:
+            show_note()
+        elif mine:
+            st.caption(f"Your answer: {kinds.shown_answer(spec, mine, tokens)} (you can change it until the reveal).")
 
 
 def class_panel(at, view, key: str = "") -> None:

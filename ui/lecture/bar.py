@@ -249,6 +249,7 @@ def predict_first_gate(at: LectureStep | None, view) -> None:
     if problem:
         st.warning(problem, icon=":material/block:")
     if revealed:
+        answers.show_note()  # an answer sent as the step was revealed: refused, and said
         if at.room and at.step.answer:
             answers.class_panel(at, view, at.key)
         return
