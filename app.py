@@ -85,6 +85,8 @@ PAGES = {
                 title="Lecture plan", icon=":material/co_present:"),
         st.Page("app_pages/lecture_notes.py", url_path="lecture_notes",
                 title="Presenter notes", icon=":material/speaker_notes:"),
+        st.Page("app_pages/follow.py", url_path="follow",
+                title="Follow the lecture", icon=":material/groups:"),
     ],
 }
 remember_menu(PAGES)  # the pages a lecture plan may name (ui/menu.py)
