@@ -205,6 +205,7 @@ async def lecture(base: str, store: RedisStore, code: str, key: str, plan, n: in
     figures["lost"] = lost
     figures["errors"] = [e for s in students for e in s.errors] + [e for s in students for e in s.tab.exceptions]
     figures["projector_errors"] = projector.exceptions
+    figures["failed_loads"] = [f for s in students for f in s.tab.failed_loads] + projector.failed_loads
     for s in students:
         await s.tab.close()
     await projector.close()
@@ -244,6 +245,9 @@ def report(figures: dict, n: int, replicas: int, startup: float) -> None:
     print(f"errors drawn or raised: {len(errors)}")
     for e in errors[:6]:
         print("   ", e)
+    failed = figures["failed_loads"]
+    print(f"page loads that failed and were tried again (as the frontend reconnects): {len(failed)}"
+          + (f", e.g. {failed[0]}" if failed else ""))
     latencies, lags = [], []
     for number, f in figures["steps"].items():
         lag = f["count_lag"]

@@ -186,6 +186,7 @@ class Tab:
         self.back_after: list[float] = []  # seconds from each loss to the page drawn again
         self.runs = 0
         self.closing = False
+        self.failed_loads: list[str] = []  # page loads that failed and were tried again (see _open)
 
     async def load(self, link: str) -> None:
         """Open `link` (absolute path or relative to this page) in this tab, as a click or location.assign would."""
@@ -286,14 +287,19 @@ class Tab:
             self.lost_at = self.lost_at or time.monotonic()
             self.tasks.append(asyncio.create_task(self._reconnect()))
 
-    async def _reconnect(self, within: float = 60.0) -> None:
-        link = f"/{self.path}?{self.query}"
+    async def _reconnect(self) -> None:
+        await self._open(f"/{self.path}?{self.query}")
+
+    async def _open(self, link: str, within: float = 60.0) -> None:
+        """load(link), tried again every 0.5 s for up to `within` seconds (a balancer's 503, a process that just
+        died): the frontend's reconnection, or a student's reload. Each failed try is counted."""
         deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             try:
                 await self.load(link)
                 return
-            except Exception:
+            except Exception as err:
+                self.failed_loads.append(f"{type(err).__name__}: {str(err)[:80]}")
                 await asyncio.sleep(0.5)
 
     async def _every(self, fragment_id: str, interval: float) -> None:
@@ -316,7 +322,7 @@ class Tab:
             for cookie in COOKIE.finditer(element.html.body):
                 self.cookies[cookie[1]] = cookie[2]
             if target := NAVIGATION.search(element.html.body):
-                self.tasks.append(asyncio.create_task(self.load(json.loads(target[1]))))
+                self.tasks.append(asyncio.create_task(self._open(json.loads(target[1]))))
         widget = getattr(element, name, None)
         wid = getattr(widget, "id", "")
         if wid.startswith("$$ID-"):
