@@ -1,20 +1,22 @@
-"""Lecture mode: pick a plan (the default one or your own TOML file), step through it, open a step on the projector
-and the presenter notes on the laptop. The projector's pages carry the lecture bar (ui/lecture/bar.py)."""
+"""Lecture mode: pick a plan (the default one or your own TOML file), step through it, start the class's room, open a
+step on the projector, the presenter notes on any device, and give the class its follow link. The projector's pages
+carry the lecture bar (ui/lecture/bar.py)."""
 
 import streamlit as st
 
 import ui
 from ui.lecture import plans
-from ui.lecture import room as rooms
+from ui.lecture.store import lecture_store, store_message
 
-ROOM = "lecture_room"  # this session's room code: the projector and the notes view meet there
+ROOMS = "lecture_rooms"  # this session's rooms: plan id -> (code, presenter key)
 AT = "lecture_at"  # the step shown here (1-based)
 PICK = "lecture_pick"  # the plan chosen
 
 st.title("Lecture mode", help="A lecture plan is an ordered list of steps: a page of this app in a given state, "
                               "notes for you, and a question to ask the class first. Its format is in README.md.")
-st.caption("Open a step on the projector (a new tab: move it to the projector's screen, then use ← → or a clicker "
-           "there) and the presenter notes on your laptop: they follow the projector.")
+st.caption("Start the class's room, open a step on the projector (a new tab: move it to the projector's screen, then "
+           "use ← → or a clicker there), the presenter notes on your phone or laptop (Next, Previous, Reveal there "
+           "move the projector and every student), and show the class its follow link.")
 
 
 def plan_name(plan_id: str) -> str:
@@ -32,10 +34,22 @@ def step_by(delta: int, n: int) -> None:
     st.session_state[AT] = min(max(int(st.session_state.get(AT, 1)) + delta, 1), n)
 
 
+def start_room(plan_id: str) -> None:
+    """A new room for this plan in the store; its code and presenter key kept in this session."""
+    from attnviz.errors import AttnvizError
+
+    try:
+        st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(plan_id)
+    except AttnvizError as err:
+        st.session_state["lecture_room_problem"] = err
+
+
 with ui.guard("The lecture plan"):
     from attnviz.errors import AttnvizError
-    from attnviz.lecture import step_link
+    from attnviz.lecture import follow_link, notes_link, step_link
     from attnviz.lecture.plan import MAX_BYTES
+    from ui.lecture.addresses import class_base, loopback_warning
+    from ui.lecture.bar import students_qr
     from ui.menu import page_titles
 
     uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
@@ -70,7 +84,6 @@ with ui.guard("The lecture plan"):
     n = len(plan.steps)
     if st.session_state.get("lecture_plan_id") != plan_id:  # another plan: from its first step
         st.session_state["lecture_plan_id"], st.session_state[AT] = plan_id, 1
-    code = st.session_state.setdefault(ROOM, rooms.new_code())
 
     st.header(plan.title)
     if plan.description:
@@ -87,14 +100,39 @@ with ui.guard("The lecture plan"):
     step = plan.step(at)
 
     st.subheader(f"Step {at} of {n}: {step.title}")
-    projector = step_link(step, lecture=plan_id, number=at, room=code)
-    links = st.columns(2)
-    links[0].link_button(f"Open step {at} on the projector", projector, icon=":material/co_present:", type="primary",
-                         width="stretch", help="Opens a new tab in presentation mode with the lecture bar: move it to "
-                                               "the projector. ← → or PageUp/PageDown step through the plan there.")
-    links[1].link_button(f"Presenter notes (room {code})", f"./lecture_notes?room={code}",
-                         icon=":material/speaker_notes:", width="stretch",
-                         help="Opens the notes in a new tab for your own screen: they follow the projector's step.")
+    problem = st.session_state.pop("lecture_room_problem", None)
+    if problem is not None:
+        store_message(problem)
+    room = st.session_state.get(ROOMS, {}).get(plan_id)
+    if room is None:
+        st.button("Start the class's room", key="lecture_start", type="primary", icon=":material/meeting_room:",
+                  on_click=start_room, args=(plan_id,),
+                  help="A room is this lecture given once: the projector, your notes and every student's screen meet "
+                       "there, and the class's answers are kept there (anonymous) for hours after the lecture.")
+    else:
+        code, key = room
+        base = class_base("lecture")
+        projector = step_link(step, lecture=plan_id, number=at, room=code, key=key)
+        links = st.columns(2)
+        links[0].link_button(f"Open step {at} on the projector", projector, icon=":material/co_present:",
+                             type="primary", width="stretch",
+                             help="Opens a new tab in presentation mode with the lecture bar: move it to the "
+                                  "projector. ← → or PageUp/PageDown step through the plan there, and move the room.")
+        links[1].link_button(f"Presenter notes (room {code})", notes_link(".", code, key),
+                             icon=":material/speaker_notes:", width="stretch",
+                             help="Your notes, the question's expected answer, the live answer count and the time; "
+                                  "Next, Previous and Reveal there move the projector and every student.")
+        loopback_warning(base)
+        cards = st.columns(2)
+        with cards[0].container(border=True, key="lecture_follow_card"):
+            st.markdown(f"**For the class: room {code}**")
+            st.image(students_qr(follow_link(base, code)), width=220, output_format="PNG")
+            st.caption(follow_link(base, code))
+        with cards[1].container(border=True, key="lecture_notes_card"):
+            st.markdown("**For you alone: the presenter notes on your phone**")
+            with st.expander("Show the QR code (it carries the presenter key)", icon=":material/key:"):
+                st.image(students_qr(notes_link(base, code, key)), width=220, output_format="PNG")
+                st.caption("Whoever opens this link moves the room: don't show it on the projector.")
     st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
     if step.state:
         st.markdown("**Its settings:** " + ", ".join(f"`{k} = {v}`" for k, v in step.state))

@@ -1,55 +1,110 @@
-"""Presenter notes, for the lecturer's own screen: the step the projector shows (its room's), its question and notes,
-and what comes next. Follows the projector by looking at the room every second (ui/lecture/room.py)."""
+"""Presenter notes, for the lecturer alone on any device (/lecture_notes?room=<code>&key=<presenter key>): the room's
+step, its notes, question and expected answer, whether it is revealed, the live answer count, the time on this step
+and in all against the plan's minutes, and Previous / Next / Reveal, which move the room: the projector and every
+follower follow it. Looks at the room every second (one fragment)."""
 
 import time
 
 import streamlit as st
 
 import ui
+from attnviz.errors import AttnvizError
+from attnviz.lecture.store import RoomState, StoreError
+from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
-from ui.lecture import room as rooms
+from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")
-code = rooms.clean_code(st.query_params.get("room"))
-if not code:
-    typed = st.text_input("Room code (shown on the Lecture page)", max_chars=12, key="notes_room",
-                          placeholder="e.g. K7QF")
-    code = rooms.clean_code(typed)
-    if typed and not code:
-        st.warning("A room code has letters and digits only (no 0, O, 1 or I), as the Lecture page shows it.",
-                   icon=":material/edit:")
-    if not code:
-        st.info("Open this view from the Lecture page's \"Presenter notes\" button, or type the room code.",
-                icon=":material/speaker_notes:")
+st.html("<style>.st-key-notes_text p, .st-key-notes_text li { font-size: 1.35rem; line-height: 1.55; }</style>")
+raw_room, raw_key = st.query_params.get("room"), st.query_params.get("key")
+if raw_room is None or raw_key is None:
+    st.info("These notes are the lecturer's: open them from the Lecture page's \"Presenter notes\" link or its QR "
+            "code (they carry the room's presenter key). To follow a lecture as a student, open /follow.",
+            icon=":material/speaker_notes:")
+    st.stop()
+try:
+    code = clean_code(raw_room)
+    store = lecture_store()
+    if store.room(code) is None:
+        st.warning(f"There is no room {code} (a room is forgotten hours after its lecture, or when the server "
+                   "restarts): start a new one on the Lecture page.", icon=":material/search_off:")
         st.stop()
-    st.query_params["room"] = code
+    if not store.is_presenter(code, raw_key):
+        st.error(f"This link's presenter key is not room {code}'s: only the lecturer's link shows the notes and moves "
+                 "the room. Nothing was changed.", icon=":material/key_off:")
+        st.stop()
+except StoreError as err:
+    store_message(err)
+    st.stop()
+KEY = raw_key
+
+
+def move(action: str, step: int) -> None:
+    """Previous/Next (go) or Reveal, with the presenter key; a problem is said on the next look."""
+    try:
+        (store.go_to if action == "go" else store.reveal)(code, KEY, step)
+    except StoreError as err:
+        st.session_state["notes_problem"] = err
+
+
+def clock(seconds: float) -> str:
+    minutes, rest = divmod(max(0, int(seconds)), 60)
+    return f"{minutes}:{rest:02d}"
+
+
+def planned(minutes: float | None) -> str:
+    return f" of {minutes:g} min planned" if minutes else ""
 
 
 @st.fragment(run_every=1.0)
 def notes() -> None:
     """The room's step now (rerun every second, alone: the rest of the page is not redone)."""
     with ui.guard("The presenter notes"):
-        where = rooms.where(code)
-        if where is None:
-            st.info(f"Room {code}: waiting for the projector. On the Lecture page, click \"Open … on the projector\"; "
-                    "these notes then follow its steps. (The projector's tab must be served by this same server "
-                    "process: on the class server, open both from the same browser.)", icon=":material/hourglass:")
+        problem = st.session_state.pop("notes_problem", None)
+        if problem is not None:
+            store_message(problem)
+        try:
+            state: RoomState | None = store.room(code)
+            if state is None:
+                st.warning(f"Room {code} has ended (or expired).", icon=":material/logout:")
+                return
+            plan = plans.plan_by_id(state.plan_id)
+            number, n = state.step, len(plan.steps)
+            step = plan.step(number)
+            count = store.answer_count(code, number) if step.answer else 0
+        except AttnvizError as err:
+            store_message(err)
             return
-        plan_id, number, updated = where
-        plan = plans.plan_by_id(plan_id)
-        step, n = plan.step(number), len(plan.steps)
-        st.caption(f"Room {code} · {plan.title} · the projector has shown this step for "
-                   f"{max(0, int(time.time() - updated)) // 60} min")
+        revealed = number in state.revealed
+        now = time.time()
+        total = sum(s.minutes or 0 for s in plan.steps)
+        st.caption(f"Room {code} · {plan.title} · on this step {clock(now - state.step_started)}"
+                   f"{planned(step.minutes)} · in all {clock(now - state.started)}{planned(total)}")
         st.header(f"Step {number} of {n}: {step.title}")
+        buttons = st.columns(3)
+        buttons[0].button("Previous", icon=":material/arrow_back:", key="notes_prev", on_click=move,
+                          args=("go", number - 1), disabled=number <= 1, width="stretch")
+        buttons[1].button("Next", icon=":material/arrow_forward:", key="notes_next", on_click=move,
+                          args=("go", number + 1), disabled=number >= n, width="stretch", type="primary")
+        buttons[2].button("Revealed" if revealed else "Reveal", icon=":material/visibility:", key="notes_reveal",
+                          on_click=move, args=("reveal", number), width="stretch",
+                          disabled=revealed or not (step.predict_first or step.answer))
         if step.question:
             (st.warning if step.predict_first else st.info)(
-                ("**Predict first**, then Reveal on the projector: " if step.predict_first else "**Ask:** ")
-                + step.question, icon=":material/help:")
+                ("**Predict first:** " if step.predict_first else "**Ask:** ") + step.question, icon=":material/help:")
+        facts = []
+        if step.predict_first or step.answer:
+            facts.append("**revealed**" if revealed else "**not revealed yet**")
+        if step.answer:
+            facts.append(f"**{count}** answer{'s' if count != 1 else ''} ({step.answer.kind})")
+        if step.expected:
+            facts.append(f"expected answer: **{step.expected}**")
+        if facts:
+            st.markdown(" · ".join(facts))
         with st.container(key="notes_text"):
             st.markdown(step.notes or "_No notes for this step._")
         st.divider()
         st.markdown(f"**Next:** {number + 1}. {plan.step(number + 1).title}" if number < n else "**Last step.**")
 
 
-st.html("<style>.st-key-notes_text p, .st-key-notes_text li { font-size: 1.35rem; line-height: 1.55; }</style>")
 notes()

@@ -19,7 +19,7 @@ def app_menu() -> list[tuple[str, str, str]]:
     return [(m[1], "" if "default=True" in m[0] else m[3] or m[2], m[4]) for m in re.finditer(pattern, text)]
 
 
-LECTURE_PAGES = ("lecture", "lecture_notes")  # the lecturer's tools: no lesson, no figures of their own
+LECTURE_PAGES = ("lecture", "lecture_notes", "follow")  # the lecturer's tools: no lesson, no figures of their own
 
 
 def lesson_menu() -> list[tuple[str, str, str]]:

@@ -59,7 +59,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         tell(view, presenting)
     if waits_for_text:
         require_text(view, waits_for_text)
-    predict_first_gate(lecture)  # a predict-first step not yet revealed stops here, before the page's figures
+    predict_first_gate(lecture, view)  # a predict-first step not yet revealed stops here, before the page's figures
     return view
 
 

@@ -54,3 +54,99 @@ def parse_answer(where: str, raw: object) -> AnswerSpec | None:
     if not isinstance(query, str) or (query and kind != "token"):
         raise AttnvizError(f"{where}: answer.query is a token's text, for kind = \"token\" only.")
     return AnswerSpec(kind, tuple(o.strip() for o in options), query.strip())
+
+
+# ---- how a student's answer is checked, and how the class's answers are tallied --------------------------------
+#
+# Values are kept in the store as text: token -> the key token's position ("3"), choice -> the option's text,
+# number -> the number as Python writes it ("0.25").
+
+MAX_NUMBER = 1e9  # a weight, a variance or a count: anything bigger is a typo
+
+
+def check_answer(spec: AnswerSpec, raw: object, tokens: tuple[str, ...] = ()) -> str:
+    """A student's answer as the store keeps it, or an AttnvizError saying what is allowed. tokens: the key tokens a
+    token answer picks from (the step's sentence, as the model reads it)."""
+    text = str(raw if raw is not None else "").strip()
+    if spec.kind == "token":
+        if not text.isdigit() or not 0 <= int(text) < len(tokens):
+            raise AttnvizError(f"Pick one of the sentence's {len(tokens)} tokens (positions 0 to {len(tokens) - 1}).")
+        return str(int(text))
+    if spec.kind == "choice":
+        if text not in spec.options:
+            raise AttnvizError("Pick one of the options: " + ", ".join(spec.options) + ".")
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        raise AttnvizError(f"'{text[:30]}' is not a number: type one such as 0.25 or 12.") from None
+    if not abs(number) <= MAX_NUMBER:  # also refuses nan and inf
+        raise AttnvizError(f"Give a number between -{MAX_NUMBER:g} and {MAX_NUMBER:g}.")
+    return repr(number)
+
+
+def shown_answer(spec: AnswerSpec, value: str, tokens: tuple[str, ...] = ()) -> str:
+    """A kept answer as a student reads it back ("'animal' (token 6)", "layer 3", "0.25")."""
+    if spec.kind == "token":
+        position = int(value) if value.isdigit() else -1
+        return f"'{tokens[position]}' (token {position})" if 0 <= position < len(tokens) else f"token {value}"
+    if spec.kind == "number":
+        return f"{float(value):g}"
+    return value
+
+
+def token_counts(values: list[str], n_tokens: int) -> list[int]:
+    """How many students picked each key token (position 0 .. n_tokens-1); answers outside the sentence (kept for
+    another sentence) are not counted."""
+    counts = [0] * n_tokens
+    for value in values:
+        if value.isdigit() and int(value) < n_tokens:
+            counts[int(value)] += 1
+    return counts
+
+
+def choice_counts(spec: AnswerSpec, values: list[str]) -> list[int]:
+    """How many students picked each option, in the plan's order."""
+    return [sum(v == option for v in values) for option in spec.options]
+
+
+def numbers(values: list[str]) -> list[float]:
+    """The class's numbers (a value that is not one, kept by an older plan, is left out)."""
+    out = []
+    for value in values:
+        try:
+            out.append(float(value))
+        except ValueError:
+            continue
+    return out
+
+
+def bare(token: str) -> str:
+    """A token as a person types it: without the tokenizers' word marks (Ġ, ▁, ##) and case."""
+    return token.replace("Ġ", "").replace("▁", "").replace("##", "").strip().lower()
+
+
+def query_position(spec: AnswerSpec, tokens: tuple[str, ...], selected: int | None) -> int:
+    """The query token whose row a token question asks about: the plan's `query` (its first occurrence), else the
+    page's selected query, else the last token. AttnvizError when the plan's query is not in the sentence."""
+    if spec.query:
+        for position, token in enumerate(tokens):
+            if bare(token) == bare(spec.query):
+                return position
+        raise AttnvizError(f"The plan's query token '{spec.query}' is not in this sentence's tokens.")
+    if selected is not None and 0 <= selected < len(tokens):
+        return selected
+    return len(tokens) - 1
+
+
+def right_number(expected: str) -> float | None:
+    """The plan's expected answer as a number, when it is one."""
+    try:
+        return float(expected)
+    except ValueError:
+        return None
+
+
+def right_choice(spec: AnswerSpec, expected: str) -> str | None:
+    """The plan's expected answer when it is one of the options."""
+    return expected.strip() if expected.strip() in spec.options else None

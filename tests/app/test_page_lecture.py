@@ -1,6 +1,7 @@
-"""Lecture mode in AppTest: the lecture page steps through a plan; a step's link opens its page with the step's
-settings in the widgets, the lecture bar and the room told; a predict-first step hides the figures until Reveal;
-every step of the default plan opens its page with its settings applied."""
+"""Lecture mode in AppTest: the lecture page steps through a plan and starts a room; a step's link opens its page with
+the step's settings in the widgets and the lecture bar, and with the presenter key moves the room; a predict-first
+step hides the figures until Reveal; every step of the default plan opens its page with its settings applied.
+(Following, answers, the notes and wrong keys: test_page_follow.py.)"""
 
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -10,8 +11,7 @@ from apptest_helpers import app_menu, assert_healthy, chart_specs, page_text, ru
 
 from attnviz.lecture import load_plan, step_query
 from attnviz.paths import LECTURES
-from ui.lecture import plans
-from ui.lecture import room as rooms
+from ui.lecture.store import lecture_store
 
 THREE_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
 DEFAULT_PLAN = LECTURES / "attention.toml"
@@ -22,10 +22,9 @@ PLAN_ID = "utest3steps"
 
 @pytest.fixture
 def three_steps():
-    """The small plan, as if uploaded to this process (AppTest runs the app in the test's process)."""
-    plans.UPLOADED[PLAN_ID] = THREE_STEPS.read_bytes()
-    yield load_plan(THREE_STEPS, {path: "" for path in FILES})
-    plans.UPLOADED.pop(PLAN_ID, None)
+    """The small plan, as if uploaded to this process's store (AppTest runs the app in the test's process)."""
+    lecture_store().put_plan(PLAN_ID, THREE_STEPS.read_bytes())
+    return load_plan(THREE_STEPS, {path: "" for path in FILES})
 
 
 def url_spelling(value) -> list[str]:
@@ -42,13 +41,19 @@ def test_the_lecture_page_steps_through_a_plan(three_steps):
     assert not at.error, [e.value for e in at.error]
     assert [h.value for h in at.header] == ["Three steps"]
     assert "Step 1 of 3: Masks: the causal pattern" in page_text(at)
-    code = at.session_state["lecture_room"]
+    assert not at.get("link_button")  # no room yet: nothing to open
+    at.button(key="lecture_start").click().run()
+    code, key = at.session_state["lecture_rooms"][PLAN_ID]
+    assert lecture_store().room(code).plan_id == PLAN_ID and lecture_store().is_presenter(code, key)
     at.button(key="lecture_next").click().run()
     text = page_text(at)
     assert "Step 2 of 3: Scaling: a wide head" in text
     assert "Predict first" in text and "How spread out are the dot products at d_k = 256?" in text
     link = next(b for b in at.get("link_button") if "projector" in b.proto.label).proto.url
-    assert link == f"./scaling_lab?scale_dk=256&present=1&lecture={PLAN_ID}&step=2&room={code}"
+    assert link == f"./scaling_lab?scale_dk=256&present=1&lecture={PLAN_ID}&step=2&room={code}&key={key}"
+    notes = next(b for b in at.get("link_button") if "notes" in b.proto.label).proto.url
+    assert notes == f"./lecture_notes?room={code}&key={key}"
+    assert f"/follow?room={code}" in page_text(at) and key not in page_text(at)  # the class's link: no key
     at.button(key="lecture_next").click().run()
     assert "Step 3 of 3: One head, from input to output" in page_text(at)
     assert at.button(key="lecture_next").disabled
@@ -62,13 +67,14 @@ def test_an_unknown_plan_in_the_link_gets_a_message(three_steps):
     assert any('no lecture plan "nosuchplan"' in e.value for e in at.error), [e.value for e in at.error]
 
 
-def open_step(plan, number: int, room: str = "T3ST"):
+def open_step(plan, number: int, room: str | None = None, key: str | None = None):
     step = plan.step(number)
-    return run_app(dict(step_query(step, lecture=PLAN_ID, number=number, room=room)), page=FILES[step.page])
+    return run_app(dict(step_query(step, lecture=PLAN_ID, number=number, room=room, key=key)), page=FILES[step.page])
 
 
 def test_a_step_opens_its_page_in_its_state_with_the_lecture_bar(three_steps):
-    at = open_step(three_steps, 3)
+    code, key = lecture_store().create_room(PLAN_ID)
+    at = open_step(three_steps, 3, code, key)
     assert_healthy(at)
     assert at.text_area(key="text").value == "A dog ran home."
     assert at.session_state["model"] == "toy" and at.session_state["sbs_head"] == 1
@@ -77,20 +83,26 @@ def test_a_step_opens_its_page_in_its_state_with_the_lecture_bar(three_steps):
     prev = urlsplit(bar.split('class="attnviz-lecture-prev" href="')[1].split('"')[0].replace("&amp;", "&"))
     assert prev.path == "./scaling_lab" and ("step", "2") in parse_qsl(prev.query)
     assert 'class="attnviz-lecture-next"' not in bar  # the last step: no Next link
-    assert rooms.where("T3ST")[:2] == (PLAN_ID, 3)  # the presenter-notes view follows this
+    assert f"key={key}" in prev.query  # the projector's links keep its key
+    assert lecture_store().room(code).step == 3  # the projector's link moved the room: followers and notes follow
 
 
 def test_a_predict_first_step_hides_the_figures_until_revealed(three_steps):
-    at = open_step(three_steps, 2, room="RVL2")
+    code, key = lecture_store().create_room(PLAN_ID)
+    at = open_step(three_steps, 2, code, key)
     assert_healthy(at)
     assert not chart_specs(at), "figures drawn before the reveal"
     assert "How spread out are the dot products at d_k = 256?" in page_text(at)
     at.button(key="lecture_reveal").click().run()
     assert_healthy(at)
     assert chart_specs(at) and at.session_state["scale_dk"] == 256
-    assert rooms.is_revealed("RVL2", PLAN_ID, 2)
-    again = open_step(three_steps, 2, room="RVL2")  # back to this step later (a new page load): still revealed
+    assert lecture_store().room(code).revealed == {2}
+    again = open_step(three_steps, 2, code, key)  # back to this step later (a new page load): still revealed
     assert chart_specs(again)
+    alone = open_step(three_steps, 2)  # a lecture link without a room: its own Reveal, in this session
+    assert not chart_specs(alone)
+    alone.button(key="lecture_reveal").click().run()
+    assert chart_specs(alone)
 
 
 def test_a_bad_lecture_link_on_a_page_gets_a_message_and_the_page_draws(three_steps):

@@ -1,27 +1,41 @@
-"""What a page shows while it is a step of a lecture: its link carries lecture=<plan>&step=<k>&room=<code>
-(the Lecture page's "Open on the projector" makes it).
+"""What a page shows while it is a step of a lecture: its link carries lecture=<plan>&step=<k>, and in a room
+room=<code> (the Lecture page's "Open on the projector" makes it), plus key=<presenter key> on the lecturer's own
+links.
 
-- The lecture bar, above the page's title: step k of N and its title, Previous and Next, and a popover with the
-  QR code of the view for the students.
-- Previous and Next are plain links to the neighbouring step's full link: the browser opens it as a student's
-  browser would open a shared link, so every setting of the step comes from its URL (a page switch inside a
-  session keeps the values its widgets already hold, and st.switch_page refuses a parameter bound to a widget).
-  The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links.
-- Predict first: a step with predict_first = true shows its question and a Reveal button instead of the page's
-  figures until the lecturer reveals them (kept per room and step: back to a revealed step, it stays revealed).
+Who is looking, from the link alone:
+- the projector (room and its presenter key): the lecture bar with Previous and Next, the Students popover (the
+  room's follow link and this view, as QR codes), and it moves the room: opening step k with the key takes the
+  room to step k, so the keys and a clicker move every follower;
+- a follower (room, no key; /follow sends a student there): "Step k of N" and the title, "Explore this view", and
+  the step's answer box before Reveal; nothing it does changes the room;
+- a plain lecture link (no room): today's bar and a Reveal kept in this session.
+Both the projector and a follower poll the room (follow.poll_room): when the room is at another step they open
+it, and a Reveal draws the page again.
+
+Previous and Next are plain links to the neighbouring step's full link: the browser opens it as a student's
+browser would open a shared link, so every setting of the step comes from its URL (a page switch inside a
+session keeps the values its widgets already hold, and st.switch_page refuses a parameter bound to a widget).
+The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links.
+
+Predict first: a step with predict_first = true shows its question instead of the page's figures until it is
+revealed (kept in the room: back to a revealed step, it stays revealed; every follower's figures too).
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture import Plan, Step, qr_png, step_link, student_link
-from ui.lecture import room as rooms
+from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
+from attnviz.lecture.store import RoomState, StoreError
+from attnviz.lecture.store.base import clean_code
+from ui.lecture.addresses import class_base, loopback_warning, short_view_link
 from ui.lecture.plans import plan_by_id
+from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
 
 REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
@@ -29,24 +43,37 @@ REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) p
 
 @dataclass(frozen=True)
 class LectureStep:
-    """The step of a lecture this page is showing."""
+    """The step of a lecture this page is showing, and who shows it."""
 
     plan_id: str
     plan: Plan
     number: int  # 1-based
-    room: str  # "" when the link carries none
+    room: str = ""  # "" when the link carries none (or an unknown one)
+    key: str = ""  # the room's presenter key when the link carries the right one: this is the projector
+    state: RoomState | None = None  # the room as this run read it
 
     @property
     def step(self) -> Step:
         return self.plan.step(self.number)
 
+    @property
+    def presenter(self) -> bool:
+        return bool(self.room and self.key)
+
+    @property
+    def follower(self) -> bool:
+        return bool(self.room and not self.key)
+
     def link(self, number: int) -> str:
-        """The projector's link to step `number` of the same lecture, in the same room."""
-        return step_link(self.plan.step(number), lecture=self.plan_id, number=number, room=self.room or None)
+        """This page's kind of link to step `number` of the same lecture: the projector's (present=1, its key) for
+        the projector and a plain lecture link, a follower's (neither) for a follower."""
+        return step_link(self.plan.step(number), lecture=self.plan_id, number=number, room=self.room or None,
+                         key=self.key or None, present=not self.follower)
 
 
 def lecture_in_link() -> LectureStep | None:
-    """The lecture step the page's link names, or None. A plan that cannot be found or read is said, not raised."""
+    """The lecture step the page's link names, or None. A plan that cannot be found or read, a room that is not
+    there and a wrong key are said, not raised; a wrong key changes nothing."""
     plan_id = str(st.query_params.get("lecture") or "").strip()
     if not plan_id:
         return None
@@ -61,27 +88,109 @@ def lecture_in_link() -> LectureStep | None:
         st.warning(f'Lecture: there is no step "{raw}" in "{plan.title}" (steps 1 to {len(plan.steps)}); showing step '
                    "1's controls.", icon=":material/co_present:")
         number = 1
-    return LectureStep(plan_id, plan, number, rooms.clean_code(st.query_params.get("room")))
+    at = LectureStep(plan_id, plan, number)
+    if st.query_params.get("room") is None:
+        return at
+    try:
+        return in_room(at, str(st.query_params.get("room")), st.query_params.get("key"))
+    except StoreError as err:
+        store_message(err)
+        return at
+
+
+def in_room(at: LectureStep, code: str, key: str | None) -> LectureStep:
+    """The step in its room (StoreError for a malformed code or a store that cannot be reached). The projector's
+    link (the right key) takes the room to its step; a wrong key is said, and the page follows the room."""
+    store = lecture_store()
+    code = clean_code(code)
+    state = store.room(code)
+    if state is None:
+        st.warning(f"Lecture: there is no room {code} (a room is forgotten hours after its lecture, or when the server "
+                   "restarts): this page shows the step on its own.", icon=":material/co_present:")
+        return at
+    if state.plan_id != at.plan_id:
+        st.warning(f"Lecture: room {code} runs another plan than this link's: this page shows the step on its own.",
+                   icon=":material/co_present:")
+        return at
+    at = replace(at, room=code, state=state)
+    if key is None:
+        return at
+    if not store.is_presenter(code, key):
+        st.error(f"This link's presenter key is not room {code}'s: only the lecturer's link moves the room, reveals a "
+                 "step or reads the answers before Reveal. Nothing was changed; this page follows the room.",
+                 icon=":material/key_off:")
+        return at
+    if state.step != at.number:  # the projector opened another step (a key, a clicker): the room goes there
+        state = store.go_to(code, key, at.number)
+    return replace(at, key=key, state=state)
 
 
 def draw_bar() -> LectureStep | None:
-    """The lecture bar when the page is a step of a lecture (returns that step), else nothing (None)."""
+    """The lecture bar when the page is a step of a lecture (returns that step), else nothing (None); a student who
+    broke away from following gets the way back."""
+    from ui.lecture.follow import explore_link, poll_room
+
     at = lecture_in_link()
     if at is None:
+        back_to_following()
         return None
-    if at.room:
-        rooms.show_step(at.room, at.plan_id, at.number)  # the presenter-notes view follows this
     n = len(at.plan.steps)
+    if at.follower:
+        left, right = st.columns([5, 1.6], vertical_alignment="center")
+        left.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
+                  f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span></div>")
+        right.link_button("Explore this view", explore_link(at, query_pairs()), icon=":material/explore:",
+                          width="stretch", help="Leave the lecture to change this view yourself; one click brings "
+                                                "you back to following.")
+        poll_room(at)
+        return at
     left, right = st.columns([5, 1.35], vertical_alignment="center")
     left.html(bar_html(at, n) + KEYS_JS, unsafe_allow_javascript=True)
     with right.popover("Students", icon=":material/qr_code_2:", width="stretch"):
-        link = student_link(st.context.url or "", query_pairs())
-        st.caption("This view for the students: the same page and settings, without presentation mode and the "
-                   "lecture bar.")
-        with st.container(key="lecture_qr"):
-            st.image(students_qr(link), width=340, output_format="PNG")  # JPEG would blur the modules
-        st.caption(link)
+        students_popover(at)
+    if at.presenter:
+        poll_room(at)
     return at
+
+
+def students_popover(at: LectureStep) -> None:
+    """The room's follow link (one per lecture) and this view, each as a QR code, at the address the class can
+    reach; a loopback address is said."""
+    base = class_base(at.step.page)
+    loopback_warning(base)
+    if at.room:
+        follow = follow_link(base, at.room)
+        st.markdown(f"**Follow the lecture** (room {at.room}): every student's screen moves with the projector and "
+                    "they answer its questions.")
+        with st.container(key="lecture_follow_qr"):
+            st.image(students_qr(follow), width=300, output_format="PNG")  # JPEG would blur the modules
+        st.caption(follow)
+    view_query = urlencode([(k, v) for k, v in query_pairs() if k not in LECTURE_KEYS])
+    link = short_view_link(f"{base}/{at.step.page}" if at.step.page else f"{base}/", view_query)
+    st.markdown("**This view**: the same page and settings, to explore alone (no lecture bar).")
+    with st.container(key="lecture_qr"):
+        st.image(students_qr(link), width=220 if at.room else 340, output_format="PNG")
+    st.caption(link)
+    if at.presenter:
+        with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
+            st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
+                       "own phone, not on the projector's screen.")
+            st.code(notes_link(base, at.room, at.key), language=None, wrap_lines=True)
+
+
+def back_to_following() -> None:
+    """A page opened from "Explore this view" (room=<code>, no lecture): one click to follow again."""
+    raw = st.query_params.get("room")
+    if raw is None:
+        return
+    try:
+        code = clean_code(raw)
+    except StoreError:
+        return
+    with st.container(key="lecture_explore", horizontal=True, vertical_alignment="center"):
+        st.caption(f"Exploring on your own, away from lecture room {code}.")
+        st.link_button("Back to following", f"./follow?{urlencode([('room', code)])}", icon=":material/groups:",
+                       type="primary")
 
 
 @shared(max_entries=64)
@@ -111,26 +220,53 @@ def query_pairs() -> list[tuple[str, str]]:
 
 
 def is_revealed(at: LectureStep) -> bool:
-    mine = (at.plan_id, at.number) in st.session_state.get(REVEALED, set())
-    return mine or (bool(at.room) and rooms.is_revealed(at.room, at.plan_id, at.number))
+    if at.state is not None:
+        return at.number in at.state.revealed
+    return (at.plan_id, at.number) in st.session_state.get(REVEALED, set())
 
 
 def reveal(at: LectureStep) -> None:
+    """The Reveal button: the room's step (with the presenter key), or this session's for a link without a room."""
+    if at.presenter:
+        try:
+            lecture_store().reveal(at.room, at.key, at.number)
+        except StoreError as err:
+            st.session_state["_attnviz_reveal_problem"] = str(err)
+        return
     st.session_state.setdefault(REVEALED, set()).add((at.plan_id, at.number))
-    if at.room:
-        rooms.reveal(at.room, at.plan_id, at.number)
 
 
-def predict_first_gate(at: LectureStep | None) -> None:
-    """On a predict-first step not yet revealed: the question, big, and a Reveal button; the page stops here, before
-    its figures."""
-    if at is None or not at.step.predict_first or is_revealed(at):
+def predict_first_gate(at: LectureStep | None, view) -> None:
+    """What a step asks of the class, above the page's figures: a follower's answer box before Reveal, the class's
+    answers beside the model's after it; on a predict-first step not yet revealed, the question and (for the
+    lecturer) a Reveal button, and the page stops here, before its figures."""
+    from ui.lecture import answers
+
+    if at is None or not (at.step.predict_first or at.step.answer):
+        return
+    revealed = is_revealed(at)
+    problem = st.session_state.pop("_attnviz_reveal_problem", None)
+    if problem:
+        st.warning(problem, icon=":material/block:")
+    if revealed:
+        answers.show_note()  # an answer sent as the step was revealed: refused, and said
+        if at.room and at.step.answer:
+            answers.class_panel(at, view, at.key)
         return
     with st.container(key="lecture_question", border=True):
-        st.markdown("**Predict first.** " + at.step.question.replace("\n", " "))
-        st.button("Reveal", key="lecture_reveal", type="primary", icon=":material/visibility:", on_click=reveal,
-                  args=(at,), help="Show the page's figures (the keys ← → still change the step).")
-    st.stop()
+        st.markdown(("**Predict first.** " if at.step.predict_first else "**Question.** ")
+                    + at.step.question.replace("\n", " "))
+        if at.follower:
+            if at.step.answer:
+                answers.answer_box(at, view)
+            st.caption("The figures appear here when the lecturer reveals them." if at.step.predict_first else
+                       "The class's answers appear when the lecturer reveals them.")
+        else:
+            st.button("Reveal", key="lecture_reveal", type="primary", icon=":material/visibility:", on_click=reveal,
+                      args=(at,), help="Show the page's figures (the keys ← → still change the step)."
+                      if at.step.predict_first else "Close the answers and show the class's beside the model's.")
+    if at.step.predict_first:
+        st.stop()
 
 
 BAR_CSS = """<style>
@@ -141,7 +277,8 @@ BAR_CSS = """<style>
 .attnviz-lecture-none { opacity: 0.35; }
 .attnviz-lecture-where { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
-.st-key-lecture_qr img { image-rendering: pixelated; }
+.st-key-lecture_answer p { font-size: 1.1rem; }
+.st-key-lecture_qr img, .st-key-lecture_follow_qr img { image-rendering: pixelated; max-width: 100%; }
 </style>"""
 
 # ←/→ and PageUp/PageDown (a presenter's clicker) follow the bar's links. Installed once per browser page (a step

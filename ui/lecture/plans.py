@@ -1,23 +1,20 @@
 """The lecture plans this server offers: the files in attnviz/assets/lectures/ (attention.toml is the default), and plans
-uploaded on the Lecture page, kept in this process's memory under an id made from their content."""
+uploaded on the Lecture page, kept in the lecture store (every process of a class server sees them) under an id
+made from their content."""
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import Plan, load_plan, parse_plan
 from attnviz.paths import LECTURES
+from ui.lecture.store import lecture_store
 from ui.memo import shared
 from ui.menu import page_titles
 
 FOLDER = LECTURES
 DEFAULT = "attention"
-MAX_UPLOADED = 32  # uploads kept per process; the oldest goes first
-UPLOADED: OrderedDict[str, bytes] = OrderedDict()
-LOCK = threading.Lock()
 
 
 def shipped_ids() -> list[str]:
@@ -27,19 +24,18 @@ def shipped_ids() -> list[str]:
 
 
 def plan_by_id(plan_id: str) -> Plan:
-    """The plan with this id (a shipped file's name, or an upload's id), checked against this app's pages."""
+    """The plan with this id (a shipped file's name, or an upload's id), checked against this app's pages.
+    AttnvizError (StoreUnavailable included) with what went wrong."""
     if plan_id in shipped_ids():
         try:
             data = (FOLDER / f"{plan_id}.toml").read_bytes()
         except OSError:
             return load_plan(FOLDER / f"{plan_id}.toml", page_titles())  # says what went wrong
     else:
-        with LOCK:
-            data = UPLOADED.get(plan_id)
+        data = lecture_store().plan(plan_id)
     if data is None:
-        raise AttnvizError(f'This server process has no lecture plan "{plan_id}". An uploaded plan lives in the '
-                           "memory of the server process it was uploaded to, until that process restarts: upload "
-                           "it again on the Lecture page.")
+        raise AttnvizError(f'This server has no lecture plan "{plan_id}" (an uploaded plan is forgotten after a '
+                           "while, or when the server restarts): upload it again on the Lecture page.")
     return checked_plan(data, tuple(page_titles().items()))
 
 
@@ -51,13 +47,13 @@ def checked_plan(data: bytes, pages: tuple[tuple[str, str], ...]) -> Plan:
     return parse_plan(data, dict(pages))
 
 
+def upload_id(data: bytes) -> str:
+    return "u" + hashlib.sha256(data).hexdigest()[:10]
+
+
 def add_upload(data: bytes) -> str:
-    """Check an uploaded plan (AttnvizError with the problem) and keep it; its id for links ('u' + its hash)."""
+    """Check an uploaded plan (AttnvizError with the problem) and keep it in the store; its id for links."""
     checked_plan(data, tuple(page_titles().items()))
-    plan_id = "u" + hashlib.sha256(data).hexdigest()[:10]
-    with LOCK:
-        UPLOADED[plan_id] = data
-        UPLOADED.move_to_end(plan_id)
-        while len(UPLOADED) > MAX_UPLOADED:
-            UPLOADED.popitem(last=False)
+    plan_id = upload_id(data)
+    lecture_store().put_plan(plan_id, data)
     return plan_id

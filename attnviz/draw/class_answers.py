@@ -1,0 +1,40 @@
+"""The class's answers to a lecture question beside the right answer: a bar per option (choice) or a histogram
+(number), the right answer marked. The counts come from the store's answers (attnviz.lecture.answer_kinds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+CLASS = "#2e86ab"
+RIGHT = "#2a9d4b"
+BINS = 12
+
+
+def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str) -> go.Figure:
+    """One bar per option with its count; the right option green and named (right_from: where it comes from)."""
+    colours = [RIGHT if option == right else CLASS for option in options]
+    fig = go.Figure(go.Bar(x=list(options), y=counts, marker_color=colours, text=counts, textposition="outside",
+                           hovertemplate="%{x}: %{y} students<extra></extra>"))
+    title = f"The class's answers ({sum(counts)})" + (f": green is the right answer ({right_from})" if right else "")
+    fig.update_layout(title=title, yaxis_title="students", height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20},
+                      showlegend=False)
+    return fig
+
+
+def number_figure(values: list[float], right: float | None, right_from: str) -> go.Figure:
+    """A histogram of the class's numbers; the right number as a green line (right_from: where it comes from)."""
+    data = np.asarray(values, dtype=float)
+    points = np.append(data, right) if right is not None else data
+    low, high = (float(points.min()), float(points.max())) if points.size else (0.0, 1.0)
+    if high == low:
+        low, high = low - 0.5, high + 0.5
+    size = (high - low) / BINS
+    fig = go.Figure(go.Histogram(x=data, xbins={"start": low - size / 2, "end": high + size, "size": size},
+                                 marker_color=CLASS, hovertemplate="%{x}: %{y} students<extra></extra>"))
+    if right is not None:
+        fig.add_vline(x=right, line_color=RIGHT, line_width=3,
+                      annotation_text=f"right answer {right:g} ({right_from})", annotation_position="top")
+    fig.update_layout(title=f"The class's answers ({data.size})", xaxis_title="answer", yaxis_title="students",
+                      height=320, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
+    return fig

@@ -1,0 +1,176 @@
+"""A class that takes part, in AppTest (each AppTest run is one browser session): /follow opens the room's step as a
+follower; the gate hides a follower's figures until the room's Reveal; answers (token, choice, number) are kept one
+per session and step, changeable until Reveal, refused after; at Reveal the class's answers are drawn beside the
+model's truth; the presenter notes move the room with the key, and without it nothing changes."""
+
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pytest
+from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+
+from attnviz.lecture import load_plan, step_query
+from ui.lecture.store import lecture_store
+
+CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
+FILES = {path: file for file, path, _ in app_menu()}
+PLAN_ID = "utestclass"
+
+
+@pytest.fixture
+def room():
+    """The participatory plan in this process's store, and a new room for it -> (plan, code, presenter key)."""
+    store = lecture_store()
+    store.put_plan(PLAN_ID, CLASS_STEPS.read_bytes())
+    code, key = store.create_room(PLAN_ID)
+    return load_plan(CLASS_STEPS, {path: "" for path in FILES}), code, key
+
+
+def open_step(plan, number: int, code: str, key: str | None = None, **more):
+    """Step `number`'s page as the projector (with the key) or a follower (without) opens it."""
+    step = plan.step(number)
+    query = dict(step_query(step, lecture=PLAN_ID, number=number, room=code, key=key, present=key is not None))
+    return run_app({**query, **more}, page=FILES[step.page])
+
+
+def navigation_to(at) -> str | None:
+    """The link a page's script sends this tab to (ui/lecture/follow.navigate), or None."""
+    for element in at.get("html"):
+        body = element.proto.body
+        if "location.assign(new URL(" in body:
+            return body.split('new URL("', 1)[1].split('"', 1)[0]
+    return None
+
+
+def test_the_follow_link_opens_the_rooms_step_as_a_follower(room):
+    plan, code, key = room
+    at = run_app({"room": code.lower()}, page="app_pages/follow.py")
+    assert_healthy(at)
+    assert f"room {code} · Step 1 of 3: Where does 'ran' look?" in page_text(at)
+    link = urlsplit(navigation_to(at))
+    assert link.path == "./step_by_step"
+    query = dict(parse_qsl(link.query))
+    assert query == {"model": "toy", "text": "A dog ran home.", "sbs_head": "1", "lecture": PLAN_ID, "step": "1",
+                     "room": code}  # a follower: no key, no presentation mode
+    lecture_store().go_to(code, key, 3)
+    again = run_app({"room": code}, page="app_pages/follow.py")
+    assert "./scaling_lab?" in navigation_to(again)
+
+
+@pytest.mark.parametrize("query, message", [({"room": "<b>x"}, "is not a room code"),
+                                            ({"room": "ZZZZZ"}, "There is no lecture room ZZZZZ")])
+def test_a_bad_or_unknown_room_gets_a_message(query, message):
+    at = run_app(query, page="app_pages/follow.py")
+    assert not at.exception and message in page_text(at), page_text(at)
+    assert navigation_to(at) is None
+
+
+def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model_at_reveal(room):
+    plan, code, key = room
+    store = lecture_store()
+    follower = open_step(plan, 1, code)
+    assert_healthy(follower)
+    assert not chart_specs(follower), "a follower's figures before the room's Reveal"
+    text = page_text(follower)
+    assert "Which key token does 'ran' weigh most?" in text and "**'ran'** (token 3)" in text
+    assert "Previous" not in text and not follower.button  # a follower cannot move or reveal anything
+    pills = follower.get("button_group")[0]
+    pills.set_value(2).run()  # 'dog'
+    assert store.answer_count(code, 1) == 1 and "Your answer is in: 'dog' (token 2)" in page_text(follower)
+    follower.get("button_group")[0].set_value(4).run()  # changed: 'home', still one answer
+    assert store.answer_count(code, 1) == 1
+    others = [open_step(plan, 1, code) for _ in range(2)]
+    others[0].get("button_group")[0].set_value(2).run()
+    others[1].get("button_group")[0].set_value(1).run()
+    assert store.answer_count(code, 1) == 3
+    assert sorted(a.value for a in store.answers(code, 1, key)) == ["1", "2", "4"]
+
+    projector = open_step(plan, 1, code, key)
+    assert not chart_specs(projector) and "3** answers so far" in page_text(projector)
+    projector.button(key="lecture_reveal").click().run()
+    assert_healthy(projector)
+    values, rows, cols = drawn_heatmap(projector, "lecture_class_row")
+    assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
+    assert rows == ["class: share of 3", "model: layer 0, mean of heads 0, 1"]
+    np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
+    import attnviz
+
+    truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, :, 3, :].mean(0).numpy()
+    np.testing.assert_allclose(values[1], truth, atol=1e-3)  # the model's own row for 'ran'
+    assert "'a' 1, 'dog' 1, 'home' 1" in page_text(projector)
+
+    follower.get("button_group")[0].set_value(3).run()  # after Reveal: refused, nothing changed
+    assert "Step 1 is already revealed: answers are closed." in page_text(follower)
+    assert sorted(a.value for a in store.answers(code, 1)) == ["1", "2", "4"]
+    reloaded = open_step(plan, 1, code)
+    assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
+
+
+def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(room):
+    plan, code, key = room
+    store = lecture_store()
+    store.go_to(code, key, 2)
+    for choice in ("causal", "causal", "window"):
+        open_step(plan, 2, code).get("button_group")[0].set_value(choice).run()
+    assert store.answer_count(code, 2) == 3
+    store.reveal(code, key, 2)
+    at = open_step(plan, 2, code)
+    bars = chart_specs(at)["lecture_class_choice"]["data"][0]
+    assert bars["x"] == ["none", "causal", "window"]
+    assert bars["y"] == [0, 2, 1]
+    assert "green is the right answer" in chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
+
+    store.go_to(code, key, 3)
+    boxes = [open_step(plan, 3, code) for _ in range(2)]
+    boxes[0].number_input(key=f"lecture_answer_{code}_3").set_value(250.0).run()
+    boxes[1].number_input(key=f"lecture_answer_{code}_3").set_value(256.0).run()
+    assert sorted(float(a.value) for a in store.answers(code, 3, key)) == [250.0, 256.0]
+    assert chart_specs(boxes[0])  # not predict-first: the page's figures are there while the class answers
+    store.reveal(code, key, 3)
+    layout = chart_specs(open_step(plan, 3, code))["lecture_class_number"]["layout"]
+    assert any("right answer 256" in a["text"] for a in layout["annotations"])
+
+
+def test_a_follower_goes_where_the_room_goes(room):
+    plan, code, key = room
+    follower = open_step(plan, 1, code)
+    assert navigation_to(follower) is None
+    lecture_store().go_to(code, key, 2)  # Next on the notes
+    stale = open_step(plan, 1, code)  # a follower's link of the old step, opened now: to the room's step at once
+    assert urlsplit(navigation_to(stale)).path == "./masks_lab"
+
+
+def test_a_wrong_key_changes_nothing(room):
+    plan, code, key = room
+    store = lecture_store()
+    before = store.room(code)
+    at = open_step(plan, 2, code, key="x" * 24)  # a crafted projector link
+    assert not at.exception
+    assert any("presenter key is not room" in e.value for e in at.error)
+    assert store.room(code) == before  # not moved, nothing revealed
+    assert "lecture_reveal" not in [b.key for b in at.button]
+    notes = run_app({"room": code, "key": "y" * 24}, page="app_pages/lecture_notes.py")
+    assert any("presenter key is not room" in e.value for e in notes.error)
+    assert not notes.button and store.room(code) == before
+    bare = run_app({"room": code}, page="app_pages/lecture_notes.py")
+    assert not bare.button and "These notes are the lecturer's" in page_text(bare)
+
+
+def test_the_notes_drive_the_room_with_the_key(room):
+    plan, code, key = room
+    store = lecture_store()
+    at = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")
+    assert_healthy(at)
+    text = page_text(at)
+    assert [h.value for h in at.header] == ["Step 1 of 3: Where does 'ran' look?"]
+    assert "expected answer: **dog**" in text
+    assert "not revealed yet" in text and "**0** answers (token)" in text
+    assert "of 3 min planned" in text and "of 5 min planned" in text and "Let them tap a token." in text
+    open_step(plan, 1, code).get("button_group")[0].set_value(2).run()
+    at.button(key="notes_reveal").click().run()
+    assert store.room(code).revealed == {1} and "**1** answer (token)" in page_text(at)
+    at.button(key="notes_next").click().run()
+    assert store.room(code).step == 2 and [h.value for h in at.header] == ["Step 2 of 3: The causal mask"]
+    at.button(key="notes_prev").click().run()
+    assert store.room(code).step == 1

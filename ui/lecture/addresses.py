@@ -1,0 +1,62 @@
+"""The address the class can reach, for the QR codes and links a lecturer shows: the settings' public URL when
+given, else the address the lecturer's browser shows, unless that is this machine's own (loopback) and Streamlit
+listens on the network (its "Network URL"). A loopback address is said plainly, with how to start the app for a
+class (loopback_warning)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz.lecture import is_loopback, students_base
+from attnviz.lecture.store import StoreError
+from ui.lecture.store import lecture_store
+
+ALL_INTERFACES = ("", "0.0.0.0", "::")
+SHORT_ABOVE = 120  # a longer view link is put in the store and its QR code encodes ?v=<id> (a small, sparse code)
+
+
+def network_url() -> str:
+    """Streamlit's own network address (as `streamlit run` prints it), "" when it listens on loopback only or the
+    machine has no network."""
+    from streamlit import net_util
+
+    address = str(st.get_option("server.address") or "")
+    port = st.get_option("server.port")
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    if address in ALL_INTERFACES:
+        address = net_util.get_internal_ip() or ""
+    url = f"http://{address}:{port}" + (f"/{base}" if base else "") if address else ""
+    return "" if not url or is_loopback(url) else url
+
+
+def public_url() -> str:
+    """The settings' public address of the app ("" when not given)."""
+    return ""
+
+
+def class_base(page: str) -> str:
+    """The app's address for the class, from the page at URL path `page` ("" = the default page)."""
+    return students_base(public_url(), st.context.url or "", network_url(), page)
+
+
+def loopback_warning(base: str, where=st) -> bool:
+    """When `base` is this machine's own address: say so, and how to start the app for a class (True)."""
+    if not is_loopback(base):
+        return False
+    where.warning(f"This address ({base}) is this computer's own: no student's phone can open it. For a class, "
+                  "start the app so that the network reaches it: `streamlit run app.py --server.address 0.0.0.0` "
+                  "(then open it by this computer's network address), or `python deploy/class_server.py`; or set "
+                  "`public_url` in .streamlit/attnviz.toml to the address students use.", icon=":material/wifi_off:")
+    return True
+
+
+def short_view_link(page_url: str, query: str) -> str:
+    """A view's link for a QR code: as is when short, else `page_url?v=<id>` with the query kept in the store (the
+    app opens such a link with the view's settings). The long link when the store cannot keep it."""
+    link = page_url + (f"?{query}" if query else "")
+    if len(link) <= SHORT_ABOVE:
+        return link
+    try:
+        return f"{page_url}?v={lecture_store().shorten(query)}"
+    except StoreError:
+        return link

@@ -1,0 +1,180 @@
+"""A step's question answered by the class: the answer box a follower sees before Reveal (per the step's answer
+kind), and at Reveal the class's answers beside the model's truth.
+
+Answers are anonymous: a browser is a random id (SESSION), kept in a cookie for the browser's session so that a
+follower's next step (a fresh page load) and a reload are the same student, never a name.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from attnviz.errors import AttnvizError
+from attnviz.lecture import answer_kinds as kinds
+from attnviz.lecture.store import StoreError
+from attnviz.lessons.explorer.selection import Selection
+from ui.lecture.store import lecture_store, store_message
+
+SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
+ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
+
+
+def student_session() -> str:
+    """This browser's anonymous id: the cookie's when it has one, else a new one (and the cookie is set)."""
+    mine = st.session_state.get(SESSION)
+    if mine:
+        return mine
+    cookie = str(st.context.cookies.get(SESSION) or "")
+    mine = cookie if ID_PATTERN.fullmatch(cookie) else secrets.token_urlsafe(16)
+    st.session_state[SESSION] = mine
+    if mine != cookie:  # a session cookie (no expiry): gone when the browser closes
+        st.html(f"<script>(window.parent || window).document.cookie = '{SESSION}={mine}; path=/; SameSite=Lax';"
+                "</script>", unsafe_allow_javascript=True)
+    return mine
+
+
+@dataclass(frozen=True)
+class TokenTruth:
+    """A token question's sentence and the model's row for its query."""
+
+    tokens: tuple[str, ...]
+    query: int  # the query token's position
+    row: np.ndarray  # (n_keys,) the model's attention weights of that query, after softmax
+    what: str  # which weights: "layer 2, head 3" or "layer 2, mean of heads 0-11"
+
+
+def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
+    """The from-scratch run for the page's settings: the query's row at the page's layer, for the selected head
+    (the page's selection, else its one chosen head), else the mean of the chosen heads. AttnvizError when the text
+    cannot be run."""
+    if view.text_problem:
+        raise AttnvizError(view.text_problem)
+    res = view.run()
+    tokens = tuple(res.tokens)
+    selection = view.selection if isinstance(view.selection, Selection) else None  # the explorer's selected cell
+    query = kinds.query_position(spec, tokens, None if selection is None else selection.query)
+    heads = (selection.head,) if selection is not None else tuple(view.heads)
+    weights = res.attentions[view.layer, list(heads), query, :]  # (heads, n_keys)
+    row = weights.mean(dim=0).numpy()  # (n_keys,) the mean over heads; one head is itself
+    what = f"layer {view.layer}, " + (f"head {heads[0]}" if len(heads) == 1
+                                      else f"mean of heads {', '.join(map(str, heads))}")
+    return TokenTruth(tokens, query, row, what)
+
+
+NOTE = "_attnviz_answer_note"  # what became of this session's last answer: (kept: bool, message)
+
+
+def answer_key(at) -> str:
+    return f"lecture_answer_{at.room}_{at.number}"
+
+
+def send_answer(at, tokens: tuple[str, ...]) -> None:
+    """The answer widget changed: check it and keep it in the room (the store refuses it after Reveal, or past its
+    limits); what happened is said on this run (show_note), even when the run finds the step revealed."""
+    picked = st.session_state.get(answer_key(at))
+    if picked is None:
+        return
+    spec = at.step.answer
+    try:
+        value = kinds.check_answer(spec, picked, tokens)
+        lecture_store().answer(at.room, at.number, student_session(), value)
+    except AttnvizError as err:
+        st.session_state[NOTE] = (False, err)
+        return
+    st.session_state[NOTE] = (True, f"Your answer is in: {kinds.shown_answer(spec, value, tokens)}. You can change "
+                                    "it until the lecturer reveals.")
+
+
+def show_note() -> None:
+    """The last answer's fate (kept, or why not), once."""
+    note = st.session_state.pop(NOTE, None)
+    if note is None:
+        return
+    kept, message = note
+    if kept:
+        st.success(message, icon=":material/check:")
+    else:
+        store_message(message)
+
+
+def answer_box(at, view) -> None:
+    """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal."""
+    spec = at.step.answer
+    try:
+        mine = lecture_store().my_answer(at.room, at.number, student_session())
+        tokens: tuple[str, ...] = ()
+        if spec.kind == "token":
+            truth = token_truth(view, spec)
+            tokens = truth.tokens
+    except AttnvizError as err:
+        store_message(err)
+        return
+    key = answer_key(at)
+    sent = dict(key=key, on_change=send_answer, args=(at, tokens))
+    with st.container(key="lecture_answer", border=True):
+        if spec.kind == "token":
+            st.markdown(f"**Your prediction:** which key token does **'{tokens[truth.query]}'** (token {truth.query}) "
+                        "look at most? Tap it.")
+            st.pills("Key token", list(range(len(tokens))), format_func=lambda i: tokens[i],
+                     default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
+                     label_visibility="collapsed", **sent)
+        elif spec.kind == "choice":
+            st.pills("Your answer", list(spec.options), label_visibility="collapsed",
+                     default=mine if mine in spec.options else None, **sent)
+        else:
+            st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
+                            placeholder="type a number, then Enter", **sent)
+        if NOTE in st.session_state:
+            show_note()
+        elif mine:
+            st.caption(f"Your answer: {kinds.shown_answer(spec, mine, tokens)} (you can change it until the reveal).")
+
+
+def class_panel(at, view, key: str = "") -> None:
+    """At Reveal: the class's answers beside the model's truth (token: the class's share per key token over the
+    model's row; choice and number: a histogram with the right answer marked)."""
+    from attnviz.draw.class_answers import choice_figure, number_figure
+
+    spec = at.step.answer
+    try:
+        values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
+    except StoreError as err:
+        store_message(err)
+        return
+    with st.container(key="lecture_class"):
+        if spec.kind == "token":
+            try:
+                truth = token_truth(view, spec)
+            except AttnvizError as err:
+                st.warning(f"The model's row: {err}", icon=":material/block:")
+                return
+            class_vs_model(truth, kinds.token_counts(values, len(truth.tokens)))
+        elif spec.kind == "choice":
+            right = kinds.right_choice(spec, at.step.expected)
+            st.plotly_chart(choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
+                            width="stretch", key="lecture_class_choice")
+        else:
+            st.plotly_chart(number_figure(kinds.numbers(values), kinds.right_number(at.step.expected), "the plan's"),
+                            width="stretch", key="lecture_class_number")
+
+
+def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
+    """Two rows over the same key tokens in the same order: the class's share of answers, the model's weights."""
+    from ui.heatmap import heatmap
+
+    total = sum(counts)
+    share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
+    rows = np.stack([share, truth.row.astype(np.float32)])  # (2, n_keys)
+    query = truth.tokens[truth.query]
+    st.markdown(f"**The class ({total} answers) and the model:** where does '{query}' (token {truth.query}) look?")
+    heatmap(rows, [f"class: share of {total}", f"model: {truth.what}"], list(truth.tokens), key="lecture_class_row",
+            show_values=True, y_title="", axis_words=("row", "key token"), value_name=("share / weight", "value"))
+    picked = ", ".join(f"'{truth.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
+    best = int(np.argmax(truth.row))
+    st.caption(f"Students per key token: {picked or 'no answers'}. The model's largest weight: '{truth.tokens[best]}' "
+               f"(token {best}), {truth.row[best]:.2f}.")

@@ -1,0 +1,72 @@
+"""Following a room: the projector and every follower look at the room once a second (a fragment that reads the
+room's version alone, a number), open the room's step when the room moved, and draw the page again on a Reveal.
+A student can break away ("Explore this view") and come back with one click (bar.back_to_following)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from attnviz.lecture import LECTURE_KEYS
+from attnviz.lecture.store import StoreError
+from ui.lecture.store import lecture_store, store_message
+
+POLL_SECONDS = 1.0  # a follower sees Next within this plus a page load (the issue asks for 3 s)
+SEEN = "_attnviz_room_seen"  # the room's version this page last drew or looked at
+COUNT = "_attnviz_room_count"  # the answer count the projector last showed
+
+
+def poll_room(at) -> None:
+    """Follow the room from this page (the projector's or a follower's). A follower whose link names another step
+    than the room's (an old link, a reload after Next) goes to the room's step at once."""
+    if at.state.step != at.number:
+        navigate(at.link(at.state.step))
+        return
+    st.session_state[SEEN] = at.state.version
+    st.session_state[COUNT] = None
+    _poll(at)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def _poll(at) -> None:
+    """One look at the room: its version alone when nothing changed (the cost of an idle follower)."""
+    store = lecture_store()
+    try:
+        version = store.version(at.room)
+        if version is None:
+            st.warning(f"Room {at.room} has ended (or expired): this page stays as it is.", icon=":material/logout:")
+            return
+        if version != st.session_state.get(SEEN):
+            state = store.room(at.room)
+            if state.step != at.number:  # Next, Previous: open the room's step (a plain navigation, as a link)
+                navigate(at.link(state.step))
+                return
+            st.session_state[SEEN] = version
+            if (at.number in state.revealed) != (at.number in at.state.revealed):
+                st.rerun(scope="app")  # Reveal: the figures (and the class's answers) come
+            if at.presenter and at.step.answer and at.number not in state.revealed:
+                st.session_state[COUNT] = store.answer_count(at.room, at.number)
+    except StoreError as err:
+        store_message(err)
+        return
+    if at.presenter and at.step.answer and at.number not in at.state.revealed:
+        count = st.session_state.get(COUNT)
+        if count is None:
+            count = st.session_state[COUNT] = store.answer_count(at.room, at.number)
+        st.caption(f"**{count}** answer{'s' if count != 1 else ''} so far (room {at.room})")
+
+
+def navigate(link: str) -> None:
+    """Open `link` (relative to this page) in this tab, as a click on a link would."""
+    st.html("<script>(() => { const w = window.parent || window; "
+            f"w.location.assign(new URL({json.dumps(link)}, w.location.href).href); }})();</script>",
+            unsafe_allow_javascript=True)
+    st.caption(f"Moving to the lecture's step… ([open it]({link}))")
+
+
+def explore_link(at, query: list[tuple[str, str]]) -> str:
+    """The ordinary page with this view's settings and the room (the way back), without the lecture's keys."""
+    kept = [(k, v) for k, v in query if k not in LECTURE_KEYS] + [("room", at.room)]
+    return f"./{at.step.page}?{urlencode(kept)}"
