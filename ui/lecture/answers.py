@@ -171,10 +171,12 @@ def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
     share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
     rows = np.stack([share, truth.row.astype(np.float32)])  # (2, n_keys)
     query = truth.tokens[truth.query]
-    st.markdown(f"**The class ({total} answers) and the model:** where does '{query}' (token {truth.query}) look?")
-    heatmap(rows, [f"class: share of {total}", f"model: {truth.what}"], list(truth.tokens), key="lecture_class_row",
+    st.markdown(f"**The class ({total} answers) and the model ({truth.what}):** where does '{query}' (token "
+                f"{truth.query}) look?")
+    heatmap(rows, [f"class ({total})", "model"], list(truth.tokens), key="lecture_class_row",
             show_values=True, y_title="", axis_words=("row", "key token"), value_name=("share / weight", "value"))
     picked = ", ".join(f"'{truth.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
     best = int(np.argmax(truth.row))
-    st.caption(f"Students per key token: {picked or 'no answers'}. The model's largest weight: '{truth.tokens[best]}' "
-               f"(token {best}), {truth.row[best]:.2f}.")
+    st.caption(f"Top row: the class's share of answers per key token ({picked or 'no answers'}). Bottom row: the "
+               f"model's attention weights of '{query}' ({truth.what}); its largest: '{truth.tokens[best]}' (token "
+               f"{best}), {truth.row[best]:.2f}.")
