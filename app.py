@@ -16,6 +16,7 @@ from ui.access import settings_problems
 from ui.across_pages import restore_on_a_new_page
 from ui.menu import remember_menu
 from ui.present import presenting
+from ui.short_links import open_short_link
 
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
@@ -89,6 +90,7 @@ PAGES = {
     ],
 }
 remember_menu(PAGES)  # the pages a lecture plan may name (ui/menu.py)
+open_short_link()  # ?v=<id>: the view's whole query from the store, before any page reads it (ui/short_links.py)
 navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)

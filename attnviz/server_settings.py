@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from attnviz.lecture.store.base import StoreLimits
 
 SETTINGS_VARIABLE = "ATTNVIZ_SETTINGS"  # another settings file than .streamlit/attnviz.toml
 BALANCER_VARIABLE = "ATTNVIZ_BEHIND_BALANCER"  # "1": this process serves through a balancer (class_server sets it)
+STORE_URL_VARIABLE = "ATTNVIZ_STORE_URL"  # a Redis URL: the lecture store every process shares (class_server sets it)
 FREE_FORM_POLICIES = ("local", "everyone", "nobody")
+STORE_BACKENDS = ("memory", "redis")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,10 @@ class ServerSettings:
     behind_balancer: bool = False  # every browser arrives from the balancer's address: none can be told local
     max_weights_gb: float = 2.0  # the biggest model (float32 weights) a hub name or a folder may load
     max_tokens: int = 512  # the longest text (in the model's tokens) a page runs
+    public_url: str = ""  # the address students reach the app at ("" : found from the server's own address)
+    store_backend: str = "memory"  # the lecture store: "memory" (this process) or "redis" (shared by processes)
+    store_url: str = ""  # the Redis URL when store_backend is "redis"
+    store_limits: StoreLimits = StoreLimits()
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was wrong in the file (defaults used)
 
     @property
@@ -52,7 +62,7 @@ def read_settings(path: Path, known_models: tuple[str, ...], environ=os.environ)
         raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as err:
         raw, problems = {}, [f"{path} could not be read ({err}): every setting takes its default."]
-    models, texts, server = (_section(raw, name, problems) for name in ("models", "texts", "server"))
+    models, texts, server, store = (_section(raw, name, problems) for name in ("models", "texts", "server", "store"))
     defaults = ServerSettings()
     offered = _offered(models.get("offered"), known_models, problems)
     free_form = models.get("free_form", defaults.free_form)
@@ -67,7 +77,61 @@ def read_settings(path: Path, known_models: tuple[str, ...], environ=os.environ)
         problems.append(f"server.behind_balancer must be true or false, not {behind!r}: using true (the safe side).")
         behind = True
     behind = behind or environ.get(BALANCER_VARIABLE, "").strip() not in ("", "0")
-    return ServerSettings(offered, free_form, behind, gb, tokens, tuple(f"{path.name}: {p}" for p in problems))
+    public_url = _public_url(server.get("public_url", ""), problems)
+    backend, url = _store_backend(store, environ.get(STORE_URL_VARIABLE, "").strip(), problems)
+    limits = StoreLimits(**{f.name: _number(store, f.name, f.default, type(f.default), problems, "store.")
+                            for f in fields(StoreLimits)})
+    return ServerSettings(offered, free_form, behind, gb, tokens, public_url, backend, url, limits,
+                          tuple(f"{path.name}: {p}" for p in problems))
+
+
+def _public_url(value, problems: list[str]) -> str:
+    """An http(s) address with a host, without its trailing slash, or "" (with a problem when it was wrong)."""
+    text = value.strip().rstrip("/") if isinstance(value, str) else None
+    if text == "":
+        return ""
+    parts = urlsplit(text or "")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        parts = None
+    if text is None or parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query \
+            or parts.fragment:
+        problems.append(f"server.public_url must be the app's address as students type it, such as "
+                        f"\"http://10.0.0.5:8501\", not {value!r}: using the server's own address.")
+        return ""
+    return text
+
+
+def _store_backend(store: dict, url_from_environment: str, problems: list[str]) -> tuple[str, str]:
+    """(backend, Redis URL): ATTNVIZ_STORE_URL wins (the class server gives its processes its own Redis)."""
+    if url_from_environment:
+        if _redis_url(url_from_environment):
+            return "redis", url_from_environment
+        problems.append(f"{STORE_URL_VARIABLE} is not a Redis URL (redis://:password@host:port/0): using "
+                        "[store] instead.")
+    backend, url = store.get("backend", "memory"), store.get("url", "")
+    if backend not in STORE_BACKENDS:
+        problems.append(f"store.backend must be one of {', '.join(map(repr, STORE_BACKENDS))}, not {backend!r}: "
+                        "using 'memory' (rooms are seen by this process only).")
+        return "memory", ""
+    if backend == "redis" and not _redis_url(url):
+        shown = "missing" if not url else "not a Redis URL"  # the URL itself may hold a password: never shown
+        problems.append(f"store.url is {shown}: with backend = 'redis' it must be redis://:password@host:port/0. "
+                        "Using 'memory' (rooms are seen by this process only).")
+        return "memory", ""
+    return backend, url if backend == "redis" else ""
+
+
+def _redis_url(url) -> bool:
+    if not isinstance(url, str):
+        return False
+    parts = urlsplit(url.strip())
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in REDIS_SCHEMES and bool(parts.hostname or parts.path)
 
 
 def _section(raw: dict, name: str, problems: list[str]) -> dict:

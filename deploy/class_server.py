@@ -9,8 +9,17 @@ of failure. Here each process is warmed (model loaded, transformers imported, on
 class is told `ready http://<host>:<port>/`; a process that dies is started again on its port, held out of
 the balancer until it is warm, and its students reconnect through the balancer to a live one, which draws
 their page again from its link. SIGTERM or Ctrl-C ends every process. The processes share one
-server.cookieSecret (Streamlit's signed cookies must verify on every process) and say they are behind a
-balancer (ATTNVIZ_BEHIND_BALANCER=1: free-form models stay off unless the settings turn them on).
+server.cookieSecret (Streamlit's signed cookies must verify on every process; STREAMLIT_SERVER_COOKIE_SECRET
+from the environment when set, so that processes on other machines can share it too, else a random one) and say
+they are behind a balancer (ATTNVIZ_BEHIND_BALANCER=1: free-form models stay off unless the settings turn them on).
+
+The lecture store (rooms, the class's answers, uploaded plans, short links) is one Redis that every process
+shares: Debian's redis-server, started here on a free loopback port with append-only persistence
+(`appendfsync always`: an answer acknowledged to a student is on disk), a password derived from the cookie
+secret, its files in the logs folder, and started again on the same port if it dies (it reloads its
+append-only file: no room and no acknowledged answer is lost). Each process gets its address in
+ATTNVIZ_STORE_URL. When the settings name a Redis of their own ([store] backend = "redis" and url, or
+ATTNVIZ_STORE_URL; several machines share one that way), that one is used and none is started.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import hashlib
+import hmac
 import os
 import secrets
 import shutil
@@ -36,7 +47,8 @@ from haproxy_config import BACKEND, Backend, haproxy_config
 from streamlit_client import warm
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALL = "sudo apt-get install -y haproxy"
+INSTALL = "sudo apt-get install -y haproxy redis-server"
+STORE_URL_VARIABLE = "ATTNVIZ_STORE_URL"  # attnviz.server_settings reads it: the store every process shares
 START_TIMEOUT = 300.0  # seconds a process may take to answer its health check and draw its first page
 
 
@@ -77,6 +89,67 @@ class Replica:
 
     def dead(self) -> bool:
         return self.proc is not None and self.proc.poll() is not None
+
+
+class RedisServer:
+    """Debian's redis-server for the lecture store: loopback only, a password, every write on disk before its reply
+    (restarted on the same port and folder when it dies: its append-only file brings every key back)."""
+
+    def __init__(self, binary: str, port: int, password: str, folder: Path):
+        self.binary, self.port, self.password, self.folder = binary, port, password, folder
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = self.folder / "redis.conf"  # the password in a file only this user reads, never in argv
+        config.touch(mode=0o600)
+        config.write_text("\n".join([
+            "bind 127.0.0.1", f"port {self.port}", f"requirepass {self.password}", f"dir \"{self.folder}\"",
+            "appendonly yes", "appendfsync always",  # each write reaches the disk before Redis replies
+            'save ""', "daemonize no", "protected-mode yes", ""]), encoding="utf-8")
+        log = open(self.folder / "redis.log", "ab")  # noqa: SIM115 - the child holds it
+        self.proc = subprocess.Popen([self.binary, str(config)], stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, preexec_fn=die_with_parent)
+        log.close()
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.time() + timeout
+        while not redis_answers(self.port, self.password):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"redis-server did not start (exit code {self.proc.poll()}); see "
+                                   f"{self.folder / 'redis.log'}")
+            time.sleep(0.1)
+
+    def report(self) -> None:
+        print(f"redis port {self.port} pid {self.proc.pid}", flush=True)
+
+    def dead(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+
+def redis_answers(port: int, password: str) -> bool:
+    """Whether the Redis on this loopback port answers PING with this password (plain RESP: no client needed)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(f"AUTH {password}\r\nPING\r\n".encode())
+            reply = b""
+            while b"PONG" not in reply and len(reply) < 300:
+                chunk = s.recv(300)
+                if not chunk:
+                    break
+                reply += chunk
+            return b"PONG" in reply
+    except OSError:
+        return False
+
+
+def store_password(secret: str) -> str:
+    """The Redis password, derived from the cookie secret (one secret to keep for a class, two uses apart)."""
+    return hmac.new(secret.encode(), b"attnviz lecture store", hashlib.sha256).hexdigest()
 
 
 def die_with_parent() -> None:
@@ -120,21 +193,53 @@ def admin(socket_path: str, command: str) -> str:
         return s.recv(4096).decode(errors="replace")
 
 
-def replica_env(secret: str, replicas: int) -> dict:
+def replica_env(secret: str, replicas: int, store_url: str) -> dict:
     cores = os.cpu_count() or 1
     return {**os.environ, "PYTHONUNBUFFERED": "1", "ATTNVIZ_BEHIND_BALANCER": "1",
+            STORE_URL_VARIABLE: store_url,  # by environment, not argv: it holds the store's password
             # one cookie secret for every process (Streamlit's own advice for replicas); by environment, not argv
             "STREAMLIT_SERVER_COOKIE_SECRET": secret,
             # the processes share the cores: torch threads per process so that together they fill them once
             "ATTNVIZ_TORCH_THREADS": os.environ.get("ATTNVIZ_TORCH_THREADS", str(max(1, cores // replicas)))}
 
 
-def settings_problems() -> tuple[str, ...]:
+def read_server_settings():
     sys.path.insert(0, str(ROOT))
     from attnviz.engine.models.catalog import OFFERED
     from attnviz.server_settings import read_settings, settings_path
 
-    return read_settings(settings_path(ROOT), tuple(OFFERED)).problems
+    return read_settings(settings_path(ROOT), tuple(OFFERED))
+
+
+def check_store(url: str) -> None:
+    """A Redis the settings name must answer before a class arrives (RuntimeError with why)."""
+    from attnviz.lecture.store import StoreError
+    from attnviz.lecture.store.redis_store import RedisStore
+
+    try:
+        RedisStore(url).ping()
+    except StoreError as err:
+        raise RuntimeError(f"the settings' lecture store: {err}") from None
+
+
+def restart_apart(replica: Replica, socket_path: str, restarting: set[int]) -> None:
+    """restart() in a thread of its own; a process that fails to warm is said, and started again at the next
+    look (it is dead)."""
+    try:
+        restart(replica, socket_path)
+    except Exception as err:  # said here: this thread has no caller to tell
+        print(f"replica {replica.index} did not start again: {err}", flush=True)
+        with contextlib.suppress(OSError):
+            replica.proc.kill()
+    finally:
+        restarting.discard(replica.index)
+
+
+def restart_redis(redis: RedisServer) -> None:
+    print(f"redis-server died (exit code {redis.proc.returncode}); starting it again", flush=True)
+    redis.start()
+    redis.report()
+    redis.wait_ready(60)
 
 
 def warm_all(replicas: list[Replica], timeout: float) -> None:
@@ -175,15 +280,25 @@ def serve(args) -> None:
     haproxy = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy",) if os.path.exists(p)), None)
     if haproxy is None:
         sys.exit(f"haproxy is not installed: the class server needs Debian's haproxy. Install it with:\n    {INSTALL}")
-    for problem in settings_problems():
+    settings = read_server_settings()
+    for problem in settings.problems:
         print(f"settings: {problem}", flush=True)
+    own_store = settings.store_backend != "redis"  # else the settings name a Redis that every machine shares
+    redis_binary = shutil.which("redis-server") or next(
+        (p for p in ("/usr/bin/redis-server",) if os.path.exists(p)), None)
+    if own_store and redis_binary is None:
+        sys.exit("redis-server is not installed: the class server keeps its lecture rooms in Debian's redis-server. "
+                 f"Install it with:\n    {INSTALL}")
     work = Path(args.logs) if args.logs else Path(tempfile.mkdtemp(prefix="attnviz-class-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"logs and the haproxy config in {work}" + ("" if args.logs else " (removed at the end)"), flush=True)
-    env = replica_env(secrets.token_hex(32), args.replicas)
+    secret = os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
+    redis = RedisServer(redis_binary, free_port(), store_password(secret), work / "redis") if own_store else None
+    env = replica_env(secret, args.replicas, redis.url if redis else settings.store_url)
     replicas = [Replica(i, free_port(), env, work) for i in range(args.replicas)]
     balancer = None
     stopping = threading.Event()
+    restarting: set[int] = set()  # replicas being started again
 
     def stop(signum, frame):
         stopping.set()
@@ -192,6 +307,13 @@ def serve(args) -> None:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
+        if redis is not None:
+            redis.start()
+            redis.report()
+            redis.wait_ready(60)
+        else:
+            check_store(settings.store_url)
+            print("store: the Redis named by the settings", flush=True)
         warm_all(replicas, START_TIMEOUT)
         socket_path = str(work / "haproxy.sock")
         config = work / "haproxy.cfg"
@@ -210,9 +332,12 @@ def serve(args) -> None:
         while not stopping.is_set():
             if balancer.poll() is not None:
                 raise RuntimeError(f"haproxy ended (exit code {balancer.returncode}); see {work / 'haproxy.log'}")
+            if redis is not None and redis.dead():
+                restart_redis(redis)
             for r in replicas:
-                if r.dead():
-                    restart(r, socket_path)
+                if r.dead() and r.index not in restarting:  # in a thread: a process warms for up to minutes,
+                    restarting.add(r.index)  # while Redis and the other processes are still watched
+                    threading.Thread(target=restart_apart, args=(r, socket_path, restarting), daemon=True).start()
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass
@@ -223,6 +348,7 @@ def serve(args) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         end([balancer] + [r.proc for r in replicas])
+        end([redis.proc if redis else None])  # last: a process may still write while it ends
         if not args.logs:
             shutil.rmtree(work, ignore_errors=True)
         print("stopped", flush=True)

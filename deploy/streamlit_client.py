@@ -26,6 +26,7 @@ class DrawnRun:
     alerts: list[str] = field(default_factory=list)  # st.error/warning/info/success bodies
     exceptions: list[str] = field(default_factory=list)
     elements: int = 0
+    query: str | None = None  # the query string the page set (page_info_changed), None when it set none
 
 
 class PageSession:
@@ -114,6 +115,8 @@ class PageSession:
             kind = fwd.WhichOneof("type")
             if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 self._read_element(fwd.delta.new_element, run)
+            elif kind == "page_info_changed":
+                run.query = fwd.page_info_changed.query_string
             elif kind == "script_finished":
                 if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue

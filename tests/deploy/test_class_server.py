@@ -2,73 +2,29 @@
 Streamlit's websocket, one process SIGKILLed: every session is drawn again (those of the dead process after
 reconnecting through the balancer), the process is started again, and SIGTERM ends every process.
 
-Needs Debian's haproxy (tests/install_browser.sh installs it). Only 127.0.0.1; every wait is bounded.
+Needs Debian's haproxy and redis-server (tests/install_browser.sh installs them). Only 127.0.0.1; every wait is bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import queue
 import re
 import shutil
 import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from browser_helpers import free_port
+from class_server_helpers import ROOT, ClassServer, alive
 
-ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "deploy"))
-from streamlit_client import PageSession  # noqa: E402
+from streamlit_client import PageSession
 
 SESSIONS = 6
-REPLICA = re.compile(r"^replica (\d+) port (\d+) pid (\d+)$")
-
-
-class ClassServer:
-    """`python deploy/class_server.py` as a lecturer starts it; its printed lines read as they come."""
-
-    def __init__(self, replicas: int, port: int, logs: Path):
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "deploy/class_server.py", "--replicas", str(replicas), "--port",
-                                      str(port), "--bind", "127.0.0.1", "--logs", str(logs)],
-                                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout: float) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if m := re.search(pattern, line):
-                return m
-        raise AssertionError(f"no line matching {pattern!r} within {timeout} s; printed:\n" + "\n".join(self.seen))
-
-    def pids(self) -> dict[int, int]:
-        """replica index -> its latest pid, from the lines printed so far."""
-        return {int(m[1]): int(m[3]) for line in self.seen if (m := REPLICA.match(line))}
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
 
 
 def drawn(run) -> None:
@@ -128,7 +84,7 @@ def test_a_killed_process_loses_no_session_and_sigterm_ends_everything(tmp_path)
     finally:
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(30)
-    pids = [*first.values(), *server.pids().values(), haproxy_pid]
+    pids = [*first.values(), *server.pids().values(), haproxy_pid, server.redis()[1]]
     assert None not in pids
     deadline = time.monotonic() + 15
     while any(alive(p) for p in pids) and time.monotonic() < deadline:

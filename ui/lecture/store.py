@@ -10,13 +10,13 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture.store import LectureStore, MemoryStore, StoreUnavailable
+from attnviz.lecture.store import LectureStore, StoreUnavailable, open_store
+from ui.access import server_settings
 
 
-@st.cache_resource(show_spinner=False)
 def lecture_store() -> LectureStore:
-    """This process's store (made once)."""
-    return MemoryStore()
+    """This process's store (made once, from the settings' [store] or the class server's ATTNVIZ_STORE_URL)."""
+    return open_store(server_settings())
 
 
 def store_message(err: AttnvizError, where=st) -> None:

@@ -22,6 +22,9 @@ CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or 
 CODE_LENGTH = 5
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # secrets.token_urlsafe's alphabet
 LINK_ID_PATTERN = re.compile(r"[A-Za-z0-9]{4,16}")
+SESSION_PATTERN = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # a Streamlit session id (a UUID) or a random token
+PLAN_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,120}")  # a shipped plan's file stem or "u" + an upload's hash
+MAX_STEP = 10_000
 
 
 class StoreError(AttnvizError):
@@ -51,6 +54,7 @@ class StoreLimits:
     plans: int = 64  # uploaded plans kept
     link_chars: int = 8_000  # the longest query a short link may stand for
     link_days: float = 30.0  # a short link is forgotten this long after it was made
+    plan_bytes: int = 200_000  # the biggest uploaded plan kept (the Lecture page's uploader says 200 kB)
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,75 @@ def clean_key(key: object) -> str:
         raise WrongKey("This link's presenter key is missing or malformed: only the lecturer's link can change "
                        "the room. Nothing was changed.")
     return text
+
+
+def clean_session(session: object) -> str:
+    """A browser session's id (anonymous: a random token), or StoreError."""
+    text = str(session or "")
+    if not SESSION_PATTERN.fullmatch(text):
+        raise StoreError("This browser's session id is malformed, so the answer was not kept: reload the page.")
+    return text
+
+
+def clean_plan_id(plan_id: object) -> str:
+    text = str(plan_id or "")
+    if not PLAN_ID_PATTERN.fullmatch(text):
+        raise StoreError(f"'{text[:40]}' is not a lecture plan's id (up to 120 letters, digits, '_', '.', '-').")
+    return text
+
+
+def clean_link_id(link_id: object) -> str:
+    text = str(link_id or "").strip()
+    if not LINK_ID_PATTERN.fullmatch(text):
+        raise StoreError(f"'{text[:40]}' is not a short link id (4 to 16 letters and digits).")
+    return text
+
+
+def step_number(step: object) -> int:
+    """A 1-based step number, or StoreError."""
+    if isinstance(step, bool):
+        raise StoreError(f"'{step}' is not a step number.")
+    try:
+        number = int(step) if isinstance(step, int) or (isinstance(step, str) and len(step) <= 20) else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise StoreError(f"'{str(step)[:20]}' is not a step number.")
+    if not 1 <= number <= MAX_STEP:
+        raise StoreError(f"There is no step {number}: steps run from 1 to at most {MAX_STEP:,}.")
+    return number
+
+
+def answer_text(value: object, limits: StoreLimits) -> str:
+    """An answer as it is kept, or StoreError (empty) / LimitReached (too long)."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise StoreError("An answer is a token, a choice or a number: this one was not kept.")
+    text = str(value)  # as given: a token's leading space is part of it
+    if not text.strip():
+        raise StoreError("An empty answer was not kept: pick or type an answer first.")
+    if len(text) > limits.answer_chars:
+        raise LimitReached(f"An answer may have at most {limits.answer_chars} characters; this one has "
+                           f"{len(text):,}. It was not kept.")
+    return text
+
+
+def link_query(query: object, limits: StoreLimits) -> str:
+    """A query a short link may stand for, or StoreError / LimitReached."""
+    if not isinstance(query, str):
+        raise StoreError("A short link stands for a link's query text.")
+    if len(query) > limits.link_chars:
+        raise LimitReached(f"This view's link has {len(query):,} characters; a short link may stand for at most "
+                           f"{limits.link_chars:,} (store.link_chars).")
+    return query
+
+
+def plan_bytes(data: object, limits: StoreLimits) -> bytes:
+    if not isinstance(data, (bytes, bytearray)):
+        raise StoreError("An uploaded plan is the bytes of a TOML file.")
+    if len(data) > limits.plan_bytes:
+        raise LimitReached(f"An uploaded plan may have at most {limits.plan_bytes:,} bytes; this one has "
+                           f"{len(data):,}. It was not kept.")
+    return bytes(data)
 
 
 class LectureStore(ABC):

@@ -11,7 +11,6 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field, replace
 
 from attnviz.lecture.store.base import (
-    LINK_ID_PATTERN,
     Answer,
     LectureStore,
     LimitReached,
@@ -19,10 +18,17 @@ from attnviz.lecture.store.base import (
     StoreError,
     StoreLimits,
     WrongKey,
+    answer_text,
     clean_code,
     clean_key,
+    clean_link_id,
+    clean_plan_id,
+    clean_session,
+    link_query,
     new_code,
     new_key,
+    plan_bytes,
+    step_number,
 )
 
 
@@ -32,6 +38,9 @@ class _Room:
     key: str
     touched: float
     answers: dict[int, dict[str, str]] = field(default_factory=dict)  # step -> session -> value
+
+
+MAX_ANSWERS = 100_000  # answers one step keeps (a class is far smaller: this bounds a flood of sessions)
 
 
 class MemoryStore(LectureStore):
@@ -66,6 +75,7 @@ class MemoryStore(LectureStore):
         return room.state
 
     def create_room(self, plan_id: str) -> tuple[str, str]:
+        plan_id = clean_plan_id(plan_id)
         with self._lock:
             now = self._clock()
             self._forget_expired(now)
@@ -76,7 +86,7 @@ class MemoryStore(LectureStore):
             while code in self._rooms:
                 code = new_code()
             key = new_key()
-            state = RoomState(code, str(plan_id), 1, frozenset(), now, now, 1)
+            state = RoomState(code, plan_id, 1, frozenset(), now, now, 1)
             self._rooms[code] = _Room(state, key, now)
             return code, key
 
@@ -90,11 +100,11 @@ class MemoryStore(LectureStore):
         return None if state is None else state.version
 
     def _presenter_room(self, code: str, key: str) -> _Room:
-        key = clean_key(key)
         room = self._live(code)
         if room is None:
             raise StoreError(f"There is no room {clean_code(code)} (it may have expired): open the lecture again from "
                              "the Lecture page.")
+        key = clean_key(key)
         if not hmac_equal(room.key, key):
             raise WrongKey("This link's presenter key is not this room's: only the lecturer's link can change the "
                            "room. Nothing was changed.")
@@ -111,7 +121,7 @@ class MemoryStore(LectureStore):
     def go_to(self, code: str, key: str, step: int) -> RoomState:
         with self._lock:
             room = self._presenter_room(code, key)
-            step = _step_number(step)
+            step = step_number(step)
             if step == room.state.step:
                 return room.state
             return self._changed(room, step=step, step_started=self._clock())
@@ -119,25 +129,23 @@ class MemoryStore(LectureStore):
     def reveal(self, code: str, key: str, step: int) -> RoomState:
         with self._lock:
             room = self._presenter_room(code, key)
-            step = _step_number(step)
+            step = step_number(step)
             if step in room.state.revealed:
                 return room.state
             return self._changed(room, revealed=room.state.revealed | {step})
 
     # answers
     def answer(self, code: str, step: int, session: str, value: str) -> int:
-        value, session, step = str(value), str(session), _step_number(step)
-        if not value.strip():
-            raise StoreError("An empty answer was not kept: pick or type an answer first.")
-        if len(value) > self.limits.answer_chars:
-            raise LimitReached(f"An answer may have at most {self.limits.answer_chars} characters; this one has "
-                               f"{len(value):,}. It was not kept.")
+        code, step = clean_code(code), step_number(step)
+        value, session = answer_text(value, self.limits), clean_session(session)
         with self._lock:
             room = self._live(code)
             if room is None:
                 raise StoreError(f"There is no room {clean_code(code)} any more: the lecture has ended or expired.")
             if step in room.state.revealed:
                 raise StoreError(f"Step {step} is already revealed: answers are closed.")
+            if session not in room.answers.get(step, {}) and len(room.answers.get(step, {})) >= MAX_ANSWERS:
+                raise LimitReached(f"Step {step} already has {MAX_ANSWERS:,} answers, the most a step keeps.")
             now = self._clock()
             recent = self._recent.setdefault(session, deque())
             while recent and now - recent[0] > 60:
@@ -146,6 +154,8 @@ class MemoryStore(LectureStore):
                 raise LimitReached(f"At most {self.limits.answers_per_minute} answers a minute from one browser: "
                                    "wait a moment and answer again.")
             recent.append(now)
+            if len(self._recent) > 10 * MAX_ANSWERS:  # sessions long gone: forget their times
+                self._recent = {s: r for s, r in self._recent.items() if r and now - r[-1] <= 60}
             room.answers.setdefault(step, {})[session] = value
             self._changed(room)
             return len(room.answers[step])
@@ -153,10 +163,10 @@ class MemoryStore(LectureStore):
     def answer_count(self, code: str, step: int) -> int:
         with self._lock:
             room = self._live(code)
-            return 0 if room is None else len(room.answers.get(_step_number(step), {}))
+            return 0 if room is None else len(room.answers.get(step_number(step), {}))
 
     def answers(self, code: str, step: int, key: str | None = None) -> list[Answer]:
-        step = _step_number(step)
+        step = step_number(step)
         with self._lock:
             room = self._live(code)
             if room is None:
@@ -168,35 +178,32 @@ class MemoryStore(LectureStore):
     def my_answer(self, code: str, step: int, session: str) -> str | None:
         with self._lock:
             room = self._live(code)
-            return None if room is None else room.answers.get(_step_number(step), {}).get(str(session))
+            return None if room is None else room.answers.get(step_number(step), {}).get(clean_session(session))
 
     # uploaded plans
     def put_plan(self, plan_id: str, data: bytes) -> None:
+        plan_id, data = clean_plan_id(plan_id), plan_bytes(data, self.limits)
         with self._lock:
-            self._plans[str(plan_id)] = bytes(data)
-            self._plans.move_to_end(str(plan_id))
+            self._plans[plan_id] = data
+            self._plans.move_to_end(plan_id)
             while len(self._plans) > self.limits.plans:
                 self._plans.popitem(last=False)
 
     def plan(self, plan_id: str) -> bytes | None:
+        plan_id = clean_plan_id(plan_id)
         with self._lock:
-            return self._plans.get(str(plan_id))
+            return self._plans.get(plan_id)
 
     # short links
     def shorten(self, query: str) -> str:
-        query = str(query)
-        if len(query) > self.limits.link_chars:
-            raise LimitReached(f"This view's link has {len(query):,} characters; a short link may stand for at most "
-                               f"{self.limits.link_chars:,} (store.link_chars).")
+        query = link_query(query, self.limits)
         link_id = link_id_of(query)
         with self._lock:
             self._links[link_id] = (query, self._clock())
         return link_id
 
     def expand(self, link_id: str) -> str | None:
-        text = str(link_id or "").strip()
-        if not LINK_ID_PATTERN.fullmatch(text):
-            raise StoreError(f"'{text[:40]}' is not a short link id (4 to 16 letters and digits).")
+        text = clean_link_id(link_id)
         with self._lock:
             held = self._links.get(text)
             if held is None or self._clock() - held[1] > self.limits.link_days * 86400:
@@ -216,12 +223,3 @@ def link_id_of(query: str) -> str:
 def hmac_equal(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
-
-def _step_number(step: object) -> int:
-    try:
-        number = int(step)
-    except (TypeError, ValueError):
-        raise StoreError(f"'{str(step)[:20]}' is not a step number.") from None
-    if not 1 <= number <= 10_000:
-        raise StoreError(f"There is no step {number}.")
-    return number

@@ -1,0 +1,351 @@
+"""The lecture store in a real Redis server (redis-py): what the class server's several processes share, and what
+outlives any one of them (the class server runs redis-server with append-only persistence, `appendfsync always`,
+so an acknowledged answer survives a crash of Redis too).
+
+Keys, all under one prefix (default "attnviz:"):
+    room:<code>       hash: plan, step, revealed (",1,3,"), step_started, started, version, keyhash, touched,
+                      n:<step> (how many sessions answered the step)
+    answers:<code>    hash: "<step>:<session>" -> the answer (one per session per step: HSET replaces)
+    rooms             sorted set: code -> when last touched (the room limit, and forgetting expired rooms)
+    flood:<session>   sorted set: the times of a session's answers in the last minute
+    plan:<id>, plans  an uploaded plan's bytes; sorted set id -> upload order (the oldest goes first)
+    link:<id>         hash: q (the query), t (when made)
+
+Every change is one Lua script (atomic: two processes answering at once, or Next pressed on two phones, cannot
+interleave). Lifetimes are checked against `clock` (injectable for the tests) and also given to Redis with EXPIRE,
+so a forgotten room or link leaves no key behind. The presenter key is kept only as its SHA-256.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import math
+import time
+from urllib.parse import urlsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from attnviz.lecture.store.base import (
+    Answer,
+    LectureStore,
+    LimitReached,
+    RoomState,
+    StoreError,
+    StoreLimits,
+    StoreUnavailable,
+    WrongKey,
+    answer_text,
+    clean_code,
+    clean_key,
+    clean_link_id,
+    clean_plan_id,
+    clean_session,
+    link_query,
+    new_code,
+    new_key,
+    plan_bytes,
+    step_number,
+)
+from attnviz.lecture.store.memory import MAX_ANSWERS, link_id_of
+
+TIMEOUT_S = 1.0  # a page waits at most about this long (twice, with the one retry) for an unreachable store
+
+# KEYS: room, answers, rooms. ARGV: code, keyhash, plan, now, ttl, ttl_seconds, room limit, key prefix
+CREATE = """
+local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local members = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  local c, touched = members[i], tonumber(members[i + 1])
+  local room = ARGV[8] .. 'room:' .. c
+  if now - touched > ttl or redis.call('EXISTS', room) == 0 then
+    redis.call('DEL', room, ARGV[8] .. 'answers:' .. c)
+    redis.call('ZREM', KEYS[3], c)
+  end
+end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 'full' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
+redis.call('HSET', KEYS[1], 'plan', ARGV[3], 'step', 1, 'revealed', ',', 'step_started', ARGV[4], 'started', ARGV[4],
+           'version', 1, 'keyhash', ARGV[2], 'touched', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+return 'ok'
+"""
+
+# What every presenter script starts with. KEYS: room, answers, rooms. ARGV: code, keyhash, step, now, ttl, ttl_seconds
+PRESENTER = """
+local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local h = redis.call('HMGET', KEYS[1], 'keyhash', 'touched', 'step', 'revealed')
+if not h[1] or now - tonumber(h[2]) > ttl then return {'gone'} end
+if h[1] ~= ARGV[2] then return {'wrongkey'} end
+local function touched()
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+  redis.call('HSET', KEYS[1], 'touched', ARGV[4])
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+end
+"""
+GO_TO = PRESENTER + """
+if h[3] ~= ARGV[3] then
+  redis.call('HSET', KEYS[1], 'step', ARGV[3], 'step_started', ARGV[4])
+  touched()
+end
+return {'ok', redis.call('HGETALL', KEYS[1])}
+"""
+REVEAL = PRESENTER + """
+if not string.find(h[4], ',' .. ARGV[3] .. ',', 1, true) then
+  redis.call('HSET', KEYS[1], 'revealed', h[4] .. ARGV[3] .. ',')
+  touched()
+end
+return {'ok', redis.call('HGETALL', KEYS[1])}
+"""
+
+# KEYS: room, answers, rooms, flood:<session>, flood sequence.
+# ARGV: code, step, session, value, now, ttl, ttl_seconds, answers a minute, answers a step keeps
+ANSWER = """
+local now, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'touched', 'revealed', 'n:' .. ARGV[2])
+if not h[1] or now - tonumber(h[1]) > ttl then return {'gone'} end
+if string.find(h[2], ',' .. ARGV[2] .. ',', 1, true) then return {'revealed'} end
+local field = ARGV[2] .. ':' .. ARGV[3]
+local had = redis.call('HEXISTS', KEYS[2], field)
+if had == 0 and tonumber(h[3] or '0') >= tonumber(ARGV[9]) then return {'full'} end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - 60))
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[8]) then return {'flood'} end
+redis.call('ZADD', KEYS[4], now, redis.call('INCR', KEYS[5]))
+redis.call('EXPIRE', KEYS[4], 61)
+redis.call('HSET', KEYS[2], field, ARGV[4])
+if had == 0 then redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[2], 1) end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'touched', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+return {'ok', redis.call('HGET', KEYS[1], 'n:' .. ARGV[2])}
+"""
+
+# KEYS: plan:<id>, plans, plans sequence. ARGV: id, bytes, plans kept, key prefix
+PUT_PLAN = """
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+local extra = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
+if extra > 0 then
+  for _, old in ipairs(redis.call('ZRANGE', KEYS[2], 0, extra - 1)) do
+    redis.call('DEL', ARGV[4] .. 'plan:' .. old)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, extra - 1)
+end
+return 'ok'
+"""
+
+
+class RedisStore(LectureStore):
+    def __init__(self, url: str, limits: StoreLimits | None = None, clock=time.time, prefix: str = "attnviz:"):
+        self.limits = limits or StoreLimits()
+        self._clock = clock
+        self._prefix = prefix
+        parts = urlsplit(url)
+        self.where = f"{parts.hostname or '?'}:{parts.port or 6379}"  # for messages: never the password
+        try:
+            self._redis = redis.Redis.from_url(
+                url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S,
+                # one immediate retry on a fresh connection: after redis-server restarts, the pooled sockets are
+                # dead, and the first call on each would fail although the server is back
+                retry=Retry(NoBackoff(), 1), retry_on_error=[redis.ConnectionError, redis.TimeoutError])
+        except (ValueError, redis.RedisError) as err:
+            raise StoreUnavailable(f"The lecture store's address is not a Redis URL ({err}): check [store] url in "
+                                   ".streamlit/attnviz.toml.") from None
+        self._create = self._redis.register_script(CREATE)
+        self._go_to = self._redis.register_script(GO_TO)
+        self._reveal = self._redis.register_script(REVEAL)
+        self._answer = self._redis.register_script(ANSWER)
+        self._put_plan = self._redis.register_script(PUT_PLAN)
+
+    def close(self) -> None:
+        self._redis.close()
+
+    @contextlib.contextmanager
+    def _reach(self):
+        """Any redis-py failure as StoreUnavailable, worded for the screen."""
+        try:
+            yield
+        except redis.AuthenticationError:
+            raise StoreUnavailable(f"The lecture store (Redis at {self.where}) refused this server's password: "
+                                   "lecture views are off until the settings match; every other page works.") from None
+        except (redis.RedisError, OSError) as err:
+            reason = type(err).__name__
+            raise StoreUnavailable(f"The lecture store (Redis at {self.where}) cannot be reached ({reason}): lecture "
+                                   "views wait for it; every other page works.") from None
+
+    def _k(self, *parts: str) -> str:
+        return self._prefix + ":".join(parts)
+
+    def _room_keys(self, code: str) -> list[str]:
+        return [self._k("room", code), self._k("answers", code), self._k("rooms")]
+
+    @property
+    def _ttl(self) -> float:
+        return self.limits.room_hours * 3600
+
+    def _ttl_seconds(self, seconds: float) -> int:
+        return max(1, math.ceil(seconds))
+
+    def _expired(self, touched: bytes | None) -> bool:
+        return touched is None or self._clock() - float(touched) > self._ttl
+
+    # rooms
+    def create_room(self, plan_id: str) -> tuple[str, str]:
+        plan_id = clean_plan_id(plan_id)
+        key = new_key()
+        for _ in range(20):
+            code, now = new_code(), self._clock()
+            with self._reach():
+                done = self._create(keys=self._room_keys(code),
+                                    args=[code, key_hash(key), plan_id, repr(now), repr(self._ttl),
+                                          self._ttl_seconds(self._ttl), self.limits.rooms, self._prefix])
+            if done == b"full":
+                raise LimitReached(f"This server already holds {self.limits.rooms} live rooms (store.rooms): try "
+                                   "again later, or raise the setting.")
+            if done == b"ok":
+                return code, key
+        raise StoreError("No free room code was found: try again.")
+
+    def room(self, code: str) -> RoomState | None:
+        code = clean_code(code)
+        with self._reach():
+            fields = self._redis.hgetall(self._k("room", code))
+        return self._state(code, fields)
+
+    def _state(self, code: str, fields: dict) -> RoomState | None:
+        if not fields or self._expired(fields.get(b"touched")):
+            return None
+        revealed = frozenset(int(s) for s in fields[b"revealed"].decode().split(",") if s)
+        return RoomState(code, fields[b"plan"].decode(), int(fields[b"step"]), revealed,
+                         float(fields[b"step_started"]), float(fields[b"started"]), int(fields[b"version"]))
+
+    def version(self, code: str) -> int | None:
+        code = clean_code(code)
+        with self._reach():
+            version, touched = self._redis.hmget(self._k("room", code), "version", "touched")
+        return None if version is None or self._expired(touched) else int(version)
+
+    def is_presenter(self, code: str, key: str) -> bool:
+        try:
+            code, key = clean_code(code), clean_key(key)
+        except StoreError:
+            return False
+        with self._reach():
+            held, touched = self._redis.hmget(self._k("room", code), "keyhash", "touched")
+        return held is not None and not self._expired(touched) and hmac.compare_digest(held.decode(), key_hash(key))
+
+    def _presenter(self, script, code: str, key: str, step: object) -> RoomState:
+        code = clean_code(code)
+        key, step = clean_key(key), step_number(step)
+        with self._reach():
+            reply = script(keys=self._room_keys(code), args=[code, key_hash(key), str(step), repr(self._clock()),
+                                                             repr(self._ttl), self._ttl_seconds(self._ttl)])
+        if reply[0] == b"gone":
+            raise StoreError(f"There is no room {code} (it may have expired): open the lecture again from the "
+                             "Lecture page.")
+        if reply[0] == b"wrongkey":
+            raise WrongKey("This link's presenter key is not this room's: only the lecturer's link can change the "
+                           "room. Nothing was changed.")
+        flat = reply[1]
+        return self._state(code, dict(zip(flat[::2], flat[1::2], strict=True)))
+
+    def go_to(self, code: str, key: str, step: int) -> RoomState:
+        return self._presenter(self._go_to, code, key, step)
+
+    def reveal(self, code: str, key: str, step: int) -> RoomState:
+        return self._presenter(self._reveal, code, key, step)
+
+    # answers
+    def answer(self, code: str, step: int, session: str, value: str) -> int:
+        code, step = clean_code(code), step_number(step)
+        value, session = answer_text(value, self.limits), clean_session(session)
+        with self._reach():
+            reply = self._answer(
+                keys=[*self._room_keys(code), self._k("flood", session), self._k("flood-sequence")],
+                args=[code, str(step), session, value, repr(self._clock()), repr(self._ttl),
+                      self._ttl_seconds(self._ttl), self.limits.answers_per_minute, MAX_ANSWERS])
+        status = reply[0]
+        if status == b"gone":
+            raise StoreError(f"There is no room {code} any more: the lecture has ended or expired.")
+        if status == b"revealed":
+            raise StoreError(f"Step {step} is already revealed: answers are closed.")
+        if status == b"full":
+            raise LimitReached(f"Step {step} already has {MAX_ANSWERS:,} answers, the most a step keeps.")
+        if status == b"flood":
+            raise LimitReached(f"At most {self.limits.answers_per_minute} answers a minute from one browser: wait a "
+                               "moment and answer again.")
+        return int(reply[1])
+
+    def answer_count(self, code: str, step: int) -> int:
+        code, step = clean_code(code), step_number(step)
+        with self._reach():
+            count, touched = self._redis.hmget(self._k("room", code), f"n:{step}", "touched")
+        return 0 if count is None or self._expired(touched) else int(count)
+
+    def answers(self, code: str, step: int, key: str | None = None) -> list[Answer]:
+        code, step = clean_code(code), step_number(step)
+        with self._reach():
+            state = self.room(code)
+            if state is None:
+                return []
+            if step not in state.revealed and not self.is_presenter(code, key or ""):
+                raise WrongKey("The class's answers are shown after Reveal; before that only with the lecturer's "
+                               "link.")
+            held = self._redis.hscan_iter(self._k("answers", code), match=f"{step}:*", count=1000)
+            return [Answer(field.decode().split(":", 1)[1], value.decode()) for field, value in held]
+
+    def my_answer(self, code: str, step: int, session: str) -> str | None:
+        code, step, session = clean_code(code), step_number(step), clean_session(session)
+        with self._reach():
+            touched = self._redis.hget(self._k("room", code), "touched")
+            value = self._redis.hget(self._k("answers", code), f"{step}:{session}")
+        return None if value is None or self._expired(touched) else value.decode()
+
+    # uploaded plans
+    def put_plan(self, plan_id: str, data: bytes) -> None:
+        plan_id, data = clean_plan_id(plan_id), plan_bytes(data, self.limits)
+        with self._reach():
+            self._put_plan(keys=[self._k("plan", plan_id), self._k("plans"), self._k("plans-sequence")],
+                           args=[plan_id, data, self.limits.plans, self._prefix])
+
+    def plan(self, plan_id: str) -> bytes | None:
+        plan_id = clean_plan_id(plan_id)
+        with self._reach():
+            return self._redis.get(self._k("plan", plan_id))
+
+    # short links
+    def shorten(self, query: str) -> str:
+        query = link_query(query, self.limits)
+        link_id = link_id_of(query)
+        lifetime = self.limits.link_days * 86400
+        with self._reach(), self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self._k("link", link_id), mapping={"q": query, "t": repr(self._clock())})
+            pipe.expire(self._k("link", link_id), self._ttl_seconds(lifetime))
+            pipe.execute()
+        return link_id
+
+    def expand(self, link_id: str) -> str | None:
+        link_id = clean_link_id(link_id)
+        with self._reach():
+            query, made = self._redis.hmget(self._k("link", link_id), "q", "t")
+        if query is None or made is None or self._clock() - float(made) > self.limits.link_days * 86400:
+            return None
+        return query.decode()
+
+    def ping(self) -> None:
+        with self._reach():
+            self._redis.ping()
+
+
+def key_hash(key: str) -> str:
+    """What Redis keeps of a presenter key: its SHA-256 (a copy of the data holds no key that moves a room)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
