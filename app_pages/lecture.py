@@ -123,6 +123,8 @@ with ui.guard("The lecture plan"):
                              help="Your notes, the question's expected answer, the live answer count and the time; "
                                   "Next, Previous and Reveal there move the projector and every student.")
         loopback_warning(base)
+        st.html("<style>.st-key-lecture_follow_card img, .st-key-lecture_notes_card img "
+                "{ image-rendering: pixelated; }</style>")  # one pixel per module, drawn square
         cards = st.columns(2)
         with cards[0].container(border=True, key="lecture_follow_card"):
             st.markdown(f"**For the class: room {code}**")

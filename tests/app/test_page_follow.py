@@ -174,3 +174,31 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert store.room(code).step == 2 and [h.value for h in at.header] == ["Step 2 of 3: The causal mask"]
     at.button(key="notes_prev").click().run()
     assert store.room(code).step == 1
+
+
+@pytest.fixture
+def store_down(monkeypatch):
+    """The settings name a Redis where none listens (a real RedisStore, a free loopback port with nothing on it)."""
+    from browser_helpers import free_port
+
+    from attnviz.server_settings import ServerSettings
+    from ui.lecture import store as ui_store
+
+    settings = ServerSettings(store_backend="redis", store_url=f"redis://:pw@127.0.0.1:{free_port()}/0")
+    monkeypatch.setattr(ui_store, "server_settings", lambda: settings)
+
+
+def test_a_store_out_of_reach_is_said_on_the_lecture_views_and_other_pages_work(store_down):
+    follow = run_app({"room": "ABCDE"}, page="app_pages/follow.py")
+    notes = run_app({"room": "ABCDE", "key": "k" * 24}, page="app_pages/lecture_notes.py")
+    lecture = run_app({}, page="app_pages/lecture.py")
+    lecture.button(key="lecture_start").click().run()
+    step = run_app({"lecture": "attention", "step": "1", "room": "ABCDE"}, page="app_pages/masks.py")
+    for at in (follow, notes, lecture, step):
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("The lecture's shared store cannot be reached" in e.value for e in at.error), page_text(at)
+    assert "lecture_rooms" not in lecture.session_state  # no room was made
+    assert chart_specs(step)  # the step's page draws on its own
+    explorer = run_app({"text": "The cat sat."})
+    assert_healthy(explorer)
+    assert not explorer.error and chart_specs(explorer)

@@ -39,7 +39,7 @@ def start_room(page, server) -> tuple[str, str, str]:
     projector.wait_for(timeout=60_000)
     notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
     follow = wait_for_text(page, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
-    return projector.get_attribute("href"), notes, f"{server}/follow?room={follow}"
+    return projector.get_attribute("href"), notes, f"{server}/follow?room={follow}"  # the room's code
 
 
 def pill(page, token: str):
@@ -148,3 +148,25 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert not exceptions_on(page)
         finally:
             browser.close()
+
+
+def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_path, monkeypatch):
+    """server.public_url set (a name that is only encoded, never opened): the follow QR code decodes to it, though
+    the lecturer's browser is on 127.0.0.1, and the page does not warn."""
+    from browser_helpers import chromium_page, streamlit_server
+
+    from attnviz.lecture import is_loopback
+
+    settings = tmp_path / "attnviz.toml"
+    settings.write_text('[server]\npublic_url = "http://lecture-hall.test:8501"\n', encoding="utf-8")
+    monkeypatch.setenv("ATTNVIZ_SETTINGS", str(settings))
+    with streamlit_server() as server, chromium_page(1280, 900) as page:
+        _, _, follow = start_room(page, server)
+        code = dict(parse_qsl(urlsplit(follow).query))["room"]
+        qr = page.locator(".st-key-lecture_follow_card img")
+        qr.wait_for(timeout=30_000)
+        page.wait_for_timeout(500)
+        seen = decode_qr(qr.screenshot())
+        assert seen == f"http://lecture-hall.test:8501/follow?room={code}" and not is_loopback(seen)
+        assert "is this computer's own" not in page.inner_text('[data-testid="stMain"]')
+        assert not exceptions_on(page)
