@@ -202,3 +202,34 @@ def test_a_store_out_of_reach_is_said_on_the_lecture_views_and_other_pages_work(
     explorer = run_app({"text": "The cat sat."})
     assert_healthy(explorer)
     assert not explorer.error and chart_specs(explorer)
+
+
+def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(room):
+    import base64
+
+    from ui.lecture.record import room_record
+
+    plan, code, key = room
+    store = lecture_store()
+    notes = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")
+    assert [b.proto.label for b in notes.get("download_button")] == ["Export the lecture (one HTML file)"]
+    for session, value in (("s" * 20, "2"), ("t" * 20, "2"), ("u" * 20, "4")):
+        store.answer(code, 1, session, value)
+    store.answer(code, 2, "s" * 20, "causal")
+    store.reveal(code, key, 1)
+    page = room_record(code, key)
+    for text in ("Step 1: Where does &#x27;ran&#x27; look?", "Step 2: The causal mask", "Step 3: A wide head",
+                 "<b>The class:</b> 3 answers</p>", "1 answer (the step was not revealed)",
+                 "The right answer (the plan's): <span class=\"right\">causal</span>"):
+        assert text in page, text
+    import attnviz
+
+    row = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :]
+    assert "<td>dog</td><td>2</td>" in page and f"<td>{row[2]:.2f}</td>" in page  # students beside the model
+    assert "http://" not in page and "https://" not in page  # nothing fetched
+    from attnviz.draw.payload_frames import unwrap
+
+    data = base64.b64decode(page.split('id="attnviz-document">', 1)[1].split("<", 1)[0])
+    assert data[:4] == b"AVDC"
+    head, _ = unwrap(data, lambda h: h["parts"])
+    assert [s["name"] for s in head["sets"]] == ["Step 1: Where does 'ran' look?", "Step 2: The causal mask"]
