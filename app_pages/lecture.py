@@ -50,6 +50,7 @@ with ui.guard("The lecture plan"):
     from attnviz.lecture.plan import MAX_BYTES
     from ui.lecture.addresses import class_base, loopback_warning
     from ui.lecture.bar import students_qr
+    from ui.lecture.record import export_button
     from ui.menu import page_titles
 
     uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
@@ -123,6 +124,8 @@ with ui.guard("The lecture plan"):
                              help="Your notes, the question's expected answer, the live answer count and the time; "
                                   "Next, Previous and Reveal there move the projector and every student.")
         loopback_warning(base)
+        st.html("<style>.st-key-lecture_follow_card img, .st-key-lecture_notes_card img "
+                "{ image-rendering: pixelated; }</style>")  # one pixel per module, drawn square
         cards = st.columns(2)
         with cards[0].container(border=True, key="lecture_follow_card"):
             st.markdown(f"**For the class: room {code}**")
@@ -133,6 +136,7 @@ with ui.guard("The lecture plan"):
             with st.expander("Show the QR code (it carries the presenter key)", icon=":material/key:"):
                 st.image(students_qr(notes_link(base, code, key)), width=220, output_format="PNG")
                 st.caption("Whoever opens this link moves the room: don't show it on the projector.")
+        export_button(code, key)
     st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
     if step.state:
         st.markdown("**Its settings:** " + ", ".join(f"`{k} = {v}`" for k, v in step.state))

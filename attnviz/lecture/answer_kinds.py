@@ -2,6 +2,7 @@
 
     answer = { kind = "token" }                                  # tap the key token the query looks at most
     answer = { kind = "token", query = "it" }                    # ... for this query token (its first occurrence)
+    answer = { kind = "token", query = "it", layer = 2, head = 5 }   # the model's truth: this layer's, this head's row
     answer = { kind = "choice", options = ["layer 0", "layer 3"] }
     answer = { kind = "number" }                                 # a weight, a variance, a count
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from attnviz.errors import AttnvizError
 
 KINDS = ("token", "choice", "number")
-ANSWER_KEYS = ("kind", "options", "query")
+ANSWER_KEYS = ("kind", "options", "query", "layer", "head")
 MAX_OPTIONS = 12
 
 
@@ -26,6 +27,8 @@ class AnswerSpec:
     kind: str  # one of KINDS
     options: tuple[str, ...] = ()  # choice: the options, in the plan's order
     query: str = ""  # token: the query token whose row the class predicts ("" = the page's selected query)
+    layer: int | None = None  # token: the layer whose row is the model's truth (None = the page's layer)
+    head: int | None = None  # token: the head whose row is the model's truth (None = the page's selected or chosen heads)
 
 
 def parse_answer(where: str, raw: object) -> AnswerSpec | None:
@@ -53,7 +56,14 @@ def parse_answer(where: str, raw: object) -> AnswerSpec | None:
     query = raw.get("query", "")
     if not isinstance(query, str) or (query and kind != "token"):
         raise AttnvizError(f"{where}: answer.query is a token's text, for kind = \"token\" only.")
-    return AnswerSpec(kind, tuple(o.strip() for o in options), query.strip())
+    where_in = {}
+    for field in ("layer", "head"):
+        value = raw.get(field)
+        if value is not None and (kind != "token" or isinstance(value, bool) or not isinstance(value, int)
+                                  or not 0 <= value < 1000):
+            raise AttnvizError(f"{where}: answer.{field} is a {field} number from 0, for kind = \"token\" only.")
+        where_in[field] = value
+    return AnswerSpec(kind, tuple(o.strip() for o in options), query.strip(), where_in["layer"], where_in["head"])
 
 
 # ---- how a student's answer is checked, and how the class's answers are tallied --------------------------------

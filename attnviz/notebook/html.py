@@ -25,6 +25,7 @@ body {{ margin: 16px; background: #fff; }}
 </style>
 </head>
 <body>
+{preface}
 <div id="attnviz-root"></div>
 <script type="application/octet-stream" id="attnviz-document">{data}</script>
 <script type="module">
@@ -35,13 +36,14 @@ body {{ margin: 16px; background: #fff; }}
 """
 
 
-def page_html(document: bytes, title: str) -> str:
-    """The page: the document as base64 text, the app's heatmap JS with the page host, its CSS, nothing fetched."""
+def page_html(document: bytes, title: str, preface: str = "") -> str:
+    """The page: the document as base64 text, the app's heatmap JS with the page host, its CSS, nothing fetched.
+    preface: HTML (already escaped) above the viewer, e.g. a lecture's record."""
     js = component_js("page")
     if "</script" in js.lower():  # would end the inline script early
         raise AttnvizError("The heatmap's JavaScript contains '</script' and cannot be inlined.")
     return PAGE.format(title=html.escape(title), policy=POLICY, css=component_css("page"), js=js,
-                       data=base64.b64encode(document).decode("ascii"))
+                       data=base64.b64encode(document).decode("ascii"), preface=preface)
 
 
 def save_html(res_or_attention=None, path=None, layer=None, heads=None, view: str = "heads", *, tokens=None,

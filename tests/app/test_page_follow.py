@@ -92,11 +92,11 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert_healthy(projector)
     values, rows, cols = drawn_heatmap(projector, "lecture_class_row")
     assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
-    assert rows == ["class: share of 3", "model: layer 0, mean of heads 0, 1"]
+    assert rows == ["class (3)", "model"] and "the model (layer 0, head 1)" in page_text(projector)
     np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
     import attnviz
 
-    truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, :, 3, :].mean(0).numpy()
+    truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :].numpy()
     np.testing.assert_allclose(values[1], truth, atol=1e-3)  # the model's own row for 'ran'
     assert "'a' 1, 'dog' 1, 'home' 1" in page_text(projector)
 
@@ -174,3 +174,62 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert store.room(code).step == 2 and [h.value for h in at.header] == ["Step 2 of 3: The causal mask"]
     at.button(key="notes_prev").click().run()
     assert store.room(code).step == 1
+
+
+@pytest.fixture
+def store_down(monkeypatch):
+    """The settings name a Redis where none listens (a real RedisStore, a free loopback port with nothing on it)."""
+    from browser_helpers import free_port
+
+    from attnviz.server_settings import ServerSettings
+    from ui.lecture import store as ui_store
+
+    settings = ServerSettings(store_backend="redis", store_url=f"redis://:pw@127.0.0.1:{free_port()}/0")
+    monkeypatch.setattr(ui_store, "server_settings", lambda: settings)
+
+
+def test_a_store_out_of_reach_is_said_on_the_lecture_views_and_other_pages_work(store_down):
+    follow = run_app({"room": "ABCDE"}, page="app_pages/follow.py")
+    notes = run_app({"room": "ABCDE", "key": "k" * 24}, page="app_pages/lecture_notes.py")
+    lecture = run_app({}, page="app_pages/lecture.py")
+    lecture.button(key="lecture_start").click().run()
+    step = run_app({"lecture": "attention", "step": "1", "room": "ABCDE"}, page="app_pages/masks.py")
+    for at in (follow, notes, lecture, step):
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("The lecture's shared store cannot be reached" in e.value for e in at.error), page_text(at)
+    assert "lecture_rooms" not in lecture.session_state  # no room was made
+    assert chart_specs(step)  # the step's page draws on its own
+    explorer = run_app({"text": "The cat sat."})
+    assert_healthy(explorer)
+    assert not explorer.error and chart_specs(explorer)
+
+
+def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(room):
+    import base64
+
+    from ui.lecture.record import room_record
+
+    plan, code, key = room
+    store = lecture_store()
+    notes = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")
+    assert [b.proto.label for b in notes.get("download_button")] == ["Export the lecture (one HTML file)"]
+    for session, value in (("s" * 20, "2"), ("t" * 20, "2"), ("u" * 20, "4")):
+        store.answer(code, 1, session, value)
+    store.answer(code, 2, "s" * 20, "causal")
+    store.reveal(code, key, 1)
+    page = room_record(code, key)
+    for text in ("Step 1: Where does &#x27;ran&#x27; look?", "Step 2: The causal mask", "Step 3: A wide head",
+                 "<b>The class:</b> 3 answers</p>", "1 answer (the step was not revealed)",
+                 "The right answer (the plan's): <span class=\"right\">causal</span>"):
+        assert text in page, text
+    import attnviz
+
+    row = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :]
+    assert "<td>dog</td><td>2</td>" in page and f"<td>{row[2]:.2f}</td>" in page  # students beside the model
+    assert "http://" not in page and "https://" not in page  # nothing fetched
+    from attnviz.draw.payload_frames import unwrap
+
+    data = base64.b64decode(page.split('id="attnviz-document">', 1)[1].split("<", 1)[0])
+    assert data[:4] == b"AVDC"
+    head, _ = unwrap(data, lambda h: h["parts"])
+    assert [s["name"] for s in head["sets"]] == ["Step 1: Where does 'ran' look?", "Step 2: The causal mask"]

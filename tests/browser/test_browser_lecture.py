@@ -1,7 +1,7 @@
-"""Lecture mode in a real browser: upload a plan, open a step on the projector (1024×768, presentation mode), step
-with the keyboard (→, PageDown, ←) to pages whose settings come from the step, reveal a predict-first step, decode
-the students' QR code to the view's address, and watch the presenter notes follow (1920×1080). A bad plan gets a
-message. Screenshots in test-artifacts/lecture_*.png."""
+"""Lecture mode in a real browser: upload a plan, start its room, open a step on the projector (1024×768, presentation
+mode), step with the keyboard (→, PageDown, ←) to pages whose settings come from the step, reveal a predict-first
+step, decode the students' QR code to the view's address, and watch the presenter notes follow (1920×1080). A bad
+plan gets a message. Screenshots in test-artifacts/lecture_*.png. (Followers and answers: test_browser_follow.py.)"""
 
 import io
 from contextlib import contextmanager
@@ -77,9 +77,12 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
         upload_plan(page, server, PLAN)
         wait_for_text(page, "Three steps", "Step 1 of 3: Masks: the causal pattern")
         wait_for_app_idle(page)
+        page.get_by_role("button", name="Start the class's room").click()
+        page.get_by_role("link", name="Open step 1 on the projector").wait_for(timeout=60_000)
+        wait_for_app_idle(page)
         page.screenshot(path=str(ARTIFACTS / "lecture_page_1920.png"), full_page=True)
         projector = page.get_by_role("link", name="Open step 1 on the projector").get_attribute("href")
-        notes = page.locator('[data-testid="stBaseLinkButton-secondary"]').last.get_attribute("href")
+        notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
         assert projector.startswith("./masks_lab?mask=causal&") and notes.startswith("./lecture_notes?room=")
 
         with another_window(page, 1024, 768) as beamer:  # the projector's window: another tab, same server
@@ -98,7 +101,7 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             assert "/scaling_lab?" in beamer.url and "present=1" in beamer.url
             assert beamer.locator(".js-plotly-plot").count() == 0
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_predict_present.png"))
-            wait_for_text(page, "Step 2 of 3: Scaling: a wide head", "Predict first")
+            wait_for_text(page, "Step 2 of 3: Scaling: a wide head", "Predict first", "not revealed yet")
             page.screenshot(path=str(ARTIFACTS / "lecture_notes_1920.png"))
 
             beamer.get_by_role("button", name="Reveal").click()
@@ -152,12 +155,15 @@ def test_the_lecture_pages_at_projector_size(server):
         upload_plan(page, server, PLAN)
         wait_for_text(page, "Three steps", "Step 1 of 3")
         wait_for_app_idle(page)
-        notes = page.locator('[data-testid="stBaseLinkButton-secondary"]').last.get_attribute("href")
+        page.get_by_role("button", name="Start the class's room").click()
+        notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first
+        notes.wait_for(timeout=60_000)
+        notes = notes.get_attribute("href")
         page.goto(f"{server}/{page.url.split('/', 3)[3]}&present=1")
         wait_for_text(page, "Three steps", "Step 1 of 3")
         wait_for_app_idle(page)
         page.screenshot(path=str(ARTIFACTS / "lecture_page_present.png"))
         page.goto(f"{server}/{notes[2:]}&present=1")
-        wait_for_text(page, "Presenter notes", "waiting for the projector")
-        page.screenshot(path=str(ARTIFACTS / "lecture_notes_waiting_present.png"))
+        wait_for_text(page, "Presenter notes", "Step 1 of 3: Masks: the causal pattern", "Row 0 sees itself alone.")
+        page.screenshot(path=str(ARTIFACTS / "lecture_notes_present.png"))
         assert not exceptions_on(page)

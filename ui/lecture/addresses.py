@@ -9,7 +9,8 @@ import streamlit as st
 
 from attnviz.lecture import is_loopback, students_base
 from attnviz.lecture.store import StoreError
-from ui.lecture.store import lecture_store
+from ui.access import server_settings
+from ui.short_links import short_link
 
 ALL_INTERFACES = ("", "0.0.0.0", "::")
 SHORT_ABOVE = 120  # a longer view link is put in the store and its QR code encodes ?v=<id> (a small, sparse code)
@@ -30,8 +31,8 @@ def network_url() -> str:
 
 
 def public_url() -> str:
-    """The settings' public address of the app ("" when not given)."""
-    return ""
+    """The settings' public address of the app (server.public_url; "" when not given)."""
+    return server_settings().public_url
 
 
 def class_base(page: str) -> str:
@@ -57,6 +58,6 @@ def short_view_link(page_url: str, query: str) -> str:
     if len(link) <= SHORT_ABOVE:
         return link
     try:
-        return f"{page_url}?v={lecture_store().shorten(query)}"
+        return f"{page_url}?{short_link(query)}"
     except StoreError:
         return link

@@ -49,20 +49,27 @@ class TokenTruth:
 
 
 def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
-    """The from-scratch run for the page's settings: the query's row at the page's layer, for the selected head
-    (the page's selection, else its one chosen head), else the mean of the chosen heads. AttnvizError when the text
-    cannot be run."""
+    """The from-scratch run for the page's settings: the query's row at the plan's layer (else the page's), for the
+    plan's head, else the page's selected head (the explorer's selection), else its one chosen head, else the mean
+    of its chosen heads. AttnvizError when the text cannot be run or the plan names a layer or head the model lacks."""
     if view.text_problem:
         raise AttnvizError(view.text_problem)
     res = view.run()
     tokens = tuple(res.tokens)
+    n_layers, n_heads = res.attentions.shape[:2]
     selection = view.selection if isinstance(view.selection, Selection) else None  # the explorer's selected cell
     query = kinds.query_position(spec, tokens, None if selection is None else selection.query)
-    heads = (selection.head,) if selection is not None else tuple(view.heads)
-    weights = res.attentions[view.layer, list(heads), query, :]  # (heads, n_keys)
+    layer = view.layer if spec.layer is None else spec.layer
+    if spec.head is not None:
+        heads = (spec.head,)
+    else:
+        heads = (selection.head,) if selection is not None else tuple(view.heads)
+    if not 0 <= layer < n_layers or not all(0 <= h < n_heads for h in heads):
+        raise AttnvizError(f"The plan asks for layer {layer}, head {', '.join(map(str, heads))}; this model has "
+                           f"layers 0 to {n_layers - 1} and heads 0 to {n_heads - 1}.")
+    weights = res.attentions[layer, list(heads), query, :]  # (heads, n_keys)
     row = weights.mean(dim=0).numpy()  # (n_keys,) the mean over heads; one head is itself
-    what = f"layer {view.layer}, " + (f"head {heads[0]}" if len(heads) == 1
-                                      else f"mean of heads {', '.join(map(str, heads))}")
+    what = f"layer {layer}, " + (f"head {heads[0]}" if len(heads) == 1 else f"mean of heads {', '.join(map(str, heads))}")
     return TokenTruth(tokens, query, row, what)
 
 
@@ -171,10 +178,12 @@ def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
     share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
     rows = np.stack([share, truth.row.astype(np.float32)])  # (2, n_keys)
     query = truth.tokens[truth.query]
-    st.markdown(f"**The class ({total} answers) and the model:** where does '{query}' (token {truth.query}) look?")
-    heatmap(rows, [f"class: share of {total}", f"model: {truth.what}"], list(truth.tokens), key="lecture_class_row",
+    st.markdown(f"**The class ({total} answers) and the model ({truth.what}):** where does '{query}' (token "
+                f"{truth.query}) look?")
+    heatmap(rows, [f"class ({total})", "model"], list(truth.tokens), key="lecture_class_row",
             show_values=True, y_title="", axis_words=("row", "key token"), value_name=("share / weight", "value"))
     picked = ", ".join(f"'{truth.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
     best = int(np.argmax(truth.row))
-    st.caption(f"Students per key token: {picked or 'no answers'}. The model's largest weight: '{truth.tokens[best]}' "
-               f"(token {best}), {truth.row[best]:.2f}.")
+    st.caption(f"Top row: the class's share of answers per key token ({picked or 'no answers'}). Bottom row: the "
+               f"model's attention weights of '{query}' ({truth.what}); its largest: '{truth.tokens[best]}' (token "
+               f"{best}), {truth.row[best]:.2f}.")

@@ -136,12 +136,12 @@ def draw_bar() -> LectureStep | None:
         return None
     n = len(at.plan.steps)
     if at.follower:
-        left, right = st.columns([5, 1.6], vertical_alignment="center")
-        left.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
-                  f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span></div>")
-        right.link_button("Explore this view", explore_link(at, query_pairs()), icon=":material/explore:",
-                          width="stretch", help="Leave the lecture to change this view yourself; one click brings "
-                                                "you back to following.")
+        # a link in this tab (st.link_button opens a new one): the way back is one click on the page it opens
+        st.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
+                f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span>"
+                f'<a class="attnviz-lecture-explore" href="{html.escape(explore_link(at, query_pairs()))}" '
+                'target="_self" title="Leave the lecture to change this view yourself; one click brings you back '
+                'to following.">Explore this view</a></div>')
         poll_room(at)
         return at
     left, right = st.columns([5, 1.35], vertical_alignment="center")
@@ -187,10 +187,10 @@ def back_to_following() -> None:
         code = clean_code(raw)
     except StoreError:
         return
-    with st.container(key="lecture_explore", horizontal=True, vertical_alignment="center"):
-        st.caption(f"Exploring on your own, away from lecture room {code}.")
-        st.link_button("Back to following", f"./follow?{urlencode([('room', code)])}", icon=":material/groups:",
-                       type="primary")
+    back = html.escape(f"./follow?{urlencode([('room', code)])}")
+    st.html(BAR_CSS + f'<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">Exploring on your own, '
+            f'away from lecture room {code}.</span><a class="attnviz-lecture-back" href="{back}" target="_self">'
+            "Back to following</a></div>")
 
 
 @shared(max_entries=64)
@@ -275,6 +275,7 @@ BAR_CSS = """<style>
   border: 1px solid rgba(49, 51, 63, 0.25); text-decoration: none; color: inherit; }
 .attnviz-lecture-bar a:hover { border-color: #ff4b4b; color: #ff4b4b; }
 .attnviz-lecture-none { opacity: 0.35; }
+.attnviz-lecture-bar a.attnviz-lecture-back { background: #ff4b4b; border-color: #ff4b4b; color: white; }
 .attnviz-lecture-where { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_answer p { font-size: 1.1rem; }

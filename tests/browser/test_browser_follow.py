@@ -1,0 +1,172 @@
+"""A participatory lecture in real Chromium on one `streamlit run app.py` (the memory store): the lecturer uploads a
+plan and starts a room; a projector (1024×768, present) and three students on phones (390×844), each in a browser
+context of its own (own cookies: own anonymous session), follow it. The gate holds for followers until Reveal;
+answers from the three are counted once each (one changes its answer) and drawn at Reveal beside the model's row;
+Next on the presenter notes moves the projector and every follower; a follower breaks away and comes back; a wrong
+presenter key changes nothing; the follow QR code decodes to the room's follow link, and the page says that the
+address is loopback. Screenshots in test-artifacts/follow_*.png."""
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_app_idle, wait_for_text
+from test_browser_lecture import decode_qr
+
+ARTIFACTS = ROOT / "test-artifacts"
+PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
+UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
+STUDENTS = 3
+pytestmark = pytest.mark.browser
+
+NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
+CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"
+NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def start_room(page, server) -> tuple[str, str, str]:
+    """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them."""
+    page.goto(f"{server}/lecture")
+    wait_for_text(page, "Lecture mode")
+    wait_for_app_idle(page)
+    page.get_by_text("Use your own plan").click()
+    page.locator(UPLOAD).set_input_files(str(PLAN))
+    wait_for_text(page, "The class answers", "Step 1 of 3: Where does 'ran' look?")
+    wait_for_app_idle(page)
+    page.get_by_role("button", name="Start the class's room").click()
+    projector = page.get_by_role("link", name="Open step 1 on the projector")
+    projector.wait_for(timeout=60_000)
+    notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
+    follow = wait_for_text(page, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
+    return projector.get_attribute("href"), notes, f"{server}/follow?room={follow}"  # the room's code
+
+
+def pill(page, token: str):
+    """The answer box's button for this token."""
+    return page.locator(".st-key-lecture_answer button").filter(has_text=re.compile(f"^{re.escape(token)}$"))
+
+
+def follower_at(page, step: int, title: str) -> None:
+    wait_for_text(page, f"Step {step} of 3", title, timeout_ms=60_000)
+    wait_for_app_idle(page)
+
+
+def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            lecturer = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            projector_link, notes_link, follow_link = start_room(lecturer, server)
+            code = dict(parse_qsl(urlsplit(follow_link).query))["room"]
+            key = dict(parse_qsl(urlsplit(projector_link).query))["key"]
+            assert key not in follow_link and f"room={code}&key={key}" in notes_link
+            assert "is this computer's own" in lecturer.inner_text('[data-testid="stMain"]')  # loopback, said
+            lecturer.screenshot(path=str(ARTIFACTS / "follow_lecture_page.png"), full_page=True)
+
+            projector = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
+            projector.goto(f"{server}/{projector_link[2:]}")
+            wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
+            wait_for_app_idle(projector)
+            assert projector.evaluate(NO_FIGURES)
+
+            students = [browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                            has_touch=True).new_page() for _ in range(STUDENTS)]
+            for student in students:
+                student.goto(follow_link)
+                follower_at(student, 1, "Where does 'ran' look?")
+                assert "/step_by_step?" in student.url and "key=" not in student.url and "present" not in student.url
+                assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
+                assert student.evaluate(NO_SIDEWAYS)
+            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
+
+            for student, token in zip(students, ("dog", "dog", "home"), strict=True):
+                pill(student, token).click()
+                wait_for_text(student, f"Your answer is in: '{token}'")
+            pill(students[2], "a").click()
+            wait_for_text(students[2], "Your answer is in: 'a'")  # changed: still one answer
+            wait_for_text(projector, "3 answers so far", timeout_ms=30_000)  # the count grows live
+
+            notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
+            notes.goto(f"{server}/{notes_link[2:]}")
+            wait_for_text(notes, "Step 1 of 3", "expected answer: dog", "3 answers (token)", "not revealed yet")
+            notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
+
+            intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
+            intruder.goto(f"{server}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=2')}")
+            wait_for_text(intruder, "presenter key is not room")
+            wait_for_app_idle(intruder)
+            notes.wait_for_timeout(2_000)
+            assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # the room did not move
+            assert all("/step_by_step?" in s.url for s in students)
+            intruder.context.close()
+
+            notes.get_by_role("button", name="Reveal").click()
+            wait_for_text(notes, "Revealed")
+            projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+            wait_for_text(projector, "The class (3 answers) and the model", "('a' 1, 'dog' 2)")  # changed: counted once
+            wait_for_app_idle(projector)
+            projector.screenshot(path=str(ARTIFACTS / "follow_projector_revealed.png"))
+            for student in students:
+                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)  # the gate opened for followers
+                wait_for_app_idle(student)
+                assert student.evaluate(NO_SIDEWAYS)
+            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
+
+            notes.get_by_role("button", name="Next").click()  # the phone moves the projector and every follower
+            wait_for_text(notes, "Step 2 of 3")
+            for page in [projector, *students]:
+                follower_at(page, 2, "The causal mask")
+                assert "/masks_lab?" in page.url
+            assert "key=" in projector.url and "present=1" in projector.url
+            projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
+
+            png = projector.get_by_role("button", name="Students")
+            png.click()
+            qr = projector.locator(".st-key-lecture_follow_qr img")
+            qr.wait_for(timeout=30_000)
+            projector.wait_for_timeout(500)
+            assert decode_qr(qr.screenshot()) == follow_link  # the room's link, loopback here, and said so
+            assert "is this computer's own" in projector.inner_text('[data-testid="stPopoverBody"]')
+            projector.screenshot(path=str(ARTIFACTS / "follow_projector_students_popover.png"))
+            projector.keyboard.press("Escape")
+
+            wanderer = students[1]  # breaks away, then comes back
+            wanderer.get_by_role("link", name="Explore this view").click()
+            wait_for_text(wanderer, "Back to following", "Masks lab")
+            assert "lecture=" not in wanderer.url and f"room={code}" in wanderer.url
+            assert "Step 2 of 3" not in wanderer.inner_text('[data-testid="stMain"]')
+            wanderer.get_by_role("link", name="Back to following").click()
+            follower_at(wanderer, 2, "The causal mask")
+
+            projector.keyboard.press("ArrowRight")  # the clicker on the projector moves the room too
+            for page in [notes, *students]:
+                wait_for_text(page, "Step 3 of 3", timeout_ms=60_000)
+            for page in [lecturer, projector, notes, *students]:
+                assert not exceptions_on(page)
+        finally:
+            browser.close()
+
+
+def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_path, monkeypatch):
+    """server.public_url set (a name that is only encoded, never opened): the follow QR code decodes to it, though
+    the lecturer's browser is on 127.0.0.1, and the page does not warn."""
+    from browser_helpers import chromium_page, streamlit_server
+
+    from attnviz.lecture import is_loopback
+
+    settings = tmp_path / "attnviz.toml"
+    settings.write_text('[server]\npublic_url = "http://lecture-hall.test:8501"\n', encoding="utf-8")
+    monkeypatch.setenv("ATTNVIZ_SETTINGS", str(settings))
+    with streamlit_server() as server, chromium_page(1280, 900) as page:
+        _, _, follow = start_room(page, server)
+        code = dict(parse_qsl(urlsplit(follow).query))["room"]
+        qr = page.locator(".st-key-lecture_follow_card img")
+        qr.wait_for(timeout=30_000)
+        page.wait_for_timeout(500)
+        seen = decode_qr(qr.screenshot())
+        assert seen == f"http://lecture-hall.test:8501/follow?room={code}" and not is_loopback(seen)
+        assert "is this computer's own" not in page.inner_text('[data-testid="stMain"]')
+        assert not exceptions_on(page)

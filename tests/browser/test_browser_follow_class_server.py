@@ -1,0 +1,121 @@
+"""A participatory lecture on the class server for real: `deploy/class_server.py` with 2 Streamlit processes behind
+HAProxy and its own redis-server, on loopback, driven by real Chromium. The lecturer, the projector, the lecturer's
+phone and four students are browser contexts of their own, pinned to the two processes by HAProxy's cookie
+(students alternate), so every room change and every answer crosses processes through Redis.
+
+- the gate holds for every follower until Reveal; answers from the four, on both processes, are counted once each;
+- one Streamlit process SIGKILLed mid-question: its students come back through the balancer to a live process,
+  following again, with the answer the store acknowledged (the page reads it back from Redis);
+- Reveal on the phone opens every follower's figures and draws the class beside the model on the projector;
+- Next on the phone moves the projector and every follower, on both processes;
+- a wrong presenter key changes nothing; a follower breaks away and comes back.
+
+Needs Debian's haproxy and redis-server (tests/install_browser.sh). Only 127.0.0.1; every wait is bounded. The time
+from the kill to each student following again is printed (the issue's target is 10 s), not asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, free_port, wait_for_app_idle, wait_for_text
+from class_server_helpers import ClassServer
+from test_browser_follow import CLASS_ROW, NO_FIGURES, follower_at, pill, start_room
+
+sys.path.insert(0, str(ROOT / "deploy"))
+from haproxy_config import COOKIE  # deploy/ is scripts, not a package
+
+ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.browser
+TOKENS = ("dog", "a", "dog", "home")  # the four students' answers; students 0 and 2 are on process p0
+
+
+@pytest.fixture
+def class_server(tmp_path):
+    port = free_port()
+    server = ClassServer(2, port, tmp_path)
+    try:
+        server.wait_for(r"^ready http://", timeout=420)
+        yield server, f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def pinned(browser, base: str, process: str, width: int, height: int, **options):
+    """A browser context of its own whose HAProxy cookie names `process` (p0 or p1): its page."""
+    context = browser.new_context(viewport={"width": width, "height": height}, **options)
+    context.add_cookies([{"name": COOKIE, "value": process, "url": base}])
+    return context.new_page()
+
+
+def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(class_server):
+    from playwright.sync_api import sync_playwright
+
+    server, base = class_server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            lecturer = pinned(browser, base, "p0", 1280, 900)
+            projector_link, notes_link, follow_link = start_room(lecturer, base)  # the plan and room go to Redis
+            key = projector_link.split("key=", 1)[1].split("&", 1)[0]
+            projector = pinned(browser, base, "p1", 1024, 768)  # the room made on p0, opened on p1
+            projector.goto(f"{base}/{projector_link[2:]}")
+            wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
+            notes = pinned(browser, base, "p0", 390, 844)
+            notes.goto(f"{base}/{notes_link[2:]}")
+            wait_for_text(notes, "Step 1 of 3", "not revealed yet")
+
+            students = [pinned(browser, base, f"p{i % 2}", 390, 844, is_mobile=True, has_touch=True)
+                        for i in range(len(TOKENS))]
+            for student, token in zip(students, TOKENS, strict=True):
+                student.goto(follow_link)
+                follower_at(student, 1, "Where does 'ran' look?")
+                assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
+                pill(student, token).click()
+                wait_for_text(student, f"Your answer is in: '{token}'")  # acknowledged by the store
+            wait_for_text(projector, "4 answers so far", timeout_ms=30_000)  # counted across both processes
+            wait_for_text(notes, "4 answers (token)", timeout_ms=30_000)
+
+            intruder = pinned(browser, base, "p1", 1024, 768)  # a crafted projector link
+            intruder.goto(f"{base}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=3')}")
+            wait_for_text(intruder, "presenter key is not room")
+            intruder.context.close()
+            notes.wait_for_timeout(2_000)
+            assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # nothing moved
+
+            victim = server.pids()[0]  # mid-question: p0 dies with two students, the lecturer and the phone on it
+            killed = time.monotonic()
+            os.kill(victim, signal.SIGKILL)
+            for student, token in zip(students[0::2], TOKENS[0::2], strict=True):
+                wait_for_text(student, f"Your answer: '{token}'", "Step 1 of 3", timeout_ms=60_000)
+                print(f"a student of the killed process follows again {time.monotonic() - killed:.1f} s after the kill")
+                assert student.evaluate(NO_FIGURES)
+            wait_for_text(notes, "Step 1 of 3", "4 answers (token)", timeout_ms=60_000)  # no answer lost
+
+            notes.get_by_role("button", name="Reveal").click()
+            wait_for_text(notes, "Revealed")
+            projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+            wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
+            wait_for_app_idle(projector)
+            projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
+            for student in students:
+                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+
+            notes.get_by_role("button", name="Next").click()
+            for page in [projector, *students]:
+                follower_at(page, 2, "The causal mask")
+                assert "/masks_lab?" in page.url
+
+            wanderer = students[1]
+            wanderer.get_by_role("link", name="Explore this view").click()
+            wait_for_text(wanderer, "Back to following", "Masks lab")
+            wanderer.get_by_role("link", name="Back to following").click()
+            follower_at(wanderer, 2, "The causal mask")
+            for page in [projector, notes, *students]:
+                assert not exceptions_on(page)
+        finally:
+            browser.close()
