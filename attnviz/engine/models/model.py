@@ -243,12 +243,15 @@ class Model:
         return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
 
     def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None,
-                n_layers: int | None = None, weights_only: bool = False):
+                n_layers: int | None = None, weights_only: bool = False, head_ablation: dict | None = None):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
 
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
         weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
+        head_ablation: {layer: (heads, values (len(heads), d_head))}: those heads' outputs are replaced by values
+            before W_O (stack.attention_sublayer); a layer not named runs as usual. Built and checked by
+            attnviz.analysis.ablation.
         """
         T = ids.shape[1]
         start = 0 if caches is None else caches[0].length  # the position of ids[:, 0]
@@ -276,7 +279,8 @@ class Model:
                 weights.append(layer_weights(x, lw, self.cfg, layer_mask, scale, rope))
                 break
             cache = None if caches is None else caches[i]
-            x, w, trace = layer_forward(x, lw, self.cfg, layer_mask, scale, keep, cache, rope)  # (B, T, C)
+            ablate = None if head_ablation is None else head_ablation.get(i)
+            x, w, trace = layer_forward(x, lw, self.cfg, layer_mask, scale, keep, cache, rope, ablate)  # (B, T, C)
             weights.append(w)  # (B, nh, T, S)
             if keep:
                 traces.append(trace)
