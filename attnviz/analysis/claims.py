@@ -69,6 +69,9 @@ class ClaimScore:
     n_heads: int
     rule_hit_rate: float  # the positional rule's hit rate on the same items
     failing: tuple[int, ...]  # indices into the relation's items where the head's top key is not labelled
+    # coreference: the hit rate when the antecedent is the farther candidate and when it is the nearer one; a head
+    # that resolves the pronoun does well on both, one that always looks at the subject only on the first
+    by_reading: dict[str, float] | None = None
 
 
 def run_corpus(model, corpus: Corpus, batch_size: int = 64) -> CorpusRun:
@@ -143,4 +146,20 @@ def claim_score(run: CorpusRun, relation: str, layer: int, head: int, scores: It
     failing = (~scores.hits[:, layer, head]).nonzero().flatten().tolist()
     return ClaimScore(relation, layer, head, len(scores.items), float(hit[layer, head]), float(weight[layer, head]),
                       float(column[layer, head]), head_ranks(scores).index((layer, head)) + 1, L * H,
-                      float(rule_hits(scores).float().mean()), tuple(failing))
+                      float(rule_hits(scores).float().mean()), tuple(failing), reading_split(scores, layer, head))
+
+
+FARTHER, NEARER = "antecedent is the farther noun", "antecedent is the nearer noun"
+
+
+def reading_split(scores: ItemScores, layer: int, head: int) -> dict[str, float] | None:
+    """Coreference only: {FARTHER: hit rate, NEARER: hit rate} over the items of each reading (None otherwise)."""
+    if scores.relation != "coreference":
+        return None
+    farther = torch.tensor([bool(it.candidates) and it.keys[0] == min(it.candidates) for it in scores.items])
+    hits = scores.hits[:, layer, head].float()
+    split = {}
+    for name, chosen in ((FARTHER, farther), (NEARER, ~farther)):
+        if chosen.any():
+            split[name] = float(hits[chosen].mean())
+    return split
