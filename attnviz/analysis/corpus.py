@@ -17,6 +17,7 @@ every [CLS], [SEP] and punctuation position, and a head meets the claim when its
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,14 @@ class Corpus:
         if not found:
             raise AttnvizError(f"The corpus '{self.name}' labels no sentence with the relation '{relation}'.")
         return found
+
+    def subset(self, indices, name: str | None = None) -> Corpus:
+        """The chosen sentences as a corpus of their own, their items numbered anew."""
+        chosen = [self.sentences[i] for i in indices]
+        renumbered = tuple(Sentence(s.id, s.text, s.tokens, {
+            relation: tuple(dataclasses.replace(it, sentence=new) for it in items)
+            for relation, items in s.relations.items()}) for new, s in enumerate(chosen))
+        return Corpus(name or f"{self.name} ({len(chosen)} sentences)", renumbered)
 
     @property
     def relations(self) -> list[str]:
