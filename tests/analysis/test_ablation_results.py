@@ -63,6 +63,8 @@ def test_the_two_best_induction_heads_hurt_most_of_all_28_pairs(setup):
     assert max(pairs, key=pairs.get) == chosen
     runner_up = sorted(pairs.values())[-2]
     assert pairs[chosen] > runner_up + 0.5  # measured 5.38 nats against 4.01 for the next pair
+    # the figures the README and the lecture plan heads_under_test.toml state
+    assert (round(loss(()), 2), round(pairs[chosen], 2), round(runner_up, 2)) == (1.36, 5.38, 4.01)
 
 
 def test_every_single_head_raises_the_loss_but_no_single_head_breaks_it(setup):
@@ -84,6 +86,8 @@ def test_layer_0_pairs_hurt_far_more_than_their_previous_token_scores_suggest(se
     # ... and the worst of them costs over half of what the induction pair costs
     worst0 = max(layer0.values())
     assert worst0 - base > 0.5 * (pairs[top_two(induction)] - base)
+    assert max(layer0, key=layer0.get) == ((0, 0), (0, 1)) and round(worst0 - base, 1) == 2.6  # as stated
+    assert [round(float(v), 2) for v in previous[0]] == [0.15, 0.15, 0.14, 0.14]
 
 
 def test_mean_ablation_of_the_induction_pair_also_hurts_most(setup):

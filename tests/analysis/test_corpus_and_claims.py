@@ -150,6 +150,22 @@ def test_minilm_figures_as_the_readme_states_them(run):
         assert float(hit.max()) == 1.0
 
 
+def test_special_tokens_take_weight_but_add_little(minilm, corpus):
+    """The shares the README and the plan state for layer 5, head 11, and over all heads."""
+    from attnviz.analysis.contribution import corpus_special_shares
+
+    weight_share, norm_share = corpus_special_shares(minilm, corpus)  # (L, H) each
+    assert (round(float(weight_share[5, 11]), 2), round(float(norm_share[5, 11]), 2)) == (0.43, 0.07)
+    assert float(weight_share.mean()) > 2 * float(norm_share.mean())  # 55% of the weight, 18% of the norm
+    assert bool((norm_share <= weight_share + 0.05).all())
+
+
+def test_a_subset_numbers_its_items_anew(corpus):
+    few = corpus.subset([10, 11])
+    assert [s.id for s in few.sentences] == [corpus.sentences[10].id, corpus.sentences[11].id]
+    assert [it.sentence for it in few.items("coreference")] == [0, 1]
+
+
 def test_a_head_out_of_range_is_refused(run):
     with pytest.raises(AttnvizError, match="no layer 6, head 0"):
         claim_score(run, "coreference", 6, 0)
