@@ -141,3 +141,33 @@ def single_head_sweep(model, outcome: Callable[[tuple], float],
         if progress:
             progress((f + 1) / (L * H))
     return values
+
+
+def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
+                    progress: Callable[[float], None] | None = None) -> torch.Tensor:
+    """(L, H): 1 − the mean cosine between the pooled embeddings with each single head knocked out and without,
+    over the batch. Each knock-out starts from the clean stream entering its layer (Model.forward's resume): the
+    layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards."""
+    from attnviz.analysis.ablation import head_ablation
+
+    with torch.inference_mode():
+        clean_hidden, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)
+    real = batch.real.to(model.device).float()[..., None]  # (B, T, 1)
+
+    def pooled(hidden):  # (B, T, C) -> (B, C): the mean over real tokens
+        return (hidden * real).sum(1) / real.sum(1)
+
+    clean = pooled(clean_hidden)
+    L, H = model.n_layers, model.n_heads
+    values = torch.zeros(L, H)
+    for f in range(L * H):
+        layer, head = divmod(f, H)
+        plan = head_ablation(model, ((layer, head),), kind, means)
+        with torch.inference_mode():
+            hidden, _, _ = model.forward(batch.ids.to(model.device), batch.mask, True, False, head_ablation=plan,
+                                         resume=(layer, traces[layer].x_in))
+        cos = torch.nn.functional.cosine_similarity(pooled(hidden), clean, dim=-1)  # (B,)
+        values[layer, head] = float(1 - cos.mean())
+        if progress:
+            progress((f + 1) / (L * H))
+    return values

@@ -213,3 +213,32 @@ def test_shares_count_the_chosen_keys():
     assert float(weight_share[0]) == pytest.approx(0.75 / 2)
     assert float(norm_share[0]) == pytest.approx(0.2 / 1.4)
     assert special_keys(["[CLS]", "it", ",", "was", "[SEP]"]).tolist() == [True, False, True, False, True]
+
+
+@pytest.mark.parametrize("which", ["minilm", "llama"])
+def test_resuming_from_a_kept_stream_equals_the_whole_forward(minilm_pair, llama_pair, which):
+    """The sweep's shortcut: starting at layer l from the clean stream entering it gives the whole ablated run."""
+    model = (minilm_pair if which == "minilm" else llama_pair)[0]
+    batch = corpus_batch(model) if which == "minilm" else repeated_random_batch(model, 3, 10, 0)
+    mask = batch.mask if which == "minilm" else model.builtin_mask(batch.ids.shape[1])
+    _, _, traces = ablated_forward(model, batch.ids, mask, (), keep=True)
+    layer = model.n_layers - 1
+    plan = head_ablation(model, ((layer, 1),), "zero")
+    whole, _, _ = ablated_forward(model, batch.ids, mask, [(layer, 1)])
+    with torch.inference_mode():
+        resumed, weights, _ = model.forward(batch.ids, mask, True, False, head_ablation=plan,
+                                            resume=(layer, traces[layer].x_in))
+    assert len(weights) == 1
+    torch.testing.assert_close(resumed, whole, atol=1e-6, rtol=0)
+
+
+def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):
+    from attnviz.analysis.ablation_effects import embedding_cosines, embedding_sweep
+
+    model = minilm_pair[0]
+    batch = corpus_batch(model, 4)
+    sweep = embedding_sweep(model, batch)
+    assert sweep.shape == (6, 12) and bool((sweep > 0).all())
+    for layer, head in [(0, 0), (3, 7), (5, 11)]:
+        expected = 1 - float(embedding_cosines(model, batch, [(layer, head)]).mean())
+        assert float(sweep[layer, head]) == pytest.approx(expected, abs=1e-5)
