@@ -14,65 +14,8 @@ import streamlit as st
 
 import ui
 from ui import heatmap as hm
-from ui.memo import shared
-from ui.runs import model_for, run_for
-
-
-@shared(max_entries=4)
-def corpus_run(spec: str, device: str):
-    """(the corpus run, None) or (None, why this model cannot be scored on the corpus)."""
-    from attnviz.analysis.claims import run_corpus
-    from attnviz.analysis.corpus import load_corpus
-    from attnviz.errors import AttnvizError
-
-    try:
-        return run_corpus(model_for(spec, device), load_corpus()), None
-    except AttnvizError as err:
-        return None, str(err)
-
-
-@shared(max_entries=16)
-def relation_scores(spec: str, device: str, relation: str):
-    from attnviz.analysis.claims import item_scores
-
-    return item_scores(corpus_run(spec, device)[0], relation)
-
-
-@shared(max_entries=4)
-def special_shares(spec: str, device: str):
-    from attnviz.analysis.contribution import corpus_special_shares
-
-    return corpus_special_shares(model_for(spec, device), corpus_run(spec, device)[0].corpus)
-
-
-@shared(max_entries=4)
-def outcome_for(spec: str, device: str):
-    from attnviz.analysis.corpus import load_corpus
-    from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
-
-    model = model_for(spec, device)
-    if model.cfg.causal and model.lm_head is not None:
-        return loss_outcome(model)
-    return embedding_outcome(model, load_corpus())
-
-
-COMPARISONS = {}  # (spec, device, heads, kind) -> SetComparison; filled with a progress bar, kept for the server
-
-
-def comparison_for(spec: str, device: str, heads: tuple, kind: str, limit: int):
-    from attnviz.analysis.ablation_effects import compare_with_same_size
-
-    key = (spec, device, heads, kind, limit)
-    if key not in COMPARISONS:
-        outcome = outcome_for(spec, device)
-        bar = st.progress(0.0, text=f"Knocking out every compared set of {len(heads)} heads, one forward pass each…")
-        COMPARISONS[key] = compare_with_same_size(
-            model_for(spec, device), heads, lambda hs: outcome.value(hs, kind), limit=limit,
-            progress=lambda f: bar.progress(f, text=f"Knocking out sets of {len(heads)} heads: {f:.0%}"))
-        bar.empty()
-        while len(COMPARISONS) > 32:
-            COMPARISONS.pop(next(iter(COMPARISONS)))
-    return COMPARISONS[key]
+from ui.claims import comparison_for, corpus_run, outcome_for, relation_scores, special_shares
+from ui.runs import run_for
 
 
 def clamp_url_int(key: str, n: int, what: str) -> None:
@@ -87,6 +30,18 @@ def clamp_url_int(key: str, n: int, what: str) -> None:
         st.session_state[key] = 0
 
 
+def keep_known_heads(names: list[str]) -> None:
+    """Heads to knock out that this model lacks (a link, or another model's choice): dropped, and said."""
+    asked = list(st.session_state.get("hc_ablate") or []) + list(st.query_params.get_all("hc_ablate"))
+    unknown = sorted({h for h in asked if h not in names})
+    if unknown:
+        st.warning(f"{', '.join(unknown)}: no such head in {model.name} (layers 0 to {L - 1}, heads 0 to {H - 1}), "
+                   "so it is not knocked out.", icon=":material/undo:")
+        if "hc_ablate" in st.session_state:
+            st.session_state["hc_ablate"] = [h for h in st.session_state["hc_ablate"] if h in names]
+        st.query_params["hc_ablate"] = [h for h in st.query_params.get_all("hc_ablate") if h in names]
+
+
 view = ui.open_page(
     "Head claims: is this head really doing that?",
     "One sentence invites over-reading. Here a head's claim (“it looks from the pronoun to its antecedent”) is "
@@ -96,12 +51,12 @@ view = ui.open_page(
 
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device
+L, H = model.n_layers, model.n_heads
 with ui.guard("Head claims"):
     from attnviz.analysis.claims import claim_score, head_table
     from attnviz.analysis.corpus import RELATIONS
     from attnviz.lessons.head_claims.text import baseline_rows, claim_sentence, failing_rows, head_name
 
-    L, H = model.n_layers, model.n_heads
     clamp_url_int("hc_layer", L, "layer")
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")
@@ -150,6 +105,7 @@ with ui.guard("Knock heads out"):
     st.caption(f"Outcome: {outcome.describe}. Higher is worse.")
     names = [head_name(lay, h) for lay in range(L) for h in range(H)]
     default = [head_name(1, 0), head_name(1, 1)] if model.cfg.causal and L > 1 and H > 1 else [head_name(layer, head)]
+    keep_known_heads(names)
     ablate_at = st.columns([3, 1], vertical_alignment="bottom")
     chosen = ablate_at[0].multiselect("Heads to knock out", names, default=default, key="hc_ablate", **ui.BOUND)
     kind = ablate_at[1].radio("Replace their output by", ["zero", "mean"], horizontal=True, key="hc_kind",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,15 @@ from attnviz.analysis.claims import claim_score, head_ranks, item_scores, run_co
 from attnviz.analysis.corpus import encode_corpus, load_corpus
 from attnviz.analysis.head_scores import induction_scores, previous_token_scores
 from attnviz.analysis.repeats import repeated_random_batch
+
+
+def matmul_gflops() -> float:
+    """(5000 × 384) @ (384 × 1536), MiniLM's FFN product at the corpus's size: what the CPU gives torch now."""
+    a, w = torch.randn(5000, 384), torch.randn(384, 1536)
+    start = time.perf_counter()
+    for _ in range(5):
+        a @ w
+    return 5 * 2 * 5000 * 384 * 1536 / (time.perf_counter() - start) / 1e9
 
 
 def timed(function, repeats: int):
@@ -83,6 +93,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    print(f"this machine now: float32 matmul at {matmul_gflops():.0f} GFLOP/s, load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (the figures below scale with both)")
     model = attnviz.load_model(device=args.device)
     corpus = load_corpus()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; {model.name}; "

@@ -106,11 +106,14 @@ def test_tiny_llama_knocks_out_its_induction_heads_against_all_27_other_pairs(ti
 
 
 def test_an_empty_set_of_heads_and_a_head_out_of_range_get_warnings(tiny_llama):
-    at = run_app({"model": "tiny-llama", "text": "the cat sat", "hc_layer": "7", "hc_head": "2"}, page=PAGE,
-                 timeout=900)
+    at = run_app({"model": "tiny-llama", "text": "the cat sat", "hc_layer": "7", "hc_head": "2",
+                  "hc_ablate": ["L5 H11", "L1 H0"]}, page=PAGE, timeout=900)
     assert_healthy(at)
     warnings = " ".join(str(w.value) for w in at.warning)
     assert "The link asks for layer 7, which this model does not have (layers 0 to 1)" in warnings
+    assert "L5 H11: no such head in attnviz-tiny-llama (layers 0 to 1, heads 0 to 3)" in warnings
+    assert at.multiselect(key="hc_ablate").value == ["L1 H0"]
+    assert any(str(m.value).startswith("Knocking out **L1 H0**") for m in at.markdown)
     at.multiselect(key="hc_ablate").set_value([]).run()
     assert "Pick at least one head to knock out (the set is empty)" in " ".join(str(w.value) for w in at.warning)
     assert not at.exception and not at.error

@@ -30,6 +30,7 @@ def hit_map(minilm):
     return head_table(item_scores(run_corpus(minilm, load_corpus()), "coreference"))[0].numpy()
 
 
+@pytest.mark.timeout(1200)  # the first run scores 300 sentences: minutes on a busy 2-core machine
 @pytest.mark.parametrize("width,height,present", SIZES, ids=["1024x768-present", "390x844"])
 def test_head_claims_draws_attnvizs_numbers(server, minilm, hit_map, width, height, present):
     with chromium_page(width=width, height=height) as page:
