@@ -9,7 +9,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
+from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_drawn, wait_for_text
 
 from attnviz.analysis.claims import head_table, item_scores, run_corpus
 from attnviz.analysis.corpus import load_corpus
