@@ -79,6 +79,8 @@ PAGES = {
                 title="Find the head", icon=":material/person_search:"),
         st.Page("app_pages/qk_space.py", url_path="qk_space",
                 title="Query–key space", icon=":material/scatter_plot:"),
+        st.Page("app_pages/head_claims.py", url_path="head_claims",
+                title="Head claims", icon=":material/fact_check:"),
     ],
     "Lecture": [
         st.Page("app_pages/lecture.py", url_path="lecture",

@@ -137,7 +137,11 @@ def why_part() -> None:
             st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
                     "of its row appear here.", icon=":material/touch_app:")
         else:
-            why.why_this_weight(view)
+            arithmetic, contribution = st.tabs(["The arithmetic", "Weight against contribution"], key="why_tabs")
+            with arithmetic:
+                why.why_this_weight(view)
+            with contribution:
+                why.weight_against_contribution(view)
             if st.button("Follow this pair step by step", icon=":material/footprint:", key="follow_pair"):
                 # switch_page keeps the session: every setting comes along in its widgets (the URL's bound values
                 # may not be passed); the pair's own keys do, and the pair goes first there

@@ -99,4 +99,10 @@ with ui.guard("Find the head"):
                     # settings carried from this page (ui/across_pages.py) do not put the old ones back
                     st.session_state["layer"], st.session_state["heads"] = best.layer, [best.head]
                     st.switch_page("app_pages/explorer.py", query_params=params)
+                if st.button("Test this over the corpus", key=f"fh_claim_{best.rank}", icon=":material/fact_check:",
+                             help=f"Head claims: does layer {best.layer}, head {best.head} look from a pronoun to its "
+                                  "antecedent over 300 labelled sentences, against baselines?"):
+                    claim = {"hc_layer": best.layer, "hc_head": best.head, "hc_relation": "coreference"}
+                    st.session_state.update(claim)  # the claims page's pickers read the session, like the explorer's
+                    st.switch_page("app_pages/head_claims.py", query_params={k: str(v) for k, v in claim.items()})
 ui.mark_drawn(view)

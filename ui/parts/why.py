@@ -74,3 +74,27 @@ def why_this_weight(view) -> None:
                    other, data=other.data.attentions[layer, sel.head, i][None],
                    title=row_title.format(scale_name(other.data.scale, model.d_head))))
     st.caption(f"The ringed cell is this weight, A[{i}, {j}]; the other cells are the rest of row {i}.")
+
+
+def weight_against_contribution(view) -> None:
+    """The selected cell's row twice over the same keys: each weight α_ij, and the size of what that key adds to
+    the head's output, ‖α_ij · (x_j W_V + b_V) W_O^h‖ (Kobayashi et al. 2020), from the run's own trace."""
+    from attnviz.analysis.contribution import contribution_norms
+    from ui.runs import run_for
+
+    sel, layer = view.selection, view.layer
+    i, j = sel.query, sel.key
+    res = run_for(view.model_spec, view.device, view.text, view.mask_spec, view.scale, True)
+    labels = res.labels
+    alpha = res.traces[layer].weights[0, sel.head, i]  # (n,)
+    norms = contribution_norms(view.model, res.traces, layer)[0, sel.head, i]  # (n,)
+    ring = {"panel": 0, "row": 0, "col": j}
+    small = len(labels) <= 12
+    hm.heatmap(alpha[None], [f"{i}: {labels[i]}"], labels, key="why_alpha", selection=ring, show_values=small,
+               title=f"row {i}: weight α (sums to 1)")
+    hm.heatmap(norms[None], [f"{i}: {labels[i]}"], labels, key="why_norm", kind="magnitude", selection=ring,
+               show_values=small, title=f"row {i}: ‖α · v W_O‖, what each key adds", value_name=("‖α·v·W_O‖", "norm"))
+    share = float(norms[j] / norms.sum()) if float(norms.sum()) > 0 else 0.0
+    st.caption(f"Key {j} “{labels[j]}” gets weight {plain(float(alpha[j]))} ({float(alpha[j]):.0%} of the row) and "
+               f"adds a vector of length {plain(float(norms[j]))} ({share:.0%} of the row's total length). A key with "
+               "a short value vector adds little however much weight it gets (Kobayashi et al. 2020).")

@@ -243,12 +243,19 @@ class Model:
         return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
 
     def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None,
-                n_layers: int | None = None, weights_only: bool = False):
+                n_layers: int | None = None, weights_only: bool = False, head_ablation: dict | None = None,
+                resume: tuple[int, torch.Tensor] | None = None):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
 
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
         weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
+        head_ablation: {layer: (heads, values (len(heads), d_head))}: those heads' outputs are replaced by values
+            before W_O (stack.attention_sublayer); a layer not named runs as usual. Built and checked by
+            attnviz.analysis.ablation.
+        resume: (layer, x): start at that layer from x (B, T, C), the residual stream entering it in an earlier run
+            of the same ids (a kept trace's x_in); the layers below are skipped, not recomputed (an ablation sweep
+            changes nothing below the ablated layer). Weights and traces then start at that layer.
         """
         T = ids.shape[1]
         start = 0 if caches is None else caches[0].length  # the position of ids[:, 0]
@@ -256,7 +263,8 @@ class Model:
             raise AttnvizError(f"{start + T} tokens is more than {self.name} can take ({self.max_tokens}).")
         ids, mask = on_device(self.device, ids, mask)
         # 1) embed: token embeddings (+ a learned or sinusoidal position table) (+ token type, LayerNorm)
-        x = self.embedder(ids, start)  # (B, T, C)
+        first = 0 if resume is None else resume[0]
+        x = self.embedder(ids, start) if resume is None else resume[1].to(self.device)  # (B, T, C)
         # 2) RoPE: the rotation of every new position, applied to q and k inside each layer
         rope = None
         if self.cfg.positions == "rope":
@@ -266,6 +274,8 @@ class Model:
         weights, traces = [], []
         chosen = self.layers[:n_layers]
         for i, lw in enumerate(chosen):
+            if i < first:
+                continue
             window = self.cfg.windows[i]
             layer_mask = mask
             if window is not None:  # the window is part of the architecture: it always applies
@@ -276,12 +286,13 @@ class Model:
                 weights.append(layer_weights(x, lw, self.cfg, layer_mask, scale, rope))
                 break
             cache = None if caches is None else caches[i]
-            x, w, trace = layer_forward(x, lw, self.cfg, layer_mask, scale, keep, cache, rope)  # (B, T, C)
+            ablate = None if head_ablation is None else head_ablation.get(i)
+            x, w, trace = layer_forward(x, lw, self.cfg, layer_mask, scale, keep, cache, rope, ablate)  # (B, T, C)
             weights.append(w)  # (B, nh, T, S)
             if keep:
                 traces.append(trace)
         # 4) the final norm (GPT-2's ln_f, Llama's norm); a run stopped early returns the residual stream as it is
-        if self.cfg.final_norm and len(weights) == self.n_layers and not weights_only:
+        if self.cfg.final_norm and first + len(weights) == self.n_layers and not weights_only:
             x = norm(x, self.final_ln[0], self.final_ln[1], self.cfg)
         return x, weights, traces
 

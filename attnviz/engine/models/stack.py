@@ -13,6 +13,7 @@ nkv K/V heads, hs = d_head, F = MLP width.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -150,12 +151,15 @@ def mlp(h: torch.Tensor, lw: LayerWeights, cfg: ModelConfig) -> torch.Tensor:
     return linear(hidden, lw.w_ff2, lw.b_ff2)  # (B, T, C)
 
 
-def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=None, cache=None):
+def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=None, cache=None, ablate=None):
     """Multi-head attention of x (B, T, C): 1) project, 2) split heads, 3) rotate q and k (RoPE), 4) cache,
-    5) repeat K/V for GQA, 6) attend, 7) concat · W_O.
+    5) repeat K/V for GQA, 6) attend, 6b) replace ablated heads' outputs, 7) concat · W_O.
 
     rope: (cos, sin) of the new tokens' positions, each (T, hs), when cfg.positions == "rope".
     cache: a KVCache holding earlier tokens' k, v (generation); the new ones are appended and all attended to.
+    ablate: None, or (heads, values): the query heads (a list of indices) whose outputs weights @ V are replaced,
+        before W_O, by values (len(heads), hs), the same vector at every position (zeros: zero-ablation; a mean
+        over a corpus: mean-ablation). See attnviz.analysis.ablation. The weights themselves are left as computed.
     Returns (out (B, T, C), the AttentionTrace, (q, k before RoPE, k and v as cached, k and v repeated per head)).
     """
     B, T, _ = x.shape
@@ -172,6 +176,11 @@ def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=
         k, v = cache.append(k, v)  # 4) earlier tokens' keys and values + the new ones  (B, nkv, S, hs)
     k_rep, v_rep = repeat_kv(k, cfg.group_size), repeat_kv(v, cfg.group_size)  # 5) (B, nh, S, hs)
     att = scaled_dot_product_attention_trace(q, k_rep, v_rep, mask=mask, scale=scale)  # 6) per head
+    if ablate is not None:  # 6b) head_h := values[h] at every position, for the ablated heads only
+        heads, values = ablate
+        replaced = att.output.clone()  # (B, nh, T, hs)
+        replaced[:, heads] = values.to(replaced)[None, :, None, :]  # (1, len(heads), 1, hs) broadcast over B, T
+        att = dataclasses.replace(att, output=replaced)
     out = linear(merge_heads(att.output), lw.w_o, lw.b_o)  # 7) Concat(head_1 .. head_nh) · W_O   (B, T, C)
     return out, att, (q_in, k_in, k, v, k_rep, v_rep)
 
@@ -183,15 +192,18 @@ def layer_weights(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=None)
     return attention_sublayer(attended, lw, cfg, mask, scale, rope)[1].weights
 
 
-def layer_forward(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, keep: bool, cache=None, rope=None):
+def layer_forward(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, keep: bool, cache=None, rope=None,
+                  ablate=None):
     """One transformer layer: the new residual stream (B, T, C), the attention weights (B, nh, T, S), and, if keep,
-    its LayerTrace (a RopeLayerTrace with RoPE)."""
+    its LayerTrace (a RopeLayerTrace with RoPE). ablate: heads whose outputs are replaced (attention_sublayer);
+    the trace's head_outputs are then what W_O received."""
     if cfg.pre_ln:
-        attn_out, att, parts = attention_sublayer(norm(x, lw.ln1_w, lw.ln1_b, cfg), lw, cfg, mask, scale, rope, cache)
+        attn_out, att, parts = attention_sublayer(norm(x, lw.ln1_w, lw.ln1_b, cfg), lw, cfg, mask, scale, rope, cache,
+                                                  ablate)
         x_mid = x + attn_out  # x + Attn(N₁(x))
         x_out = x_mid + mlp(norm(x_mid, lw.ln2_w, lw.ln2_b, cfg), lw, cfg)  # x_mid + MLP(N₂(x_mid))
     else:
-        attn_out, att, parts = attention_sublayer(x, lw, cfg, mask, scale, rope, cache)
+        attn_out, att, parts = attention_sublayer(x, lw, cfg, mask, scale, rope, cache, ablate)
         x_mid = norm(x + attn_out, lw.ln1_w, lw.ln1_b, cfg)  # N₁(x + Attn(x))
         x_out = norm(x_mid + mlp(x_mid, lw, cfg), lw.ln2_w, lw.ln2_b, cfg)  # N₂(x_mid + MLP(x_mid))
     trace = None

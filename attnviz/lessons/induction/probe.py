@@ -9,12 +9,12 @@ induction scores per layer × head, and the model's loss on every token.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import torch
 
 from attnviz.analysis.head_scores import best_head, induction_scores, per_token_loss, previous_token_scores
+from attnviz.analysis.repeats import leading_specials, word_ids
 from attnviz.errors import AttnvizError
 
 HALF_RANGE = (4, 60)  # words in the repeated block the page offers
@@ -65,25 +65,6 @@ def require_language_model(model) -> None:
     if not model.cfg.causal or model.lm_head is None:
         raise AttnvizError(f"{model.name} is not a causal language model, so it has no next-token loss and no induction "
                            f"to find. Pick a causal model in the sidebar: tiny-llama (attnviz's own, offline) or GPT-2.")
-
-
-def leading_specials(model) -> list[int]:
-    """The ids the tokenizer puts in front of any text ([BOS] for the tiny Llama; none for GPT-2)."""
-    enc = model.encode("the")
-    lead = []
-    for i, t in zip(enc.ids, enc.tokens, strict=True):
-        if t not in model.tokenizer.special:
-            break
-        lead.append(i)
-    return lead
-
-
-def word_ids(model) -> list[int]:
-    """Ids of whole-word tokens (letters only, any leading-space marker stripped), sorted: the random words."""
-    vocab = model.tokenizer.backend.get_vocab()
-    special = model.tokenizer.special
-    words = [i for t, i in vocab.items() if t not in special and re.fullmatch(r"(Ġ|▁)?[a-z]{2,}", t)]
-    return sorted(words)
 
 
 def random_repeated_ids(model, half: int, seed: int) -> tuple[list[int], int]:

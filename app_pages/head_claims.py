@@ -1,0 +1,168 @@
+"""Head claims: is this head really doing that? A head's claim tested over a corpus with baselines and
+counterexamples, heads knocked out against same-size sets, and weight against contribution.
+
+URL keys (besides the shared ones: model, text, ...):
+    hc_relation  coreference, verb_subject, same_word, previous_token or specials (attnviz.analysis.corpus.RELATIONS)
+    hc_layer, hc_head   the head whose claim is tested (Find the head's "Test this over the corpus" sets them)
+    hc_ablate    the heads knocked out, e.g. "L1 H0"; hc_kind  zero or mean
+    hc_query     the query token of the weight-against-contribution rows (the sidebar's text)
+"""
+
+import math
+
+import streamlit as st
+
+import ui
+from ui import heatmap as hm
+from ui.claims import comparison_for, corpus_run, outcome_for, relation_scores, special_shares
+from ui.runs import run_for
+
+
+def clamp_url_int(key: str, n: int, what: str) -> None:
+    """A layer or head from a link that this model lacks: say so and start from 0 (never a traceback)."""
+    raw = st.query_params.get(key)
+    if raw is not None and not (raw.isdigit() and int(raw) < n):
+        st.warning(f"The link asks for {what} {raw}, which this model does not have ({what}s 0 to {n - 1}): "
+                   f"showing {what} 0.", icon=":material/undo:")
+        st.query_params[key] = "0"
+        st.session_state.pop(key, None)
+    if st.session_state.get(key) is not None and not 0 <= st.session_state[key] < n:
+        st.session_state[key] = 0
+
+
+def keep_known_heads(names: list[str]) -> None:
+    """Heads to knock out that this model lacks (a link, or another model's choice): dropped, and said."""
+    asked = list(st.session_state.get("hc_ablate") or []) + list(st.query_params.get_all("hc_ablate"))
+    unknown = sorted({h for h in asked if h not in names})
+    if unknown:
+        st.warning(f"{', '.join(unknown)}: no such head in {model.name} (layers 0 to {L - 1}, heads 0 to {H - 1}), "
+                   "so it is not knocked out.", icon=":material/undo:")
+        if "hc_ablate" in st.session_state:
+            st.session_state["hc_ablate"] = [h for h in st.session_state["hc_ablate"] if h in names]
+        st.query_params["hc_ablate"] = [h for h in st.query_params.get_all("hc_ablate") if h in names]
+
+
+view = ui.open_page(
+    "Head claims: is this head really doing that?",
+    "One sentence invites over-reading. Here a head's claim (“it looks from the pronoun to its antecedent”) is "
+    "tested over 300 labelled sentences beside baselines, heads are knocked out to see what breaks, and each "
+    "key's weight is set beside the size of what it adds.",
+    waits_for_text="The weight-against-contribution rows appear")
+
+run, layer, head = None, 0, 0  # what the later parts read, should the first fail
+model, spec, device = view.model, view.model_spec, view.device
+L, H = model.n_layers, model.n_heads
+with ui.guard("Head claims"):
+    from attnviz.analysis.claims import claim_score, head_table
+    from attnviz.analysis.corpus import RELATIONS
+    from attnviz.lessons.head_claims.text import baseline_rows, claim_sentence, failing_rows, head_name
+
+    clamp_url_int("hc_layer", L, "layer")
+    clamp_url_int("hc_head", H, "head")
+    st.subheader("1 · The claim over the corpus")
+    pick = st.columns([3, 1, 1], vertical_alignment="bottom")
+    relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation", **ui.BOUND)
+    layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
+    head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
+    with st.spinner(f"Running {model.name} on every sentence of the corpus (one batched pass)…"):
+        run, problem = corpus_run(spec, device)
+    if run is None:
+        st.warning(f"{problem} Pick all-MiniLM-L6-v2 in the sidebar to test claims; the knock-outs below work "
+                   f"with {model.name}.", icon=":material/rule:")
+    else:
+        scores = relation_scores(spec, device, relation)
+        score = claim_score(run, relation, layer, head, scores)
+        st.markdown(claim_sentence(score, relation))
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            st.dataframe(baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
+                         key="hc_baselines", column_config={
+                             "top key is labelled": st.column_config.NumberColumn(format="percent"),
+                             "mean weight on it": st.column_config.NumberColumn(format="%.3f")})
+        with right:
+            hm.heatmap(head_table(scores)[0], [f"layer {i}" for i in range(L)], [f"head {h}" for h in range(H)],
+                       key="hc_map", kind="weights", title="share of queries whose top key is labelled",
+                       x_title="head", y_title="layer", axis_words=("layer", "head"),
+                       value_name=("share of labelled queries", "share"), selection={"panel": 0, "row": layer,
+                                                                                      "col": head})
+        st.markdown(f"**Where it fails: {len(score.failing)} of {score.n_items}.** Each “open” link shows the sentence "
+                    f"in the explorer at layer {layer}, head {head}, the labelled cell selected.")
+        if score.failing:
+            st.dataframe(failing_rows(run.corpus, scores, score.failing, layer, head,
+                                      st.session_state.get("model") or ""),
+                         hide_index=True, width="stretch", key="hc_failing", height=260, column_config={
+                             "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
+                             "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
+
+with ui.guard("Knock heads out"):
+    from attnviz.lessons.head_claims.figures import comparison_figure
+    from attnviz.lessons.head_claims.outcomes import closeness
+    from attnviz.lessons.head_claims.text import ABLATION_LIMITS, ablation_sentence
+
+    st.subheader("2 · Knock heads out")
+    with st.spinner(f"Preparing {model.name}'s outcome…"):
+        outcome = outcome_for(spec, device)
+    st.caption(f"Outcome: {outcome.describe}. Higher is worse.")
+    names = [head_name(lay, h) for lay in range(L) for h in range(H)]
+    default = [head_name(1, 0), head_name(1, 1)] if model.cfg.causal and L > 1 and H > 1 else [head_name(layer, head)]
+    keep_known_heads(names)
+    ablate_at = st.columns([3, 1], vertical_alignment="bottom")
+    chosen = ablate_at[0].multiselect("Heads to knock out", names, default=default, key="hc_ablate", **ui.BOUND)
+    kind = ablate_at[1].radio("Replace their output by", ["zero", "mean"], horizontal=True, key="hc_kind",
+                              help="zero: the head's output is 0 at every position; mean: its mean over the "
+                                   "sentences the outcome is measured on.", **ui.BOUND)
+    if not chosen:
+        st.warning("Pick at least one head to knock out (the set is empty): e.g. L1 H0 and L1 H1.",
+                   icon=":material/rule:")
+    else:
+        heads = tuple(sorted((int(n.split()[0][1:]), int(n.split()[1][1:])) for n in chosen))
+        limit = 40 if model.cfg.causal else 12  # an encoder's knock-out runs 60 sentences: fewer sets, seeded
+        comparison = comparison_for(spec, device, heads, kind, limit)
+        sampled = math.comb(L * H, len(heads)) - 1 > len(comparison.others)
+        st.markdown(ablation_sentence(heads, kind, comparison.chosen_value, comparison.baseline,
+                                      comparison.share_below, len(comparison.others), outcome.name, outcome.unit,
+                                      outcome.chance, sampled))
+        st.plotly_chart(comparison_figure(comparison, outcome.name, outcome.unit, outcome.chance), width="stretch",
+                        key="hc_chart")
+        if outcome.sample is not None:
+            before, after = closeness(model, outcome, heads, kind)
+            st.dataframe([{"": "nothing knocked out", "cos(pronoun, antecedent)": before.to_antecedent,
+                           "cos(pronoun, other noun)": before.to_other, "closer to antecedent": before.closer_to_antecedent},
+                          {"": "these heads knocked out", "cos(pronoun, antecedent)": after.to_antecedent,
+                           "cos(pronoun, other noun)": after.to_other, "closer to antecedent": after.closer_to_antecedent}],
+                         hide_index=True, key="hc_coref", column_config={
+                             "closer to antecedent": st.column_config.NumberColumn(format="percent")})
+            st.caption("The pronoun's final vector against each candidate noun's, over the sample's coreference "
+                       "sentences: the cosines, and how often the pronoun is closer to the noun it means.")
+    st.info(ABLATION_LIMITS, icon=":material/science:")
+
+with ui.guard("Weight against contribution"):
+    from attnviz.analysis.contribution import contribution_norms
+    from attnviz.lessons.find_head import default_pair, token_name
+    from attnviz.lessons.head_claims.text import shares_sentence
+
+    st.subheader("3 · Weight against contribution")
+    res = run_for(spec, device, view.text, "none", True, keep=True)
+    labels, n = res.labels, len(res.labels)
+    ui.page.clamp_token_choice("hc_query", n)
+    ui.page.seed_choice_from_url("hc_query", list(range(n)), default_pair(labels)[0])
+    query = st.selectbox("Query token (the sidebar's text)", list(range(n)), key="hc_query",
+                         format_func=lambda i: token_name(i, labels), persist_state="session")
+    ui.page.keep_in_link("hc_query", query)
+    alpha = res.traces[layer].weights[0, head, query]  # (n,)
+    norms = contribution_norms(model, res.traces, layer)[0, head, query]  # (n,)
+    hm.heatmap(alpha[None], [f"{query}: {labels[query]}"], labels, key="hc_alpha", kind="weights",
+               title=f"layer {layer}, head {head}: weight α (after softmax)", show_values=n <= 16)
+    hm.heatmap(norms[None], [f"{query}: {labels[query]}"], labels, key="hc_norm", kind="magnitude",
+               title=f"layer {layer}, head {head}: ‖α · (x W_V + b_V) W_O‖, the size of what each key adds",
+               show_values=n <= 16, value_name=("‖α·v·W_O‖", "norm"))
+    st.caption("Top: each key's weight, summing to 1. Bottom: the length of the vector each key actually adds to "
+               "the query's output (Kobayashi et al. 2020). A key can take much weight yet add little, when its "
+               "value vector is short.")
+    if run is not None:
+        weight_share, norm_share = special_shares(spec, device)
+        st.markdown(shares_sentence(layer, head, float(weight_share[layer, head]), float(norm_share[layer, head]),
+                                    len(run.corpus.sentences)))
+        st.caption(f"Over all {L * H} heads: {float(weight_share.mean()):.0%} of the weight and "
+                   f"{float(norm_share.mean()):.0%} of the norm go to [CLS], [SEP] and punctuation.")
+ui.mark_drawn(view)

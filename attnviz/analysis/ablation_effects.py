@@ -1,0 +1,173 @@
+"""What breaks when heads are knocked out: outcomes the models have, measured with and without the ablation.
+
+- A causal LM on repeated random words (repeats.RepeatedBatch): the mean next-token loss on the repeated half,
+  in nats, against the chance line ln V (a uniform guess over the vocabulary).
+- An encoder (all-MiniLM-L6-v2) on a corpus (corpus.CorpusBatch): the pooled sentence embedding, the mean of the
+  final vectors over the real tokens (sentence-transformers' pooling for this model), as the cosine between the
+  ablated and the unablated one (1 = unchanged); and, for coreference, the cosine of the pronoun's final vector
+  to each candidate's.
+
+Each outcome is compared with the same number of other heads knocked out (same_size_sets: all such sets, or a
+seeded sample), since any ablation changes something. An ablation shows what the model loses without a head's
+output; it cannot show what a head does when another head can do the same work and covers for it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from attnviz.analysis.ablation import ablated_forward, check_heads
+from attnviz.analysis.corpus import Corpus, CorpusBatch
+from attnviz.analysis.repeats import RepeatedBatch
+from attnviz.errors import AttnvizError
+
+
+def repeated_half_losses(model, batch: RepeatedBatch, heads=(), kind: str = "zero",
+                         means: torch.Tensor | None = None) -> torch.Tensor:
+    """(N, P - 1) next-token losses in nats on the repeated half, -log p(token p + 1 | tokens ≤ p), heads ablated."""
+    if model.lm_head is None or not model.cfg.causal:
+        raise AttnvizError(f"{model.name} is not a causal language model: it has no next-token loss to measure.")
+    T = batch.ids.shape[1]
+    hidden, _, _ = ablated_forward(model, batch.ids, model.builtin_mask(T), heads, kind, means)
+    log_probs = torch.log_softmax(model.logits(hidden).float(), dim=-1).cpu()  # (N, T, V)
+    nll = -log_probs[:, :-1].gather(2, batch.ids[:, 1:, None])[..., 0]  # (N, T - 1): position p predicts p + 1
+    return nll[:, batch.second_copy_targets]  # (N, P - 1)
+
+
+def chance_loss(model) -> float:
+    """ln V: the loss of a uniform guess over the vocabulary."""
+    return math.log(model.lm_head.shape[0])
+
+
+def same_size_sets(model, size: int, limit: int = 200, seed: int = 0) -> list[tuple[tuple[int, int], ...]]:
+    """Every set of `size` heads of the model, in (layer, head) order, or a seeded sample of `limit` of them when
+    there are more (sorted, so the same call gives the same list)."""
+    heads = [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)]
+    if not 1 <= size <= len(heads):
+        raise AttnvizError(f"A set of heads has 1 to {len(heads)} heads, not {size}.")
+    if math.comb(len(heads), size) <= limit:
+        return list(itertools.combinations(heads, size))
+    rng = random.Random(seed)
+    picked = set()
+    while len(picked) < limit:
+        picked.add(tuple(sorted(rng.sample(heads, size))))
+    return sorted(picked)
+
+
+@dataclass(frozen=True)
+class SetComparison:
+    chosen: tuple[tuple[int, int], ...]
+    chosen_value: float
+    others: list[tuple[tuple[tuple[int, int], ...], float]]  # every compared set and its value, the chosen excluded
+    baseline: float  # the outcome with nothing ablated
+
+    @property
+    def share_below(self) -> float:
+        """Share of the other sets whose value is below the chosen set's (1.0: the chosen one is the highest)."""
+        return sum(v < self.chosen_value for _, v in self.others) / max(len(self.others), 1)
+
+
+def compare_with_same_size(model, heads, outcome: Callable[[tuple], float], limit: int = 200, seed: int = 0,
+                           progress: Callable[[float], None] | None = None) -> SetComparison:
+    """outcome(heads) -> a number, for the chosen heads and for every other set of the same size (or a seeded
+    sample of `limit`); progress(fraction done) after each."""
+    chosen = check_heads(model, heads)
+    sets = [s for s in same_size_sets(model, len(chosen), limit, seed) if s != chosen]
+    values = []
+    for n, s in enumerate(sets):
+        values.append((s, outcome(s)))
+        if progress:
+            progress((n + 1) / (len(sets) + 2))
+    chosen_value = outcome(chosen)
+    baseline = outcome(())
+    if progress:
+        progress(1.0)
+    return SetComparison(chosen, chosen_value, values, baseline)
+
+
+def pooled_embeddings(model, batch: CorpusBatch, heads=(), kind: str = "zero", means=None) -> torch.Tensor:
+    """(B, C): each sentence's final vectors averaged over its real tokens (mean pooling), heads ablated."""
+    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means)
+    real = batch.real.to(hidden.device).float()[..., None]  # (B, T, 1)
+    return ((hidden * real).sum(1) / real.sum(1)).float().cpu()  # (B, C)
+
+
+def embedding_cosines(model, batch: CorpusBatch, heads, kind: str = "zero", means=None,
+                      clean: torch.Tensor | None = None) -> torch.Tensor:
+    """(B,): cosine between each sentence's pooled embedding with the heads ablated and without (1 = unchanged).
+    clean: pooled_embeddings(model, batch) if already computed."""
+    clean = pooled_embeddings(model, batch) if clean is None else clean
+    return torch.nn.functional.cosine_similarity(pooled_embeddings(model, batch, heads, kind, means), clean, dim=-1)
+
+
+@dataclass(frozen=True)
+class CoreferenceCloseness:
+    """Mean cosine of the pronoun's final vector to its antecedent's and to the other candidate's."""
+
+    to_antecedent: float
+    to_other: float
+    closer_to_antecedent: float  # share of sentences where the pronoun is closer to its antecedent
+
+
+def coreference_closeness(model, corpus: Corpus, batch: CorpusBatch, heads=(), kind: str = "zero",
+                          means=None) -> CoreferenceCloseness:
+    """How close the pronoun's final vector is to each candidate's, over the corpus's coreference items."""
+    items = [it for it in corpus.items("coreference") if len(it.candidates) == 2]
+    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means)
+    hidden = hidden.float().cpu()  # (B, T, C)
+    s = torch.tensor([it.sentence for it in items])
+    pronoun = hidden[s, torch.tensor([it.query for it in items])]  # (N, C)
+    antecedent = hidden[s, torch.tensor([it.keys[0] for it in items])]  # (N, C)
+    other = hidden[s, torch.tensor([next(c for c in it.candidates if c != it.keys[0]) for it in items])]  # (N, C)
+    cos = torch.nn.functional.cosine_similarity
+    to_a, to_o = cos(pronoun, antecedent, dim=-1), cos(pronoun, other, dim=-1)  # (N,) each
+    return CoreferenceCloseness(float(to_a.mean()), float(to_o.mean()), float((to_a > to_o).float().mean()))
+
+
+def single_head_sweep(model, outcome: Callable[[tuple], float],
+                      progress: Callable[[float], None] | None = None) -> torch.Tensor:
+    """(L, H): outcome((layer, head),) for every single head; progress(fraction done) after each."""
+    L, H = model.n_layers, model.n_heads
+    values = torch.zeros(L, H)
+    for f in range(L * H):
+        layer, head = divmod(f, H)
+        values[layer, head] = outcome(((layer, head),))
+        if progress:
+            progress((f + 1) / (L * H))
+    return values
+
+
+def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
+                    progress: Callable[[float], None] | None = None) -> torch.Tensor:
+    """(L, H): 1 − the mean cosine between the pooled embeddings with each single head knocked out and without,
+    over the batch. Each knock-out starts from the clean stream entering its layer (Model.forward's resume): the
+    layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards."""
+    from attnviz.analysis.ablation import head_ablation
+
+    with torch.inference_mode():
+        clean_hidden, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)
+    real = batch.real.to(model.device).float()[..., None]  # (B, T, 1)
+
+    def pooled(hidden):  # (B, T, C) -> (B, C): the mean over real tokens
+        return (hidden * real).sum(1) / real.sum(1)
+
+    clean = pooled(clean_hidden)
+    L, H = model.n_layers, model.n_heads
+    values = torch.zeros(L, H)
+    for f in range(L * H):
+        layer, head = divmod(f, H)
+        plan = head_ablation(model, ((layer, head),), kind, means)
+        with torch.inference_mode():
+            hidden, _, _ = model.forward(batch.ids.to(model.device), batch.mask, True, False, head_ablation=plan,
+                                         resume=(layer, traces[layer].x_in))
+        cos = torch.nn.functional.cosine_similarity(pooled(hidden), clean, dim=-1)  # (B,)
+        values[layer, head] = float(1 - cos.mean())
+        if progress:
+            progress((f + 1) / (L * H))
+    return values

@@ -1,0 +1,86 @@
+"""The Head claims page's ablation panel: which outcome a model has, computed with attnviz.analysis.
+
+- a causal LM (attnviz-tiny-llama): the mean loss on the repeated half of 64 seeded sequences [BOS] A A (A = 20
+  random words), in nats, with the chance line ln V;
+- an encoder with the corpus's tokenizer (all-MiniLM-L6-v2): 1 − the cosine between the pooled sentence embedding
+  with the heads knocked out and without, averaged over a sample of the corpus (both readings of every fifth noun
+  pair: 60 sentences), and the pronoun's closeness to each candidate.
+Higher is worse for both, so the chart reads the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attnviz.analysis.ablation import mean_head_outputs
+from attnviz.analysis.ablation_effects import (
+    chance_loss,
+    coreference_closeness,
+    embedding_cosines,
+    pooled_embeddings,
+    repeated_half_losses,
+)
+from attnviz.analysis.corpus import Corpus, CorpusBatch, encode_corpus
+from attnviz.analysis.repeats import repeated_random_batch
+
+SEQUENCES, HALF, SEED = 64, 20, 0
+EVERY_NTH_PAIR = 5  # the page's MiniLM sample: both readings of every fifth noun pair
+
+
+@dataclass
+class Outcome:
+    """One model's outcome of an ablation: value(heads, kind) -> a number, higher = more broken."""
+
+    name: str  # what the number is, for the chart's axis
+    unit: str
+    chance: float | None  # the chance line (ln V), None where there is none
+    describe: str  # how it is measured, one sentence
+    value: object  # value(heads: tuple, kind: str) -> float
+    baseline: float  # the value with nothing ablated
+    sample: Corpus | None = None  # the encoder's sentences, their batch and the heads' means over them
+    batch: CorpusBatch | None = None
+    means: torch.Tensor | None = None
+
+
+def corpus_sample(corpus: Corpus) -> Corpus:
+    """Both readings of every EVERY_NTH_PAIR-th noun pair (sentences come in reading pairs, 2i and 2i + 1)."""
+    chosen = [i for i in range(len(corpus.sentences)) if (i // 2) % EVERY_NTH_PAIR == 0]
+    return corpus.subset(chosen, f"{corpus.name} (sample)")
+
+
+def loss_outcome(model) -> Outcome:
+    batch = repeated_random_batch(model, SEQUENCES, HALF, SEED)
+    T = batch.ids.shape[1]
+    means = mean_head_outputs(model, batch.ids, model.builtin_mask(T), torch.ones_like(batch.ids, dtype=torch.bool))
+
+    def value(heads, kind="zero"):
+        return float(repeated_half_losses(model, batch, heads, kind, means).mean())
+
+    return Outcome("loss on the repeated half", "nats", chance_loss(model),
+                   f"the mean next-token loss on the repeated half of {SEQUENCES} seeded sequences [BOS] A A "
+                   f"(A = {HALF} random words, seed {SEED}), in nats", value, value(()))
+
+
+def embedding_outcome(model, corpus: Corpus) -> Outcome:
+    sample = corpus_sample(corpus)
+    batch = encode_corpus(model, sample)
+    clean = pooled_embeddings(model, batch)
+    means = mean_head_outputs(model, batch.ids, batch.mask, batch.real)
+
+    def value(heads, kind="zero"):
+        if not heads:
+            return 0.0
+        return float(1 - embedding_cosines(model, batch, heads, kind, means, clean).mean())
+
+    return Outcome("1 − cosine to the unablated sentence embedding", "", None,
+                   f"1 − the cosine between each sentence's pooled embedding (the mean of its final vectors) with "
+                   f"the heads knocked out and without, averaged over {len(sample.sentences)} sentences of the "
+                   "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means)
+
+
+def closeness(model, outcome: Outcome, heads, kind: str):
+    """The pronoun's closeness to its antecedent and to the other candidate, before and after (MiniLM only)."""
+    return (coreference_closeness(model, outcome.sample, outcome.batch),
+            coreference_closeness(model, outcome.sample, outcome.batch, heads, kind, outcome.means))

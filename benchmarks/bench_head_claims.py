@@ -1,0 +1,116 @@
+"""Head claims' costs on all-MiniLM-L6-v2: the corpus scored for one head, and the knock-out of every single head
+(72) over the corpus. Targets (issue 32): ≤ 5 s and ≤ 30 s.
+
+    python benchmarks/bench_head_claims.py [--repeats 3] [--threads N] [--results]
+
+Prints, for each, the best and the median of the repeats (the machine is shared: the best is the cost, the median
+what a class sees). --results also prints the figures the README states (tiny-llama's knock-outs, MiniLM's claim).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+import attnviz
+from attnviz.analysis.ablation_effects import embedding_sweep, repeated_half_losses
+from attnviz.analysis.claims import claim_score, head_ranks, item_scores, run_corpus
+from attnviz.analysis.corpus import encode_corpus, load_corpus
+from attnviz.analysis.head_scores import induction_scores, previous_token_scores
+from attnviz.analysis.repeats import repeated_random_batch
+
+
+def matmul_gflops() -> float:
+    """(5000 × 384) @ (384 × 1536), MiniLM's FFN product at the corpus's size: what the CPU gives torch now."""
+    a, w = torch.randn(5000, 384), torch.randn(384, 1536)
+    start = time.perf_counter()
+    for _ in range(5):
+        a @ w
+    return 5 * 2 * 5000 * 384 * 1536 / (time.perf_counter() - start) / 1e9
+
+
+def timed(function, repeats: int):
+    times, value = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = function()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times), value
+
+
+def score_one_head(model, corpus):
+    """What the page does for a new head on a fresh server: the corpus run, then the relation's scores."""
+    run = run_corpus(model, corpus)
+    return claim_score(run, "coreference", 5, 11)
+
+
+def results() -> None:
+    llama = attnviz.load_model("attnviz-tiny-llama")
+    batch = repeated_random_batch(llama, 64, 20, 0)
+    T = batch.ids.shape[1]
+    with torch.inference_mode():
+        _, weights, _ = llama.forward(batch.ids, llama.builtin_mask(T), True, False)
+    A = torch.stack(weights, dim=1)  # (N, L, H, T, T)
+    ind = torch.stack([induction_scores(a, batch.half, batch.first) for a in A]).mean(0)
+    prev = torch.stack([previous_token_scores(a) for a in A]).mean(0)
+    heads = [(lay, h) for lay in range(2) for h in range(4)]
+    loss = {s: float(repeated_half_losses(llama, batch, s).mean()) for s in
+            [()] + [(h,) for h in heads] + list(itertools.combinations(heads, 2))}
+    print(f"tiny-llama: induction scores {ind.numpy().round(2).tolist()}; previous-token {prev.numpy().round(2).tolist()}")
+    print(f"  repeated-half loss, nothing ablated {loss[()]:.2f} nats; chance ln {llama.lm_head.shape[0]} = "
+          f"{torch.log(torch.tensor(float(llama.lm_head.shape[0]))):.2f}")
+    print("  single heads: " + ", ".join(f"L{lay}H{h} {loss[((lay, h),)]:.2f}" for lay, h in heads))
+    pairs = sorted(((v, s) for s, v in loss.items() if len(s) == 2), reverse=True)
+    print("  pairs, worst first: " + ", ".join(f"{'+'.join(f'L{a}H{b}' for a, b in s)} {v:.2f}" for v, s in pairs))
+    minilm = attnviz.load_model()
+    run = run_corpus(minilm, load_corpus())
+    for relation in ("coreference", "verb_subject", "same_word", "previous_token", "specials"):
+        scores = item_scores(run, relation)
+        best = head_ranks(scores)[0]
+        top = claim_score(run, relation, *best, scores)
+        print(f"MiniLM {relation}: best L{best[0]}H{best[1]} hit {top.hit_rate:.3f} weight {top.mean_weight:.3f} "
+              f"column {top.column_mean:.3f} rule {top.rule_hit_rate:.3f} {top.by_reading or ''}")
+    l5h11 = claim_score(run, "coreference", 5, 11)
+    print(f"MiniLM coreference L5H11: hit {l5h11.hit_rate:.3f} weight {l5h11.mean_weight:.3f} column "
+          f"{l5h11.column_mean:.3f} rank {l5h11.rank} {l5h11.by_reading}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--results", action="store_true")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"this machine now: float32 matmul at {matmul_gflops():.0f} GFLOP/s, load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (the figures below scale with both)")
+    model = attnviz.load_model(device=args.device)
+    corpus = load_corpus()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; {model.name}; "
+          f"{len(corpus.sentences)} sentences")
+    best, median, score = timed(lambda: score_one_head(model, corpus), args.repeats)
+    print(f"corpus scored for one head (batched run + scores): best {best:.2f} s, median {median:.2f} s "
+          f"(target ≤ 5 s); L5H11 coreference hit {score.hit_rate:.3f}")
+    batch = encode_corpus(model, corpus)
+    best, median, sweep = timed(lambda: embedding_sweep(model, batch), max(1, args.repeats - 2))
+    worst = divmod(int(sweep.argmax()), sweep.shape[1])
+    print(f"knock-out sweep of all {sweep.numel()} single heads over the corpus: best {best:.2f} s, median "
+          f"{median:.2f} s (target ≤ 30 s); the largest change, L{worst[0]}H{worst[1]}: 1 − cos = "
+          f"{float(sweep.max()):.4f}")
+    if args.results:
+        results()
+
+
+if __name__ == "__main__":
+    main()

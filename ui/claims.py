@@ -1,0 +1,66 @@
+"""The Head claims page's computations, made once per server and shared by every session (ui.memo): a page
+script runs anew on every rerun, so a cache defined in it would be made anew too. attnviz's analysis modules are
+imported inside each function, as ui/runs.py does, so that opening another page does not import them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.memo import SharedCache, shared
+from ui.runs import model_for
+
+
+@shared(max_entries=4)
+def corpus_run(spec: str, device: str):
+    """(the corpus run, None) or (None, why this model cannot be scored on the corpus)."""
+    from attnviz.analysis.claims import run_corpus
+    from attnviz.analysis.corpus import load_corpus
+    from attnviz.errors import AttnvizError
+
+    try:
+        return run_corpus(model_for(spec, device), load_corpus()), None
+    except AttnvizError as err:
+        return None, str(err)
+
+
+@shared(max_entries=16)
+def relation_scores(spec: str, device: str, relation: str):
+    from attnviz.analysis.claims import item_scores
+
+    return item_scores(corpus_run(spec, device)[0], relation)
+
+
+@shared(max_entries=4)
+def special_shares(spec: str, device: str):
+    from attnviz.analysis.contribution import corpus_special_shares
+
+    return corpus_special_shares(model_for(spec, device), corpus_run(spec, device)[0].corpus)
+
+
+@shared(max_entries=4)
+def outcome_for(spec: str, device: str):
+    from attnviz.analysis.corpus import load_corpus
+    from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
+
+    model = model_for(spec, device)
+    if model.cfg.causal and model.lm_head is not None:
+        return loss_outcome(model)
+    return embedding_outcome(model, load_corpus())
+
+
+COMPARISONS = SharedCache(max_entries=32)  # (spec, device, heads, kind, limit) -> SetComparison
+
+
+def comparison_for(spec: str, device: str, heads: tuple, kind: str, limit: int):
+    from attnviz.analysis.ablation_effects import compare_with_same_size
+
+    def make():  # with a progress bar, shown only while it is computed
+        outcome = outcome_for(spec, device)
+        bar = st.progress(0.0, text=f"Knocking out every compared set of {len(heads)} heads, one forward pass each…")
+        comparison = compare_with_same_size(
+            model_for(spec, device), heads, lambda hs: outcome.value(hs, kind), limit=limit,
+            progress=lambda f: bar.progress(f, text=f"Knocking out sets of {len(heads)} heads: {f:.0%}"))
+        bar.empty()
+        return comparison
+
+    return COMPARISONS.get((spec, device, heads, kind, limit), make)
