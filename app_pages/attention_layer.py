@@ -42,7 +42,7 @@ view = ui.open_page("Attention as a layer",
                     "picture's regions afresh at every word. Take away the captioning and what is left is a layer: "
                     "a query, a set of vectors, weights, a weighted sum. Four steps, one change each, turn it into "
                     "self-attention.",
-                    uses_shared_settings=False)  # no language model here: on a projector the first screen is the picture
+                    settings=())  # no language model here: on a projector the first screen is the picture
 
 with ui.guard("The attention layer"):
     from attnviz.lessons.attention_layer import figures as fg

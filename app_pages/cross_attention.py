@@ -65,7 +65,8 @@ INTRO = (
 view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.LessonModel(
     is_encoder_decoder, TINY_BART,
     "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
-    "on numbers in words → digits."))
+    "on numbers in words → digits."),
+    settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
 
 with ui.guard("The cross-attention page"):
     from attnviz.lessons.cross_attention.latex import cross_attention_equation

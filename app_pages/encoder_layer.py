@@ -5,6 +5,7 @@ then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by sta
 import streamlit as st
 
 import ui
+from ui.token_link import follow_token
 
 view = ui.open_page("The whole layer: residual, LayerNorm, feed-forward",
                     "Step by step stops at W_O. Here the same layer goes on: the residual connection, LayerNorm and "
@@ -58,6 +59,7 @@ with ui.guard("The encoder-layer page"):
         st.caption(f"{model.name} is pre-LN, like GPT-2: each sub-layer reads a normalised copy and adds its result "
                    "to the residual stream, which is never normalised inside the layer.")
     steps = layer_steps(model, res, layer)
+    follow_token("enc_token", labels, min(2, n - 1), "picked", link_says=st.query_params.get("enc_token"))
     ui.clamp_token_choice("enc_token", n)
     pick = st.columns([2, 1])
     i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",

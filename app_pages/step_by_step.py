@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from ui.heatmap import heatmap
+from ui.token_link import follow_token
 
 view = ui.open_page("Step by step: one head, from input to output",
                     "Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
@@ -91,6 +92,8 @@ with ui.guard("The step-by-step page"):
     with pair_box:
         # ---- 2) one query, one key ----------------------------------------------------------------
         st.header("One query, one key")
+        follow_token("sbs_query", labels, min(2, n - 1), "query", link_says=st.query_params.get("sbs_query"))
+        follow_token("sbs_key", labels, min(1, n - 1), "key", link_says=st.query_params.get("sbs_key"))
         ui.clamp_token_choice("sbs_query", n, "query")
         ui.clamp_token_choice("sbs_key", n, "key")
 

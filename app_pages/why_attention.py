@@ -73,7 +73,7 @@ view = ui.open_page("Why attention",
                     "Before attention, an encoder–decoder read the whole source into one vector of fixed size and "
                     "wrote the output from that vector alone. Here two small models trained by attnviz on the same "
                     "task differ in one thing: one has that single vector, the other attends over every source word.",
-                    uses_shared_settings=False)
+                    settings=())
 
 with ui.guard("The comparison"):
     from attnviz.lessons.why_attention import figures as wf

@@ -37,6 +37,19 @@ def check_token(index: int, n: int, what: str) -> int:
     return index
 
 
+def same_token_position(old_labels: list[str], old_index: int, new_labels: list[str]) -> int | None:
+    """Where the token at old_labels[old_index] is in a new text: the same occurrence of the same token text ("the"
+    the second time stays the second "the"), else its first occurrence, else None (the new text lacks it).
+    Compared as written, then without case."""
+    token = old_labels[old_index]
+    for same in (lambda a, b: a == b, lambda a, b: a.strip().lower() == b.strip().lower()):
+        before = sum(same(label, token) for label in old_labels[:old_index])  # occurrences before it in the old text
+        found = [i for i, label in enumerate(new_labels) if same(label, token)]
+        if found:
+            return found[min(before, len(found) - 1)]
+    return None
+
+
 def pair_weights(attentions: torch.Tensor, query_index: int, key_index: int) -> torch.Tensor:
     """(L, H, n, n) weights -> (L, H): the weight each head gives from the query token to the key token."""
     n = attentions.shape[-1]

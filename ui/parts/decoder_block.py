@@ -13,6 +13,7 @@ from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.memo import shared
 from ui.runs import model_for
+from ui.token_link import follow_token
 
 ANCHOR = "the-decoder-block"
 
@@ -82,6 +83,7 @@ def draw_decoder_block(view: ui.ViewState) -> None:
                "and the badge compares those; y⁽¹⁾, y⁽²⁾ and the FFN's parts it does not return: they are computed by "
                "the same functions as attnviz's model, and the layer's output they lead to is among what the badge "
                "compares.")
+    follow_token("dec_pos", rows, min(1, T - 1), "decoder position", link_says=st.query_params.get("dec_pos"))
     ui.clamp_token_choice("dec_pos", T, "decoder position")
     pick = st.columns([2, 1])
     t = pick[0].selectbox("Decoder position t (its vector is written out below)", list(range(T)),
