@@ -65,7 +65,7 @@ def follow_token(key: str, labels: list[str], default: int | None, what: str, li
     if moved is None:
         moved = default
         instead = "no token" if default is None else f"“{labels[default]}” ({default})"
-        st.info(f"The {what} token “{old[stored]}” ({stored}) is not in the new text: the {what} is now {instead}.",
+        st.info(f"The {what} token “{old[stored]}” ({stored}) is not in the new text: showing {instead} instead.",
                 icon=":material/swap_horiz:")
     st.session_state[key] = moved
 
