@@ -17,6 +17,7 @@ from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
 
 SHARED_SETTINGS = ("text", "model", "mask", "scale")  # the settings every page may share (open_page's settings=)
 NAMES = {"text": "Text", "model": "Model", "mask": "Mask", "scale": "scaling"}
+IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the row above the page
 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
@@ -45,6 +46,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     unknown = set(settings) - set(SHARED_SETTINGS)
     if unknown:
         raise ValueError(f"open_page: unknown shared settings {sorted(unknown)}; known: {SHARED_SETTINGS}")
+    st.session_state[IN_ROW] = ()
     if presenting and settings:  # on a projector the sidebar stays closed: the controls a lecturer changes live
         # sit on the page
         presenter_controls(rerun, settings, lesson)
@@ -99,6 +101,7 @@ def presenter_controls(rerun: dict, settings: tuple[str, ...] = SHARED_SETTINGS,
     widths = {"text": 4.2, "model": 2.2, "mask": 2, "scale": 2.6}
     row = dict(zip(in_row, st.container(key="presenter_controls").columns(
         [widths[name] for name in in_row], vertical_alignment="bottom"), strict=True))
+    st.session_state[IN_ROW] = tuple(name for name in row if not (name == "model" and own_model))
     sidebar = st.sidebar
     pickers.draw_text(row.get("text", sidebar), **({"height": 68} if "text" in row else {}))
     if "model" in row and own_model is None:
@@ -153,6 +156,14 @@ class FirstFrame:
             return st.session_state[key]
         raw = st.query_params.get(key)
         return default if raw is None else raw
+
+
+def setting_place(name: str, word: str | None = None) -> str:
+    """Where a shared setting is changed, for a sentence: "the sidebar's scaling", or on a projector, where it sits
+    in the row above the page, "the scaling at the top of the page". name: of SHARED_SETTINGS; word: how the
+    sentence calls it (default NAMES[name])."""
+    word = word or NAMES[name]
+    return f"the {word} at the top of the page" if name in st.session_state.get(IN_ROW, ()) else f"the sidebar's {word}"
 
 
 def _joined(names: list[str]) -> str:

@@ -135,3 +135,30 @@ def test_the_masks_lab_shows_no_mask_setting():
     assert not popover_labels(at)
     at = run_app({"model": "toy"}, page="app_pages/masks.py")  # the sidebar says the mask there is not used
     assert any("does not use the Mask" in i.value for i in at.sidebar.info)
+
+
+# ---- sentences that name where a setting is changed, and titles that name the model's parts ---------------------
+
+
+def test_cross_attention_names_where_its_dials_are():
+    dials = lambda at: next(m.value for m in at.markdown if m.value.startswith("**Dials.**"))
+    on_projector = run_app({"present": "1"}, page="app_pages/cross_attention.py")
+    assert_healthy(on_projector)
+    said = dials(on_projector)
+    assert said.startswith("**Dials.** The scaling at the top of the page applies to every attention")
+    assert "The mask at the top of the page applies only to the decoder's self-attention" in said
+    assert "sidebar" not in said
+    at_a_desk = run_app({}, page="app_pages/cross_attention.py")
+    assert dials(at_a_desk).startswith("**Dials.** The sidebar's scaling applies")
+
+
+@pytest.mark.parametrize(("model", "title"), [
+    ("all-MiniLM-L6-v2", "The whole layer: residual, LayerNorm, feed-forward"),
+    ("tiny-llama", "The whole layer: residual, RMSNorm, SwiGLU feed-forward"),
+])
+def test_the_layer_pages_title_names_the_models_norm_and_feed_forward(model, title):
+    at = run_app({"model": model, "present": "1", "text": "one two three four"}, page="app_pages/encoder_layer.py")
+    assert_healthy(at)
+    assert at.title[0].value == title
+    said = " ".join(m.value for m in at.markdown)
+    assert "whatever the model at the top of the page" in said  # the decoder block, on a projector

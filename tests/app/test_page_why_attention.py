@@ -93,7 +93,7 @@ def test_the_pages_sentences_say_what_rows_and_annotations_are(page):
     """"one row per digit" also counted commas; "a query, keys and values" did not say that the annotations h_j
     are both the keys and the values."""
     text = page_text(page)
-    title = decode_payload(heatmap_payloads(page)["wa_alignment"])[0]["title"]
+    title = decode_payload(heatmap_payloads(page)["wa_alignment"])[0]["titles"][0]
     assert title == "α_ij: the attention model's weights, one row per digit or comma it wrote"
     assert "one row per digit it wrote" not in text
     assert "the annotations $h_j$ are both the keys (they are scored) and the values (they are averaged)" in text
