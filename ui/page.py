@@ -98,7 +98,7 @@ def presenter_controls(rerun: dict, settings: tuple[str, ...] = SHARED_SETTINGS,
     """
     own_model = lesson_model_name(lesson) if "model" in settings else None
     in_row = [name for name in SHARED_SETTINGS if name in settings]
-    widths = {"text": 4.2, "model": 2.2, "mask": 2, "scale": 2.6}
+    widths = {"text": 3.6, "model": 2.1, "mask": 2.5, "scale": 2.6}  # room for "Mask: built-in causal" on one line
     row = dict(zip(in_row, st.container(key="presenter_controls").columns(
         [widths[name] for name in in_row], vertical_alignment="bottom"), strict=True))
     st.session_state[IN_ROW] = tuple(name for name in row if not (name == "model" and own_model))
