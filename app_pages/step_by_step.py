@@ -50,7 +50,8 @@ with ui.guard("The step-by-step page"):
         # ---- 1) the matrices, step by step --------------------------------------------------------
         st.header("From X to the output")
         cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
-                           model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads)
+                           model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads,
+                           trained=model.source is not None)
 
         def draw(key: str) -> None:
             m = step_matrix(steps, key, numbers)

@@ -98,7 +98,20 @@ USES = {
     "app_pages/find_head.py": {"text", "model", "mask", "scale"},
     "app_pages/step_by_step.py": {"text", "model", "mask", "scale"},
     EXPLORER: {"text", "model", "mask", "scale"},
+    "app_pages/multihead.py": {"text", "model", "mask", "scale"},
+    "app_pages/encoder_layer.py": {"text", "model", "mask", "scale"},
+    "app_pages/positions.py": {"text", "model", "mask", "scale"},
+    "app_pages/efficient.py": {"text", "model", "mask", "scale"},
+    "app_pages/compare.py": {"text", "model", "mask", "scale"},
+    "app_pages/model_view.py": {"text", "model", "mask", "scale"},
+    "app_pages/qk_space.py": {"text", "model", "mask", "scale"},
 }
+
+
+def test_every_lesson_page_declares_its_settings_here():
+    from apptest_helpers import lesson_menu
+
+    assert {file for file, _, _ in lesson_menu()} == set(USES)
 
 
 @pytest.mark.parametrize("page", list(USES), ids=[p.split("/")[-1][:-3] for p in USES])
