@@ -28,7 +28,7 @@ def _cost(d: int, d_a: int):
 view = ui.open_page("Additive vs dot-product attention",
                     "Before the Transformer, attention scored each query–key pair with a small neural network (Bahdanau "
                     "et al., 2015). The Transformer replaced it with a scaled dot product. Here both score the same "
-                    "queries and keys.")
+                    "queries and keys.", settings=("text", "model", "mask"))  # both scorings at their own scale
 
 with ui.guard("The comparison"):
     from attnviz.errors import AttnvizError

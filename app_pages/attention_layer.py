@@ -42,7 +42,7 @@ view = ui.open_page("Attention as a layer",
                     "picture's regions afresh at every word. Take away the captioning and what is left is a layer: "
                     "a query, a set of vectors, weights, a weighted sum. Four steps, one change each, turn it into "
                     "self-attention.",
-                    uses_shared_settings=False)  # no language model here: on a projector the first screen is the picture
+                    settings=())  # no language model here: on a projector the first screen is the picture
 
 with ui.guard("The attention layer"):
     from attnviz.lessons.attention_layer import figures as fg
@@ -50,6 +50,7 @@ with ui.guard("The attention layer"):
     from attnviz.lessons.attention_layer import layer as ly
     from attnviz.lessons.attention_layer import queries as qs
     from attnviz.lessons.attention_layer.regions import FEATURE_MEANINGS, FEATURES, parse_grid, picture_png
+    from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
 
     # a link's value a widget cannot take is dropped by Streamlit without a word: say what was asked and what is shown
     for key, allowed, shown in (("al_step", list(STEPS), "step a"), ("al_query", [*qs.PRESETS, qs.CUSTOM], "sun")):
@@ -67,9 +68,15 @@ with ui.guard("The attention layer"):
     top = st.columns([1.2, 1.2, 1.6, 2.4], vertical_alignment="bottom")
     grid_text = top[0].text_input("Grid: rows x cols", "6x8", key="al_grid", **ui.BOUND,
                                   help="1 to 12 rows and 1 to 16 columns, written like 6x8")
-    query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d", **ui.BOUND,
-                             help="Written by hand. In a captioning model the decoder's hidden state makes the query. "
-                                  + "; ".join(f"{p.name}: looks for {p.asks}" for p in qs.PRESETS.values()))
+    if step in ("b", "c"):  # every preset is a row already: the one choice left is a row of one's own
+        asked = st.session_state.get("al_query", st.query_params.get("al_query"))
+        query = qs.CUSTOM if top[1].toggle("Add your own query as a row", value=asked == qs.CUSTOM,
+                                           key="al_add_custom") else (asked or "sun")
+    else:
+        query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d",
+                                 **ui.BOUND, help="Written by hand. In a captioning model the decoder's hidden state "
+                                                  "makes the query. " + "; ".join(f"{p.name}: looks for {p.asks}"
+                                                                                for p in qs.PRESETS.values()))
     strength = top[2].slider("Query strength s", 0.0, 30.0, 10.0, 0.5, key="al_strength", **ui.BOUND,
                              help="q = s × the preset's vector (in step d, W_Q = s × W_K without its brightness column): a "
                                   "longer query spreads the "
@@ -109,7 +116,10 @@ with ui.guard("The attention layer"):
             st.html(fg.swatches_html(["the colour y averages to"], [one.outputs[0, :3].numpy()]))
         st.markdown(f"The query is a vector in the same space as the regions, **written by hand** here (s = {strength:g} "
                     "× the preset); in a captioning model the decoder's hidden state makes it at every word. Each "
-                    "region gets a score, the dot product with the query scaled by 1/√D; the softmax turns the "
+                    "region gets a score, here the dot product with the query scaled by 1/√D. (The captioning model "
+                    "of the course's source scores each region with f_att(h, z_j), a small neural network, an MLP: "
+                    "additive attention; the general layer swaps it for the scaled dot product, as the Transformer "
+                    "does. The page Additive vs dot-product compares the two.) The softmax turns the "
                     f"{n} scores into weights that sum to 1; the context vector y is the weighted average of the "
                     "region vectors, so its colour is the average colour of where the query looked.")
         st.caption(features_note)
@@ -197,8 +207,10 @@ with ui.guard("The attention layer"):
         metric[0].metric("max |f(P X) − P f(X)|, outputs", f"{check.output_difference:.1e}")
         metric[1].metric("max |A(P X) − P A(X) Pᵀ|, weights", f"{check.weight_difference:.1e}")
         st.markdown(f"No query comes from outside: each region makes its own, Q = X W_Q, with W_Q = s × W_K "
-                    f"without its brightness column (s = {strength:g}, by hand), so each region asks for regions whose "
-                    f"warmth, green-ness and height point the way its own do. N = {n} vectors in, N = {n} vectors "
+                    f"without its brightness column (s = {strength:g}, by hand), so each region's query holds its own "
+                    "warmth, green-ness and height, and its scores compare them with every region's key. "
+                    + upward_sentence(upward_pull(regions, check.attended.weights, check.attended.outputs))
+                    + f" N = {n} vectors in, N = {n} vectors "
                     f"out. Shuffle the regions (P, seed {seed}) and run the layer again: every output moves with its "
                     "region and nothing else changes, measured above in float64. The layer itself treats its input "
                     "as a set: it knows where a region sits only through the position features inside the region's "

@@ -9,6 +9,7 @@ from attnviz.lessons.cross_attention.views import is_encoder_decoder
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.memo import shared
+from ui.page import setting_place
 from ui.present import presenting
 from ui.runs import model_for
 
@@ -65,7 +66,8 @@ INTRO = (
 view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.LessonModel(
     is_encoder_decoder, TINY_BART,
     "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
-    "on numbers in words → digits."))
+    "on numbers in words → digits."),
+    settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
 
 with ui.guard("The cross-attention page"):
     from attnviz.lessons.cross_attention.latex import cross_attention_equation
@@ -88,8 +90,8 @@ with ui.guard("The cross-attention page"):
         where.markdown(INTRO)
         if tiny:
             where.markdown(task_description(model.name) + " To see another BART on this page, name it in the "
-                           "sidebar's Model (other: a hub name or a local folder); the other pages keep the sidebar's "
-                           "model.")
+                           "sidebar's Model (other: a hub name or a local folder); the other pages keep the model "
+                           "picked there.")
 
     if not presenting():  # on a projector it waits under the heatmaps, folded
         about(st.container())
@@ -206,9 +208,10 @@ with ui.guard("The cross-attention page"):
         "self-attention. Only where Q and K, V come from differs. The whole decoder layer, with its numbers, is on "
         "the encoder-layer page (The decoder block).")
     st.markdown(
-        "**Dials.** The sidebar's scaling applies to every attention (encoder, decoder and cross). The sidebar's "
-        "mask applies only to the decoder's self-attention, on top of its causal mask; cross-attention is never "
-        "masked." + (" The model's own answer is always written at the trained settings." if tiny else ""))
+        f"**Dials.** {setting_place('scale').capitalize()} applies to every attention (encoder, decoder and cross). "
+        f"{setting_place('mask', 'mask').capitalize()} applies only to the decoder's self-attention, on top of its "
+        "causal mask; cross-attention is never masked."
+        + (" The model's own answer is always written at the trained settings." if tiny else ""))
 
     def matched(truth) -> str:
         parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())

@@ -5,11 +5,17 @@ then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by sta
 import streamlit as st
 
 import ui
+from attnviz.lessons.encoder_layer.steps import layer_title
+from ui.token_link import follow_token
 
-view = ui.open_page("The whole layer: residual, LayerNorm, feed-forward",
-                    "Step by step stops at W_O. Here the same layer goes on: the residual connection, LayerNorm and "
+# the title is drawn before the pickers: it names the parts of the model they will hold (the link's, on a first run)
+title = layer_title(ui.view_state(state=ui.page.FirstFrame()).model.cfg)
+view = ui.open_page(title,
+                    "Step by step stops at W_O. Here the same layer goes on: the residual connection, the norm and "
                     "the feed-forward network, for one token, with every number recomputed from the layer's weights. "
                     "Red bars are positive, blue negative.", waits_for_text="The layer appears", layer_heads="layer")
+if layer_title(view.model.cfg) != title:  # the pickers ended on another model than the link named: draw it again
+    st.rerun()
 
 
 with ui.guard("The encoder-layer page"):
@@ -58,6 +64,7 @@ with ui.guard("The encoder-layer page"):
         st.caption(f"{model.name} is pre-LN, like GPT-2: each sub-layer reads a normalised copy and adds its result "
                    "to the residual stream, which is never normalised inside the layer.")
     steps = layer_steps(model, res, layer)
+    follow_token("enc_token", labels, min(2, n - 1), "picked", link_says=st.query_params.get("enc_token"))
     ui.clamp_token_choice("enc_token", n)
     pick = st.columns([2, 1])
     i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",

@@ -38,13 +38,30 @@ def take_click(key: str, heads: list[int]) -> None:
 def settle_selection(n: int, n_heads: int) -> None:
     """The link's selection if it carries one, else this session's, clamped to this text with a message, into
     session state, where the view state reads it."""
-    from attnviz.lessons.explorer.selection import clamp_selection, selection_from_params
+    from attnviz.lessons.explorer.selection import (
+        clamp_selection,
+        follow_selection,
+        selection_from_params,
+        token_choice,
+    )
 
     sel = selection_from_params(st.query_params) or st.session_state.get(ui.state.SELECTION)
+    labels = st.session_state.get("why_labels") or []
+    old = st.session_state.get("_selection_labels")  # the text the selection was made on
+    st.session_state["_selection_labels"] = list(labels)
+    # the same tokens in a new text (not the same positions), unless a new link names its own cell of it
+    ours = sel is not None and old and all(st.query_params.get(k) in (None, token_choice(t, old)) for k, t in
+                                           (("sbs_query", sel.query), ("sbs_key", sel.key)) if t < len(old))
+    if ours:
+        sel, went = follow_selection(sel, old, labels)
+        if went:
+            st.info(went, icon=":material/swap_horiz:")
+            for url_key in ("sbs_head", "sbs_query", "sbs_key"):  # nothing selected: the link names no cell
+                if url_key in st.query_params:
+                    del st.query_params[url_key]
     fitted, message = clamp_selection(sel, n, n_heads)
     if message:
         st.warning(message, icon=":material/undo:")
-    labels = st.session_state.get("why_labels") or []
     if fitted != sel or (fitted is not None and any(st.query_params.get(k) != v for k, v in fitted.as_params(labels).items())):
         set_selection(fitted)  # also refreshes the token names in the URL after the text changed
     st.session_state[ui.state.SELECTION] = fitted

@@ -29,6 +29,7 @@ with ui.guard("Find the head"):
     from attnviz.draw.describe import describe_scale
     from attnviz.lessons.find_head import (
         MAX_TOP,
+        column_heads_sentence,
         default_pair,
         explorer_params,
         masked_pair_sentence,
@@ -74,6 +75,12 @@ with ui.guard("Find the head"):
         st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch",
                      height=min(330, 35 * len(ranked) + 38), key="fh_table",
                      column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
+                                    "other queries' mean": st.column_config.NumberColumn(
+                                        format="%.3f", help="the mean weight the other queries (those the mask lets "
+                                                            "see this key) give the same key in this head"),
+                                    "column head": st.column_config.CheckboxColumn(
+                                        help="the other queries give this key at least half this query's weight on "
+                                             "average: the head looks at the key from everywhere"),
                                     "× even spread": st.column_config.NumberColumn(
                                         format="%.1f", help=f"the weight × {allowed}: how many times an even spread "
                                                             f"over the {allowed} keys this query may see")})
@@ -85,6 +92,8 @@ with ui.guard("Find the head"):
     st.caption("Each head's whole pattern: rows = queries, columns = keys. The ring marks the pair "
                f"{token_name(query, labels)} → {token_name(key, labels)}. “Open in the explorer” opens that layer "
                "with this head and the pair selected, its arithmetic beside it.")
+    if not forbidden:
+        st.markdown(column_heads_sentence(ranked[:top], key, labels))
     per_row = min(top, 3)
     for start in range(0, top, per_row):
         for slot, best in zip(st.columns(per_row), ranked[start:start + per_row], strict=False):

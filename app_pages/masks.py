@@ -8,9 +8,8 @@ from ui.parts import masks_cards as parts
 view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
                     "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "
                     "model, text, scaling and layer, the head picked below, and applies its own masks (in every layer) "
-                    "instead of the sidebar's.", layer_heads="layer")
-st.sidebar.info("On this page the sidebar's Mask setting is not used: every mask is shown below.",
-                icon=":material/info:")
+                    "instead of the sidebar's.", layer_heads="layer",
+                    settings=("text", "model", "scale"))  # every mask is shown below: the shared one is not used
 
 with ui.guard("The masks lab"):
     from attnviz.errors import AttnvizError

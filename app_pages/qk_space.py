@@ -108,7 +108,7 @@ with ui.guard("Query–key space"):
 
     st.markdown(f"**What is on the plane.** {which_vectors(qk, model.n_heads)} {space_sentence(space)}")
     st.markdown(f"**What the plane keeps.** {plane_sentence(plane, qk)} "
-                f"{agreement_sentence(plane, weights, res.mask)}")
+                f"{agreement_sentence(plane, weights, res.mask, qk, res.scale)}")
     st.caption(f"{model.name} · layer {layer}, head {head} · {n} tokens · d_head = {model.d_head} · "
                f"{vectors_name(qk)} = {2 * n} points · mask `{view.mask_spec}` · scores × {res.scale:.4g}. The scale "
                "multiplies each q·k after it is computed, so it does not move layer 0's points; in later layers "

@@ -17,7 +17,7 @@ def _experiments(d_ks: tuple[int, ...]):
 view = ui.open_page("Scaling lab: why divide by √d_k?",
                     "Attention scores are dot products q·k. This page shows, with random vectors and then with the real "
                     "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k "
-                    "fixes.")
+                    "fixes.", settings=("text", "model", "mask"))  # its own scale factors, not the shared one
 
 with ui.guard("The scaling lab"):
     from attnviz.lessons.scaling import figures as sf

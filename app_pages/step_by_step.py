@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from ui.heatmap import heatmap
+from ui.token_link import follow_token
 
 view = ui.open_page("Step by step: one head, from input to output",
                     "Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
@@ -49,7 +50,8 @@ with ui.guard("The step-by-step page"):
         # ---- 1) the matrices, step by step --------------------------------------------------------
         st.header("From X to the output")
         cards = step_cards(n, model.d_model, model.d_head, model.n_heads, head, steps.scale, steps.masked,
-                           model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads)
+                           model.cfg.pre_ln, embedding=model_input_embedding(model), n_kv_heads=steps.n_kv_heads,
+                           trained=model.source is not None)
 
         def draw(key: str) -> None:
             m = step_matrix(steps, key, numbers)
@@ -91,6 +93,8 @@ with ui.guard("The step-by-step page"):
     with pair_box:
         # ---- 2) one query, one key ----------------------------------------------------------------
         st.header("One query, one key")
+        follow_token("sbs_query", labels, min(2, n - 1), "query", link_says=st.query_params.get("sbs_query"))
+        follow_token("sbs_key", labels, min(1, n - 1), "key", link_says=st.query_params.get("sbs_key"))
         ui.clamp_token_choice("sbs_query", n, "query")
         ui.clamp_token_choice("sbs_key", n, "key")
 

@@ -55,11 +55,11 @@ def _try_it(text: str) -> None:
         st.info("The attention model wrote nothing for this text, so there are no weights to show.")
         return
     heatmap(al.weights.numpy(), al.output_labels, al.source_labels, key="wa_alignment",
-            title="α_ij: the attention model's weights, one row per digit it wrote",
-            x_title="source word j (its annotation h_j)")
+            title="α_ij: the attention model's weights, one row per digit or comma it wrote",
+            x_title="source token j (its annotation h_j)")
     best = wf.strongest_source(al)
-    st.caption("Each row is one output step i and sums to 1. Read it as: while writing this digit, how much of "
-               "each source word's annotation went into c_i. Largest weight per digit: "
+    st.caption("Each row is one output step i and sums to 1. Read it as: while writing this digit (or comma), how "
+               "much of each source token's annotation went into c_i. Largest weight per output: "
                + "; ".join(f"{out} ← {word} ({w:.2f})" for out, word, w in best) + ".")
 
 
@@ -73,7 +73,7 @@ view = ui.open_page("Why attention",
                     "Before attention, an encoder–decoder read the whole source into one vector of fixed size and "
                     "wrote the output from that vector alone. Here two small models trained by attnviz on the same "
                     "task differ in one thing: one has that single vector, the other attends over every source word.",
-                    uses_shared_settings=False)
+                    settings=())
 
 with ui.guard("The comparison"):
     from attnviz.lessons.why_attention import figures as wf
@@ -89,6 +89,7 @@ with ui.guard("The comparison"):
         "right, and once more right to left); then the decoder writes the digits one at a time. What the decoder "
         "can see of the source is the only difference" + (", the equation above." if later else ":"))
     figures.latex(wf.encoder_decoder_latex())
+    figures.caption(wf.encoder_decoder_legend())
 
     with st.spinner("Running both models on 2,000 held-out sentences (first time only)…"):
         curve = _curve()
@@ -113,8 +114,11 @@ with ui.guard("The comparison"):
     st.header("From here to the Transformer")
     st.markdown("Look at the scoring again: the decoder's state $s_{i-1}$ asks, every source annotation $h_j$ "
                 "answers with a score, the softmax turns the scores into weights, and the weights average the "
-                "annotations. That is a query, keys and values; the Transformer keeps this step, scoring with a "
-                "scaled dot product instead of a small network. What it drops is the "
+                "annotations. That is attention's query ($s_{i-1}$), keys and values, with one twist: here the "
+                "annotations $h_j$ are both the keys (they are scored) and the values (they are averaged). The "
+                "Transformer keeps this step, but gives each token its own key and value (two projections of it, "
+                "$k_j = x_j W_K$ and $v_j = x_j W_V$) and scores with a scaled dot product instead of a small "
+                "network. What it drops is the "
                 "recurrence: in a GRU the state of word j waits for word j−1, while attention scores every pair "
                 "at once, and any two words are one step apart however far they sit in the text.")
 

@@ -15,19 +15,25 @@ from ui.lecture.bar import draw_bar, predict_first_gate
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
+SHARED_SETTINGS = ("text", "model", "mask", "scale")  # the settings every page may share (open_page's settings=)
+NAMES = {"text": "Text", "model": "Model", "mask": "Mask", "scale": "scaling"}
+IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the row above the page
+
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
               scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
-              uses_shared_settings: bool = True) -> ViewState:
+              settings: tuple[str, ...] = SHARED_SETTINGS) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
     and stops. layer_heads: "layer" or "layer+heads": those pickers, at the top of the page. scale_parts: the keyed fragments that
     draw everything the scale changes; the scale controls then rerun those alone (see ui.state.rerun_parts).
     lesson: what the page needs of a model, and what it shows instead (see ui.state.LessonModel).
-    uses_shared_settings: False for a page whose figures do not depend on the shared sentence, model, mask or
-    scale (its own models and inputs): on a projector their row would only push the figures down, so they stay
-    in the closed sidebar, still drawn so that their values carry on to the next page.
+    settings: the shared settings the page's figures depend on, of SHARED_SETTINGS ("text", "model", "mask",
+    "scale"). On a projector only these sit in the row above the page (a setting the page ignores would be a
+    control that does nothing); a page with a lesson's own model shows that model's name there instead of the
+    picker. The others stay in the closed sidebar, still drawn so that their values carry on to the next page,
+    and the sidebar says that this page does not use them.
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     presenting = presentation_toggle()
@@ -37,14 +43,24 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
-    if presenting and uses_shared_settings:  # on a projector the sidebar stays closed: the controls a lecturer
-        # changes live sit on the page
-        presenter_controls(rerun)
+    unknown = set(settings) - set(SHARED_SETTINGS)
+    if unknown:
+        raise ValueError(f"open_page: unknown shared settings {sorted(unknown)}; known: {SHARED_SETTINGS}")
+    st.session_state[IN_ROW] = ()
+    if presenting and settings:  # on a projector the sidebar stays closed: the controls a lecturer changes live
+        # sit on the page
+        presenter_controls(rerun, settings, lesson)
     else:
         pickers.draw_model(sidebar)
         pickers.draw_text(sidebar)
         pickers.draw_mask(sidebar)
         pickers.draw_scale(sidebar, **rerun)
+    unused = [NAMES[name] for name in SHARED_SETTINGS if name not in settings]
+    if unused and settings:
+        sidebar.info(f"This page does not use the {_joined(unused)} set here: "
+                     f"{'they apply' if len(unused) > 1 else 'it applies'} to the other pages.", icon=":material/info:")
+    elif unused:
+        sidebar.info("This page does not use these settings: it has its own models and inputs.", icon=":material/info:")
     pickers.draw_examples(sidebar)
     pickers.draw_device(sidebar)
     if caption and not presenting:
@@ -55,7 +71,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         pickers.draw_layer_and_heads(model.n_layers, model.n_heads, where=where[:2], heads=layer_heads == "layer+heads")
     view = view_state(lesson=lesson)
     remember()  # the shared settings, for the next page (ui/across_pages.py)
-    if uses_shared_settings:  # a page that never runs the shared model has nothing to say about it
+    if "model" in settings:  # a page that never runs the shared model has nothing to say about it
         tell(view, presenting)
     if waits_for_text:
         require_text(view, waits_for_text)
@@ -70,17 +86,88 @@ def require_text(view: ViewState, what: str) -> None:
         st.stop()
 
 
-def presenter_controls(rerun: dict) -> None:
-    """Sentence, model, mask and scaling in one row above the page (the same widgets as the sidebar's: their
-    values carry over both ways)."""
-    from attnviz.engine.mask_kinds import MASKS
+def presenter_controls(rerun: dict, settings: tuple[str, ...] = SHARED_SETTINGS,
+                       lesson: LessonModel | None = None) -> None:
+    """The shared settings the page uses (text, model, mask, scaling) in one row above the page: the same widgets
+    as the sidebar's, so their values carry over both ways. Those it does not use go to the closed sidebar.
 
-    row = st.container(key="presenter_controls").columns([4.2, 2.2, 2, 2.6], vertical_alignment="bottom")
-    pickers.draw_text(row[0], height=68)
-    pickers.draw_model(row[1], describe=False)
-    kind = MASKS.get(st.session_state.get("mask") or "none", MASKS["none"])
-    pickers.draw_mask(row[2].popover(f"Mask: {kind.title}", width="stretch"))
-    pickers.draw_scale(row[3], factor_box=st.sidebar, **rerun)
+    Every label in the row names what the page computes with, on the first frame too: the mask button is drawn
+    before its picker (the picker sits inside it), so its label is resolved the way the picker will resolve it
+    (this session's value, else the link's); should the picker end on another value (a link's value it does
+    not offer), the page is drawn once more at once.
+    """
+    own_model = lesson_model_name(lesson) if "model" in settings else None
+    in_row = [name for name in SHARED_SETTINGS if name in settings]
+    widths = {"text": 3.6, "model": 2.1, "mask": 2.5, "scale": 2.6}  # room for "Mask: built-in causal" on one line
+    row = dict(zip(in_row, st.container(key="presenter_controls").columns(
+        [widths[name] for name in in_row], vertical_alignment="bottom"), strict=True))
+    st.session_state[IN_ROW] = tuple(name for name in row if not (name == "model" and own_model))
+    sidebar = st.sidebar
+    pickers.draw_text(row.get("text", sidebar), **({"height": 68} if "text" in row else {}))
+    if "model" in row and own_model is None:
+        pickers.draw_model(row["model"], describe=False)
+    else:
+        pickers.draw_model(sidebar)
+        if "model" in row:  # the lesson's own model: its name, where the picker would be (the picker cannot change it)
+            row["model"].markdown(f"**Model:** {own_model}",
+                                  help="This page's own model: the model picked in the sidebar cannot teach it.")
+    shown_mask = None
+    if "mask" in row:
+        shown_mask = mask_label(st.session_state, lesson, first_frame=True)
+        pickers.draw_mask(row["mask"].popover(shown_mask, width="stretch"))
+    else:
+        pickers.draw_mask(sidebar)
+    if "scale" in row:
+        pickers.draw_scale(row["scale"], factor_box=sidebar, **rerun)
+        factor = float(st.session_state.get("factor") or 0.0)
+        if factor > 0:  # the switch above is not what the scores use: the factor (in the closed sidebar) is
+            row["scale"].caption(f"Scores × {factor:g}: your own factor, not the switch")
+    else:
+        pickers.draw_scale(sidebar, **rerun)
+    if shown_mask is not None and shown_mask != mask_label(st.session_state, lesson):
+        st.rerun()  # the picker resolved the link otherwise than its button says: draw the page again
+
+
+def lesson_model_name(lesson: LessonModel | None) -> str | None:
+    """The name of the lesson's own model when it replaces the picked one (the picker drawn or not yet: a bound
+    picker not drawn yet in this session takes the link's value), else None."""
+    if lesson is None:
+        return None
+    view = view_state(lesson=lesson, state=FirstFrame())
+    return view.model.name if view.model_spec != pickers.read_model(FirstFrame())[1] else None
+
+
+def mask_label(state, lesson: LessonModel | None = None, first_frame: bool = False) -> str:
+    """'Mask: …' for the mask the page's run applies (ui.state's mask_spec), on the page's own model (a decoder
+    names its built-in causal mask). first_frame: the mask pickers may not be drawn yet: their link values count."""
+    from attnviz.draw.describe import mask_button_name
+
+    view = view_state(lesson=lesson, state=FirstFrame() if first_frame else state)
+    model = view.model
+    return "Mask: " + mask_button_name(view.mask_spec, bool(model.cfg.causal), model.cfg.shared_window)
+
+
+class FirstFrame:
+    """Session state, and for a key it does not hold yet, the link's value: what a bound widget not drawn yet in
+    this session will take (its link value, or its default when the link has none)."""
+
+    def get(self, key, default=None):
+        if key in st.session_state:
+            return st.session_state[key]
+        raw = st.query_params.get(key)
+        return default if raw is None else raw
+
+
+def setting_place(name: str, word: str | None = None) -> str:
+    """Where a shared setting is changed, for a sentence: "the sidebar's scaling", or on a projector, where it sits
+    in the row above the page, "the scaling at the top of the page". name: of SHARED_SETTINGS; word: how the
+    sentence calls it (default NAMES[name])."""
+    word = word or NAMES[name]
+    return f"the {word} at the top of the page" if name in st.session_state.get(IN_ROW, ()) else f"the sidebar's {word}"
+
+
+def _joined(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def layer_and_head(head_key: str, waits_for_text: str, where=None) -> tuple[ViewState, int]:

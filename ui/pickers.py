@@ -165,8 +165,14 @@ def draw_scale(box, prefix: str = "", on_change=None, args=(), factor_box=None) 
 
 def read_scale(state, prefix: str = "") -> bool | float:
     """The scale the two controls mean: your own factor when it is above 0, else the switch (True = 1/√d_k)."""
-    factor = state.get(prefix + "factor") or 0.0
-    return float(factor) if factor > 0 else bool(state.get(prefix + SCALE_SWITCH, True))
+    try:
+        factor = float(state.get(prefix + "factor") or 0.0)
+    except (TypeError, ValueError):  # a link's text the factor box will refuse
+        factor = 0.0
+    switch = state.get(prefix + SCALE_SWITCH, True)
+    if isinstance(switch, str):  # a link's spelling, before the switch is drawn (ui.page.FirstFrame)
+        switch = switch.strip().lower() not in ("false", "0", "no", "off")
+    return factor if factor > 0 else bool(switch)
 
 
 # ---- layer and heads ----------------------------------------------------------------------------------------
@@ -190,5 +196,9 @@ def _drop_out_of_range(key: str, options: range) -> None:
 
 def read_layer_and_heads(state, n_layers: int, n_heads: int) -> tuple[int, tuple[int, ...]]:
     layer = state.get("layer") or 0
-    heads = sorted(h for h in (state.get("heads") or []) if 0 <= h < n_heads)
+    heads = state.get("heads") or []
+    if isinstance(layer, str) or isinstance(heads, str):  # a link's spelling, before the pickers are drawn
+        layer = int(layer) if str(layer).isdigit() else 0
+        heads = [int(h) for h in str(heads).split(",") if h.strip().isdigit()] if isinstance(heads, str) else heads
+    heads = sorted(h for h in heads if 0 <= h < n_heads)
     return (layer if 0 <= layer < n_layers else 0), tuple(heads or range(n_heads))

@@ -25,6 +25,9 @@ h3 { font-size: 1.4rem !important; }
 /* the presenter's row of controls: labels a size down, so four controls fit a 1024 px projector */
 .st-key-presenter_controls [data-testid="stWidgetLabel"] p, .st-key-presenter_controls button p,
 .st-key-presenter_controls [data-testid="stWidgetLabel"] { font-size: 0.85rem !important; }
+/* the mask button names the mask in use ("Mask: built-in causal + window 2"): it wraps rather than end in … */
+.st-key-presenter_controls [data-testid="stPopover"] button p { white-space: normal; text-align: left; }
+.st-key-presenter_controls [data-testid="stPopover"] button div { overflow: visible; text-overflow: clip; }
 </style><i id="attnviz-present" hidden></i>"""  # the marker tells FIT_MATH the formulas' type size changed
 
 

@@ -62,9 +62,11 @@ class LessonModel:
     why: str  # "{model} …": why the sidebar's model cannot teach the page
 
 
-def view_state(prefix: str = "", lesson: LessonModel | None = None) -> ViewState:
-    """The state the widgets hold now (prefix: another set of pickers, e.g. Compare's side B)."""
-    state = st.session_state
+def view_state(prefix: str = "", lesson: LessonModel | None = None, state=None) -> ViewState:
+    """The state the widgets hold now (prefix: another set of pickers, e.g. Compare's side B). state: where the
+    widgets' values are read (default: session state; ui.page.FirstFrame adds a link's values for pickers not
+    drawn yet)."""
+    state = st.session_state if state is None else state
     choice, spec = pickers.read_model(state, prefix)
     device = pickers.read_device(state)
     notes: list[tuple[str, str]] = []

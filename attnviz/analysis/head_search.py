@@ -6,7 +6,13 @@ zero for a row the mask forbids entirely), as `RunResult.attentions` holds them 
     pair_weight[l, h] = A[l, h, query, key]
 
 A head "looks from it to animal" when that weight is large; against an even spread over the keys the mask
-leaves the query, 1 / (allowed keys), it is large when it is many times that.
+leaves the query, 1 / (allowed keys), it is large when it is many times that. But a head can give a key much
+weight from every query (a "column" head: the key's column of the pattern is bright); its weight from this query
+then says nothing about this query. So beside each weight stands what the other queries give the same key:
+
+    others[l, h] = mean over queries q' ≠ query that the mask lets see key of A[l, h, q', key]
+
+and a head is a column head for the pair when others ≥ COLUMN_SHARE × pair_weight.
 """
 
 from __future__ import annotations
@@ -25,6 +31,16 @@ class HeadWeight:
     layer: int
     head: int
     weight: float  # A[layer, head, query, key], after softmax
+    others: float | None = None  # mean of A[layer, head, q', key] over the other queries q' that may see key; None: none may
+
+    @property
+    def column(self) -> bool:
+        """A column head for this pair: the other queries give the key at least COLUMN_SHARE of this query's weight
+        on average, so the weight is about the key, not about this query."""
+        return self.others is not None and self.weight > 0 and self.others >= COLUMN_SHARE * self.weight
+
+
+COLUMN_SHARE = 0.5  # others' mean ≥ half this query's weight: the key draws nearly as much from everywhere
 
 
 def check_token(index: int, n: int, what: str) -> int:
@@ -37,6 +53,19 @@ def check_token(index: int, n: int, what: str) -> int:
     return index
 
 
+def same_token_position(old_labels: list[str], old_index: int, new_labels: list[str]) -> int | None:
+    """Where the token at old_labels[old_index] is in a new text: the same occurrence of the same token text ("the"
+    the second time stays the second "the"), else its first occurrence, else None (the new text lacks it).
+    Compared as written, then without case."""
+    token = old_labels[old_index]
+    for same in (lambda a, b: a == b, lambda a, b: a.strip().lower() == b.strip().lower()):
+        before = sum(same(label, token) for label in old_labels[:old_index])  # occurrences before it in the old text
+        found = [i for i, label in enumerate(new_labels) if same(label, token)]
+        if found:
+            return found[min(before, len(found) - 1)]
+    return None
+
+
 def pair_weights(attentions: torch.Tensor, query_index: int, key_index: int) -> torch.Tensor:
     """(L, H, n, n) weights -> (L, H): the weight each head gives from the query token to the key token."""
     n = attentions.shape[-1]
@@ -44,17 +73,37 @@ def pair_weights(attentions: torch.Tensor, query_index: int, key_index: int) -> 
     return attentions[:, :, q, k].float()  # (L, H)
 
 
+def others_weights(attentions: torch.Tensor, query_index: int, key_index: int, mask: torch.Tensor | None = None
+                   ) -> torch.Tensor | None:
+    """(L, H, n, n) weights -> (L, H): the mean weight the other queries give the key token, over the queries q' ≠
+    query_index that the mask (n, n) bool, True = may attend, lets see it; None when no other query may."""
+    n = attentions.shape[-1]
+    q, k = check_token(query_index, n, "query"), check_token(key_index, n, "key")
+    others = torch.ones(n, dtype=torch.bool)  # (n,) the queries that count
+    others[q] = False
+    if mask is not None:
+        others &= mask[:, k].to(torch.bool).cpu()
+    count = int(others.sum())
+    if count == 0:
+        return None
+    column = attentions[:, :, :, k].float()  # (L, H, n): what every query gives the key
+    return column[:, :, others].sum(dim=-1) / count  # (L, H) mean over the other queries
+
+
 def rank_heads_for_pair(res, query_index: int, key_index: int) -> list[HeadWeight]:
-    """Every (layer, head) of a run, ranked by the weight its query token `query_index` gives key token `key_index`.
+    """Every (layer, head) of a run, ranked by the weight its query token `query_index` gives key token `key_index`,
+    each with the mean weight the other queries give that key (others_weights).
 
     res: a RunResult (its attentions are for the run's own mask and scale). Largest weight first; equal weights
     in (layer, head) order, so the ranking is the same on every run.
     """
     weights = pair_weights(res.attentions, query_index, key_index)
+    others = others_weights(res.attentions, query_index, key_index, getattr(res, "mask", None))
     n_heads = weights.shape[1]
     flat = weights.flatten().tolist()
+    flat_others = [None] * len(flat) if others is None else others.flatten().tolist()
     order = sorted(range(len(flat)), key=lambda f: (-flat[f], f))
-    return [HeadWeight(rank, *divmod(f, n_heads), flat[f]) for rank, f in enumerate(order, start=1)]
+    return [HeadWeight(rank, *divmod(f, n_heads), flat[f], flat_others[f]) for rank, f in enumerate(order, start=1)]
 
 
 def allowed_keys(res, query_index: int) -> int:

@@ -130,3 +130,24 @@ def nearest_key_agreement(pca: JointPCA, weights: torch.Tensor, allowed: torch.T
     nearest = distance.argmin(dim=1)  # (n,)
     top = weights.argmax(dim=1)  # (n,)
     return int(((nearest == top) & live).sum()), int(live.sum())
+
+
+def top_key_agreement(q: torch.Tensor, k: torch.Tensor, weights: torch.Tensor, allowed: torch.Tensor | None = None
+                      ) -> tuple[int, int, int]:
+    """(queries whose most-weighted key is also the key with the largest dot product q·k, ... the key with the
+    largest cosine, queries that attend somewhere), over allowed keys. q, k: (n, d) the vectors whose dot products
+    are the scores (after RoPE where the model rotates them).
+
+    q·k = |q| |k| cos θ: the softmax keeps the order of the scores q·k × s, so the first count is every live query
+    (a check, s > 0); the cosine ("points the same way") leaves out the key's length, so it can miss."""
+    live = weights.sum(-1) > 0.5  # a fully masked row attends nowhere
+    dots = q.double() @ k.double().T  # (n, n) q_i·k_j
+    lengths = q.double().norm(dim=1)[:, None] * k.double().norm(dim=1)[None, :]  # (n, n) |q_i| |k_j|
+    cosines = dots / lengths.clamp_min(1e-12)  # (n, n) cos θ_ij
+    if allowed is not None:
+        dots = dots.masked_fill(~allowed, float("-inf"))
+        cosines = cosines.masked_fill(~allowed, float("-inf"))
+    top = weights.argmax(dim=1)  # (n,)
+    by_dot = int(((dots.argmax(dim=1) == top) & live).sum())
+    by_cosine = int(((cosines.argmax(dim=1) == top) & live).sum())
+    return by_dot, by_cosine, int(live.sum())

@@ -57,6 +57,37 @@ def describe_mask(spec, causal_model: bool = False, builtin_window: int | None =
     return sentence[0].upper() + sentence[1:] + "." + window
 
 
+def mask_button_name(spec: str | None, causal_model: bool = False, builtin_window: int | None = None) -> str:
+    """The mask a run applies, in a few words for a button ("window 2", "built-in causal + window 2").
+
+    spec: the mask spec the run applies (ui.state's mask_spec: after a custom mask was filled in, or a mask that
+    did not fit was dropped). causal_model: a decoder, whose built-in causal mask applies whatever is chosen;
+    builtin_window: its sliding window, also built in."""
+    spec = (spec or "none").strip().lower()
+    parts = []
+    for part in spec.split("&"):
+        name, _, args = part.partition(":")
+        kind = MASKS.get(name or "none")
+        first = args.split(":")[0] if args else ""
+        if kind is None:
+            parts.append(name)
+        elif kind.name == "custom":
+            parts.append("custom")
+        elif kind.name == "global":
+            parts.append(f"global + local {first}".strip())
+        elif kind.name == "random":
+            parts.append(f"random {first}".strip())
+        elif kind.name == "window":
+            parts.append(f"window {first}".strip())
+        else:
+            parts.append(f"{kind.name} {first}".strip())
+    if causal_model:
+        built_in = "built-in causal" + (f" (window {builtin_window})" if builtin_window else "")
+        extra = [p for p in parts if p not in ("none", "causal")]
+        return " + ".join([built_in, *extra])
+    return " + ".join(parts)
+
+
 def head_facts(d_model: int, n_heads: int, d_head: int, n_kv_heads: int | None = None) -> str:
     """'d_model = n_heads·d_head = 12·32 = 384', or, when a config sets d_head on its own,
     'd_model 32 · 4 heads × d_head 16 (Q projects to 64)'; then the K/V heads when fewer than the query heads."""

@@ -3,7 +3,7 @@ page's own arithmetic."""
 
 from __future__ import annotations
 
-from attnviz.analysis.head_search import HeadWeight
+from attnviz.analysis.head_search import COLUMN_SHARE, HeadWeight
 from attnviz.draw.text import markdown_literal
 
 MAX_TOP = 6  # the most heads the page draws in full
@@ -33,22 +33,53 @@ def token_name(i: int, labels: list[str]) -> str:
 
 
 def ranking_rows(ranked: list[HeadWeight], allowed: int) -> list[dict]:
-    """The table: every head, its weight, and that weight as a multiple of an even spread (1 / allowed keys)."""
+    """The table: every head, its weight, that weight as a multiple of an even spread (1 / allowed keys), the mean
+    weight the other queries give the same key (the baseline), and whether the head is a column head."""
     return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight,
-             "× even spread": h.weight * allowed if allowed else 0.0} for h in ranked]
+             "× even spread": h.weight * allowed if allowed else 0.0,
+             "other queries' mean": h.others, "column head": h.column} for h in ranked]
 
 
 def summary_sentence(ranked: list[HeadWeight], query: int, key: int, labels: list[str], allowed: int) -> str:
-    """What the ranking says, in one markdown sentence: the best head, its weight, and the even-spread baseline."""
+    """What the ranking says, in markdown: the best head, its weight, the even-spread baseline, and the other
+    queries' baseline: whether the best head picks this key out for this query or gives it weight from everywhere."""
     best = ranked[0]
     q, k = markdown_literal(token_name(query, labels)), markdown_literal(token_name(key, labels))
     if allowed == 0:
         return f"The mask lets query {q} see no key at all: its row is all zeros in every head."
     even = 1 / allowed
-    return (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
+    said = (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
             f"goes to key {k}, {best.weight / even:.1f}× an even spread over the {allowed} keys it may see "
             f"(1/{allowed} = {even:.3f}). {sum(h.weight >= 0.5 for h in ranked)} of the {len(ranked)} heads give it "
             f"half or more; the median head gives {median_weight(ranked):.3f}.")
+    return said + " " + baseline_sentence(best, q, k)
+
+
+def baseline_sentence(head: HeadWeight, q: str, k: str) -> str:
+    """One head's weight beside the other queries' mean for the same key (q, k: the tokens as markdown)."""
+    where = f"In layer {head.layer}, head {head.head}"
+    if head.others is None:
+        return f"{where}, no other query may see key {k}: there is nothing to compare with."
+    if head.column:
+        return (f"{where}, the other queries give key {k} **{head.others:.2f}** on average, beside {q}'s "
+                f"{head.weight:.2f}: a **column head**, bright on {k}'s whole column; it looks at {k} from almost "
+                "everywhere, not from this query in particular.")
+    return (f"{where}, the other queries give key {k} only **{head.others:.2f}** on average, beside {q}'s "
+            f"{head.weight:.2f}: this head picks {k} out for this query.")
+
+
+def column_heads_sentence(shown: list[HeadWeight], key: int, labels: list[str]) -> str:
+    """Which of the heads drawn in full are column heads for this key (the other queries' mean at least
+    head_search.COLUMN_SHARE of this query's weight), in one sentence."""
+    k = markdown_literal(token_name(key, labels))
+    column = [h for h in shown if h.column]
+    names = ", ".join(f"layer {h.layer} head {h.head} (others {h.others:.2f} vs {h.weight:.2f})" for h in column)
+    if not column:
+        which = f"None of these {len(shown)} heads is" if len(shown) > 1 else "This head is not"
+        return (f"{which} a column head: the other queries give {k} less than {COLUMN_SHARE:g}× this query's "
+                "weight on average, so the weight is about this query.")
+    return (f"Column head{'s' if len(column) > 1 else ''} (the other queries give {k} at least {COLUMN_SHARE:g}× this "
+            f"query's weight on average): {names}. The others pick {k} out for this query.")
 
 
 def median_weight(ranked: list[HeadWeight]) -> float:

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import torch
 
-from attnviz.analysis.qk_space import HeadQK, JointPCA, Pair, joint_pca, nearest_key_agreement, shared_space
+from attnviz.analysis.qk_space import (
+    HeadQK,
+    JointPCA,
+    Pair,
+    joint_pca,
+    nearest_key_agreement,
+    shared_space,
+    top_key_agreement,
+)
 
 QUERY_COLOUR, KEY_COLOUR, LINE_COLOUR, ROW_COLOUR = "#1f63b4", "#e0761a", "rgba(90,90,90,{a:.2f})", "#c8102e"
 MAX_LINES = 150  # the strongest pairs drawn at most: past that the plane is a grey mesh
@@ -71,11 +79,29 @@ def plane_sentence(plane: Plane, qk: HeadQK) -> str:
             "product only when the keys have equal lengths, since |q − k|² = |q|² + |k|² − 2 q·k.")
 
 
-def agreement_sentence(plane: Plane, weights: torch.Tensor, allowed: torch.Tensor | None) -> str:
-    """How often the key a query weighs most is also its nearest key in the plane."""
+def agreement_sentence(plane: Plane, weights: torch.Tensor, allowed: torch.Tensor | None, qk: HeadQK | None = None,
+                       scale: float = 1.0) -> str:
+    """How the weights follow the dot product, the direction, and nearness in the plane, each counted on this
+    head: why "a weight is large when query and key point the same way" and "nearness rarely predicts the
+    weight" are both said, and how they fit (q·k = |q| |k| cos θ; the plane keeps distances, not dot products)."""
     same, live = nearest_key_agreement(plane.pca, weights, allowed)
-    return (f"For {same} of {live} queries the key they give the most weight is also their nearest (allowed) key "
+    near = (f"For {same} of {live} queries the key they give the most weight is also their nearest (allowed) key "
             "in this plane.")
+    if qk is None:
+        return near
+    by_dot, by_cosine, _ = top_key_agreement(qk.q, qk.k, weights, allowed)
+    order = ("the largest dot product q·k" if scale > 0 else "the smallest dot product q·k (the scale s is negative)")
+    return (f"{near} Why so few: a weight follows the score q·k × s, and q·k = |q| |k| cos θ, the two lengths "
+            f"times the cosine of the angle between them. In the full {qk.q.shape[1]} dimensions, the key with the "
+            f"most weight has {order} for {by_dot if scale > 0 else live - by_dot} of {live} queries (the softmax "
+            f"keeps the scores' order), and points most nearly the query's way (the largest cos θ) for {by_cosine} "
+            f"of {live}: " + (
+                "here \"a weight is large when query and key point the same way\" holds for every query. "
+                if by_cosine == live else
+                "\"a weight is large when query and key point the same way\" holds only as far as the keys' "
+                "lengths are alike. ") +
+            "The plane keeps less: two of the directions, and distances only approximately (a projection shortens "
+            "them); neither the lengths nor the angles that a dot product is made of.")
 
 
 def lines_sentence(n_pairs: int, threshold: float) -> str:

@@ -5,7 +5,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnviz.analysis.head_search import allowed_keys, pair_weights, rank_heads_for_pair, token_position
+from attnviz.analysis.head_search import (
+    allowed_keys,
+    others_weights,
+    pair_weights,
+    rank_heads_for_pair,
+    token_position,
+)
 from attnviz.errors import AttnvizError
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -63,3 +69,37 @@ def test_it_looks_at_animal_most_in_layer_3_head_1_of_minilm(bundled_model):
     assert (ranked[1].layer, ranked[1].head) == (5, 11)  # a close second (0.673)
     assert ranked[0].weight == pytest.approx(float(res.attentions[3, 1, it, animal]))
     assert all(a.weight >= b.weight for a, b in zip(ranked, ranked[1:], strict=False))
+
+
+def test_the_other_queries_mean_is_computed_by_hand():
+    a = torch.zeros(1, 2, 4, 4)
+    a[0, 0, :, 1] = torch.tensor([0.2, 0.4, 0.6, 0.8])  # head 0: key 1 gets 0.2 .. 0.8 from queries 0 .. 3
+    a[0, 1, :, 1] = torch.tensor([0.0, 0.0, 0.0, 0.9])  # head 1: only query 3 looks at key 1
+    ranked = {(h.layer, h.head): h for h in rank_heads_for_pair(run_of(a), 3, 1)}
+    assert ranked[0, 0].others == pytest.approx((0.2 + 0.4 + 0.6) / 3)  # 0.4 ≥ 0.5 × 0.8: a column head
+    assert ranked[0, 0].column
+    assert ranked[0, 1].others == pytest.approx(0.0) and not ranked[0, 1].column
+    # with a causal mask, query 0 cannot see key 1: the mean is over queries 2 alone (query 3 is the one asked)
+    causal = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+    masked = {(h.layer, h.head): h for h in rank_heads_for_pair(run_of(a, causal), 3, 1)}
+    assert masked[0, 0].others == pytest.approx((0.4 + 0.6) / 2)
+    # no other query may see key 3 under a causal mask: there is no baseline, and no column head
+    alone = rank_heads_for_pair(run_of(a, causal), 3, 3)
+    assert all(h.others is None and not h.column for h in alone)
+    assert others_weights(a, 3, 3, causal) is None
+
+
+def test_on_the_bundled_sentence_layer_5_head_11_is_a_column_head_and_layer_3_head_1_is_not():
+    """The issue's measurement: both give "animal" about 0.68 from "it", but in layer 5 head 11 six of the sixteen
+    queries give "animal" at least 0.5."""
+    import attnviz
+
+    res = attnviz.load_model().run(SENTENCE)
+    q, k = res.labels.index("it"), res.labels.index("animal")
+    ranked = {(h.layer, h.head): h for h in rank_heads_for_pair(res, q, k)}
+    a = res.attentions
+    for layer, head in ((5, 11), (3, 1)):
+        column = a[layer, head, :, k]
+        assert ranked[layer, head].others == pytest.approx(float((column.sum() - column[q]) / (len(column) - 1)))
+    assert ranked[5, 11].column and int((a[5, 11, :, k] >= 0.5).sum()) == 6
+    assert not ranked[3, 1].column

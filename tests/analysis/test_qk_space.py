@@ -104,3 +104,20 @@ def test_a_rope_model_gives_its_rotated_queries_and_the_keys_of_its_kv_head(tiny
     assert qk.rope and (qk.kv_head, qk.n_kv_heads) == (1, 2)
     _, weights = scaled_dot_product_attention(qk.q, qk.k, qk.k, mask=res.mask, scale=res.scale)
     torch.testing.assert_close(weights, res.attentions[1, 3], atol=1e-5, rtol=0)
+
+
+def test_top_key_agreement_counts_dot_products_and_cosines_by_hand():
+    from attnviz.analysis.qk_space import top_key_agreement
+
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    # key 0 points the way of query 0 but is short; key 1 is long and 60° off: query 0's largest q·k is key 1's
+    k = torch.tensor([[0.5, 0.0], [2.0, 3.0]])
+    scores = q @ k.T  # [[0.5, 2.0], [0.0, 3.0]]
+    weights = torch.softmax(scores, dim=-1)
+    by_dot, by_cosine, live = top_key_agreement(q, k, weights)
+    assert (by_dot, live) == (2, 2)
+    # query 0: most weight on key 1, largest cosine key 0 (cos 1 vs 2/√13): a miss; query 1: key 1 both ways
+    assert by_cosine == 1
+    allowed = torch.tensor([[True, False], [True, True]])
+    masked = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    assert top_key_agreement(q, k, masked, allowed) == (2, 2, 2)

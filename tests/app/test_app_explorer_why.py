@@ -12,6 +12,7 @@ from apptest_helpers import assert_healthy, drawn_grid, heatmap_payloads, page_t
 
 from attnviz.draw.heatmap import decode_payload
 from attnviz.draw.latex import fmt
+from attnviz.lessons.explorer.selection import Selection
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
 TEXT = "red green blue yellow"
@@ -85,12 +86,13 @@ def test_a_forbidden_cell_is_minus_infinity_then_zero(toy):
     assert r"-\infty" in "\n".join(e.value for e in at.latex)
 
 
-def test_a_stale_selection_after_a_shorter_text_is_clamped_with_a_message(toy):
+def test_a_selection_after_a_shorter_text_keeps_its_tokens(toy):
     at = run_app({"model": "toy", "text": TEXT})
-    at = click(at, panel=1, row=5, col=5)  # [SEP] of 6 tokens
-    at.text_area(key="text").input("red").run()  # 3 tokens now
+    at = click(at, panel=1, row=5, col=5)  # [SEP] → [SEP] of 6 tokens
+    at.text_area(key="text").input("red").run()  # 3 tokens now: [SEP] is token 2 (kept by token, not position)
     assert_healthy(at)
-    assert "outside this text of 3 tokens" in page_text(at)
+    assert "outside this text" not in page_text(at)
+    assert at.session_state["why_sel"] == Selection(1, 2, 2)
     pair = pair_detail(head_steps(toy, toy.run("red", keep=True), 0, 1), 2, 2)
     assert in_short(at)[-1] == plain(pair.weight)
 

@@ -159,3 +159,34 @@ def test_the_page_is_in_the_first_section_why_attention():
     first, page, second = (text.index('"Why attention": ['), text.index('"app_pages/attention_layer.py"'),
                            text.index('"Attention, step by step": ['))
     assert text.index("PAGES = {") < first < page < second
+
+
+def test_step_a_says_the_captioning_model_scores_with_f_att():
+    text = page_text(run({"al_step": "a"}))
+    assert "scores each region with f_att(h, z_j), a small neural network, an MLP: additive attention" in text
+    assert "the general layer swaps it for the scaled dot product" in text
+
+
+def test_steps_b_and_c_have_no_query_picker_that_does_nothing():
+    """Step b drew a "Query: sun" picker that changed nothing (every preset is a row already): in b and c the one
+    choice left is a row of one's own, and turning it on adds that row."""
+    for step, key in (("b", "al_many_map"), ("c", "al_kv_map")):
+        at = run({"al_step": step, "al_grid": "3x4"})
+        assert not [s for s in at.selectbox if s.key == "al_query"]
+        assert drawn_heatmap(at, key)[1] == list(qs.PRESETS)
+        at.toggle(key="al_add_custom").set_value(True).run()
+        assert_healthy(at)
+        assert drawn_heatmap(at, key)[1] == [*qs.PRESETS, "custom"]
+
+
+def test_step_d_says_every_region_leans_up_with_the_layers_own_figures():
+    from attnviz.lessons.attention_layer.upward import upward_pull
+
+    at = run({"al_step": "d", "al_grid": "6x8", "al_strength": "10"})
+    r = picture_regions(6, 8)
+    check = ly.permutation_check(r.x, ly.query_weights(10.0), 0)
+    pull = upward_pull(r, check.attended.weights, check.attended.outputs)
+    text = page_text(at)
+    assert "point the way its own do" not in text
+    assert f"the regions give on average {100 * pull.mean_share:.0f}% of their weight to the top 3 rows" in text
+    assert f"even the bottom row's regions give them {100 * pull.bottom_share:.0f}%" in text

@@ -106,12 +106,20 @@ def test_a_token_the_text_does_not_have_is_said_and_the_page_still_works(query, 
     assert "fh_map" in heatmap_payloads(at) and len(table(at)) == 72
 
 
-def test_a_position_from_a_longer_text_moves_to_the_last_token():
+def test_a_token_the_new_text_lacks_moves_to_the_default_and_is_named():
     at = run_app({"text": TEXT, "fh_query": str(IT), "fh_key": str(ANIMAL)}, page=PAGE)
-    at.text_area(key="text").set_value("the cat sat").run()  # 5 tokens
+    at.text_area(key="text").set_value("the cat sat").run()  # [CLS] the cat sat [SEP]: no "it", no "animal"
     assert_healthy(at)
-    assert "The query token 10 does not exist in this text of 5 tokens" in alerts(at, "warning")
-    assert at.selectbox(key="fh_query").value == 4
+    said = alerts(at, "info")
+    assert "The query token “it” (10) is not in the new text: showing “cat” (2) instead." in said
+    assert "The key token “animal” (2) is not in the new text: showing “the” (1) instead." in said
+    assert (at.selectbox(key="fh_query").value, at.selectbox(key="fh_key").value) == (2, 1)
+
+
+def test_a_position_past_the_end_in_a_link_moves_to_the_last_token():
+    at = run_app({"text": "the cat sat", "fh_query": "10", "fh_key": "1"}, page=PAGE)
+    assert_healthy(at)
+    assert "There is no query token at position 10: this text has 5 tokens" in alerts(at, "error")
 
 
 @pytest.mark.parametrize("text", ["", "   \n "])

@@ -124,15 +124,15 @@ def test_causal_mask_with_the_key_after_the_query_gives_minus_infinity_and_weigh
     assert last_number(latex_with(at, r"A_{2,1} = \frac")) > 0
 
 
-def test_a_query_past_the_end_of_a_shortened_text_is_clamped_with_a_message():
+def test_a_query_the_shortened_text_lacks_moves_to_the_default_with_a_message():
     at = open_page(text="one two three four five six seven eight nine ten eleven twelve")
     at.selectbox(key="sbs_query").set_value(12).run()
     assert latex_with(at, r"q_{12} \cdot k_{1}")
-    at.text_area(key="text").set_value("a cat").run()  # [CLS] a cat [SEP]: 4 tokens
+    at.text_area(key="text").set_value("a cat").run()  # [CLS] a cat [SEP]: 4 tokens, no "twelve", no "one"
     assert not at.exception and not at.error
-    assert any("query token 12 does not exist" in w.value for w in at.warning)
-    assert at.selectbox(key="sbs_query").value == 3
-    assert latex_with(at, r"q_{3} \cdot k_{1} &=")
+    assert any("query token “twelve” (12) is not in the new text" in w.value for w in at.info)
+    assert at.selectbox(key="sbs_query").value == 2
+    assert latex_with(at, r"q_{2} \cdot k_{1} &=")
 
 
 def test_the_head_choice_switches_every_matrix_to_that_head(toy):

@@ -6,8 +6,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, page_text, run_app
 
+from attnviz.draw.heatmap import decode_payload
 from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.why_attention import bottleneck as lesson
 
@@ -86,3 +87,14 @@ def test_a_sentence_the_task_does_not_write_gets_no_verdict():
     assert answer(at, "the right answer")[0] == "—"
     assert answer(at, "additive attention wrote")[1] == "no verdict"
     assert "no right answer to compare with" in page_text(at)
+
+
+def test_the_pages_sentences_say_what_rows_and_annotations_are(page):
+    """"one row per digit" also counted commas; "a query, keys and values" did not say that the annotations h_j
+    are both the keys and the values."""
+    text = page_text(page)
+    title = decode_payload(heatmap_payloads(page)["wa_alignment"])[0]["titles"][0]
+    assert title == "α_ij: the attention model's weights, one row per digit or comma it wrote"
+    assert "one row per digit it wrote" not in text
+    assert "the annotations $h_j$ are both the keys (they are scored) and the values (they are averaged)" in text
+    assert "$S$ of them" in text  # S is defined beside the equation

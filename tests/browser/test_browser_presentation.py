@@ -16,7 +16,7 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
   .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
 
 # pages whose figures ignore the shared settings leave the sentence/model/mask row off
-# (ui.open_page(uses_shared_settings=False)): their own control to change, and what the link then says
+# (ui.open_page(settings=())): their own control to change, and what the link then says
 OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b"), "why_attention": ("short", "wa_text=forty")}
 
 
@@ -40,10 +40,14 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
             page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
             wait_for_app_idle(page, timeout_ms=120_000)
             assert not page.evaluate(SIDEBAR_OPEN), path
-            was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's switch (Compare's B has its own)
-            page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k").click()
-            page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
-                                   " return s && s.checked !== was; }", arg=was, timeout=30_000)
+            switch = page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k")
+            if switch.count():  # a page that uses the scaling (the others leave it off their row: ui.open_page)
+                was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's (Compare's B has its own)
+                switch.click()
+                page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
+                                       " return s && s.checked !== was; }", arg=was, timeout=30_000)
+            else:  # a page that ignores the scaling (KV cache, Induction heads): its own controls are below
+                assert path in ("kv_cache", "induction_heads"), f"{path}: no scaling switch in the row"
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url

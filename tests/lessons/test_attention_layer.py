@@ -156,3 +156,28 @@ def test_one_region_is_the_whole_picture():
     np.testing.assert_allclose(a.outputs[0].numpy(), r.x[0].numpy())
     check = ly.permutation_check(r.x, ly.query_weights(10.0), 0)
     assert check.output_difference == 0.0
+
+
+def test_the_upward_lean_is_measured_by_hand(x):
+    """Step d's sentence said each region asks for regions whose height points its way; in fact the height term
+    pulls every region up. Its figures, recomputed here from the weights."""
+    from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
+
+    regions = picture_regions(6, 8)
+    d = ly.self_attention(regions.x, ly.query_weights(10.0))
+    pull = upward_pull(regions, d.weights, d.outputs)
+    top_share = d.weights[:, :24].sum(-1)  # rows 0-2 are regions 0-23 (reading order, 8 per row)
+    assert pull.top_rows == 3 and pull.top_fraction == 0.5
+    assert pull.mean_share == pytest.approx(float(top_share.mean()))
+    assert pull.bottom_share == pytest.approx(float(top_share[40:].mean()))
+    assert pull.mean_share > 0.7 and pull.bottom_share > 0.5  # every row leans up, the bottom one too
+    said = upward_sentence(pull)
+    assert f"on average {100 * float(top_share.mean()):.0f}% of their weight to the top 3 rows" in said
+    assert f"even the bottom row's regions give them {100 * float(top_share[40:].mean()):.0f}%" in said
+    blue_out, blue_in = float(d.outputs[:, 2].mean()), float(regions.x[:, 2].mean())
+    assert f"{blue_out:.2f})" in said and f"{blue_in:.2f})" in said and "more blue" in said
+    # without a query (s = 0) every weight is 1/N: no lean, and the sentence does not claim one
+    flat = ly.self_attention(regions.x, ly.query_weights(0.0))
+    calm = upward_sentence(upward_pull(regions, flat.weights, flat.outputs))
+    assert "does not pull the weights up" in calm and "leans up" not in calm
+    assert upward_pull(picture_regions(1, 4), d.weights[:4, :4], d.outputs[:4]) is None

@@ -5,7 +5,7 @@ import torch
 
 from attnviz.analysis.head_search import HeadWeight
 from attnviz.analysis.qk_space import head_queries_and_keys
-from attnviz.lessons.find_head import explorer_params, median_weight, summary_sentence
+from attnviz.lessons.find_head import column_heads_sentence, explorer_params, median_weight, summary_sentence
 from attnviz.lessons.qk_space import MAX_LINES, clicked_token, lines_sentence
 
 LABELS = ["[CLS]", "the", "animal", "it", "[SEP]"]
@@ -64,3 +64,41 @@ def test_the_page_opens_on_the_pronoun_and_the_first_word_before_it():
     assert default_pair(["<s>", "ĠShe", "Ġsaid", "Ġhi"]) == (2, 1)  # a pronoun with nothing before it: no pair from it
     assert default_pair(["[CLS]", "hello", "world", "[SEP]"]) == (2, 1)
     assert default_pair(["x"]) == (0, 0)
+
+
+def test_the_summary_says_whether_the_best_head_is_a_column_head():
+    column = [HeadWeight(1, 5, 11, 0.67, 0.40), HeadWeight(2, 3, 1, 0.66, 0.11)]
+    text = summary_sentence(column, 3, 2, LABELS, 5)
+    assert "In layer 5, head 11, the other queries give key animal \\(2\\) **0.40** on average, beside it \\(3\\)'s " \
+           "0.67: a **column head**" in text
+    specific = summary_sentence(column[1:], 3, 2, LABELS, 5)
+    assert "only **0.11** on average" in specific and "picks animal \\(2\\) out for this query" in specific
+    assert "column head" not in specific
+    said = column_heads_sentence(column, 2, LABELS)
+    assert said.startswith("Column head (the other queries give animal \\(2\\) at least 0.5× this query's weight")
+    assert "layer 5 head 11 (others 0.40 vs 0.67)" in said and "layer 3 head 1" not in said
+    assert column_heads_sentence(column[1:], 2, LABELS).startswith("This head is not a column head")
+    assert column_heads_sentence(column[1:] * 2, 2, LABELS).startswith("None of these 2 heads is a column head")
+
+
+def test_query_key_space_reconciles_direction_and_nearness_with_counts_of_this_head():
+    """The plane's sentence ties "points the same way" and "nearness rarely predicts" to q·k = |q||k| cos θ, with
+    counts recomputed here from the vectors."""
+    import attnviz
+    from attnviz.analysis.qk_space import nearest_key_agreement
+    from attnviz.lessons.qk_space import agreement_sentence, plane_of
+
+    model = attnviz.load_model()
+    res = model.run("The animal didn't cross the street because it was too tired.", keep=True)
+    qk = head_queries_and_keys(model, res, 0, 0)
+    plane, weights = plane_of(qk, "shared"), res.attentions[0, 0]
+    said = agreement_sentence(plane, weights, res.mask, qk, res.scale)
+    top = weights.argmax(dim=1)
+    cos = torch.nn.functional.cosine_similarity(qk.q[:, None, :].double(), qk.k[None, :, :].double(), dim=-1)
+    by_cosine = int((cos.argmax(dim=1) == top).sum())
+    near, live = nearest_key_agreement(plane.pca, weights)
+    assert f"For {near} of {live} queries" in said
+    assert f"the largest dot product q·k for {live} of {live} queries" in said
+    assert f"(the largest cos θ) for {by_cosine} of {live}" in said
+    assert "q·k = |q| |k| cos θ" in said and "distances only approximately" in said
+    assert ("holds for every query" in said) == (by_cosine == live)

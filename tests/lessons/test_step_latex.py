@@ -120,3 +120,12 @@ def test_the_concat_card_names_the_heads_columns_and_claims_no_frame():
     """Nothing frames a head's columns in the Concat heatmap: the card says which columns they are instead."""
     concat = next(c for c in step_cards(9, 384, 32, 12, 5, 32**-0.5, True, False) if c.key == "concat")
     assert "framed" not in concat.text and "head 5's are columns 160–191" in concat.text
+
+
+def test_a_seeded_models_projections_are_not_called_learned():
+    """The toy's weights are drawn from a seed: its cards said "Three learned projections"."""
+    seeded = {c.key: c.text for c in step_cards(9, 8, 4, 2, 0, 0.5, False, False, trained=False)}
+    assert seeded["qkv"].startswith("Three seeded (drawn at random, not trained) projections")
+    assert "learned" not in seeded["qkv"] + seeded["out"]
+    trained = {c.key: c.text for c in step_cards(9, 8, 4, 2, 0, 0.5, False, False)}
+    assert trained["qkv"].startswith("Three learned projections")

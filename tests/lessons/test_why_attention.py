@@ -58,3 +58,28 @@ def test_expected_digits_only_for_sentences_the_task_writes(text, expected):
                                          ("one million one", "1000001"), ("seven hundred million", "700000000")])
 def test_the_attention_model_writes_round_numbers_a_class_will_type(text, digits):
     assert lesson.alignment(text).attention_answer == digits
+
+
+def test_the_attention_sentence_names_every_bin_with_its_figure(curve):
+    """It said "gets 100.0% and 100.0%": which bins, and not the 99.6% one between them."""
+    said = lesson.sentences(curve)[1]
+    for value, label in zip(curve.attention, curve.bins, strict=True):
+        assert f"{100 * value:.1f}% ({label})" in said
+    assert "words and commas" in lesson.sentences(curve)[0]  # what a length counts, as the caption says
+
+
+def test_the_axis_counts_what_the_caption_counts(curve):
+    from attnviz.lessons.why_attention import figures as wf
+
+    title = wf.accuracy_figure(curve).layout.xaxis.title.text
+    assert title.startswith("source length in words and commas")
+
+
+def test_the_equations_symbols_are_defined(curve):
+    from attnviz.lessons.why_attention import figures as wf
+
+    latex, legend = wf.encoder_decoder_latex(), wf.encoder_decoder_legend()
+    assert "h}_S" in latex and "s_{i-1}" in latex
+    for symbol in ("$S$", "$h_j", "$s_{i-1}$", "$c_i$", r"$\alpha_{ij}$"):
+        assert symbol in legend, symbol
+    assert "words and commas" in legend

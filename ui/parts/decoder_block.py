@@ -12,7 +12,9 @@ import ui
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.memo import shared
+from ui.page import setting_place
 from ui.runs import model_for
+from ui.token_link import follow_token
 
 ANCHOR = "the-decoder-block"
 
@@ -52,7 +54,8 @@ def draw_decoder_block(view: ui.ViewState) -> None:
         "self-attention** over the target written so far, **cross-attention** to the encoder's output, then the "
         "**feed-forward network**; each is followed by a residual addition and a LayerNorm (post-LN, as in BART). "
         f"Shown here for **{model.name}** (an encoder–decoder attnviz trained on numbers in words → digits, the "
-        "model of the Cross-attention page), whatever the sidebar's model: every number is attnviz's from-scratch "
+        f"model of the Cross-attention page), whatever {setting_place('model', 'model')}: every number is attnviz's "
+        "from-scratch "
         "recomputation of one decoder layer from its weights.")
     st.latex(r"y^{(1)} = \mathrm{LN}_1\big(y + \mathrm{SelfMHA}_{\text{causal}}(y)\big),\quad "
              r"y^{(2)} = \mathrm{LN}_2\big(y^{(1)} + \mathrm{CrossMHA}(y^{(1)}, h)\big),\quad "
@@ -82,6 +85,7 @@ def draw_decoder_block(view: ui.ViewState) -> None:
                "and the badge compares those; y⁽¹⁾, y⁽²⁾ and the FFN's parts it does not return: they are computed by "
                "the same functions as attnviz's model, and the layer's output they lead to is among what the badge "
                "compares.")
+    follow_token("dec_pos", rows, min(1, T - 1), "decoder position", link_says=st.query_params.get("dec_pos"))
     ui.clamp_token_choice("dec_pos", T, "decoder position")
     pick = st.columns([2, 1])
     t = pick[0].selectbox("Decoder position t (its vector is written out below)", list(range(T)),

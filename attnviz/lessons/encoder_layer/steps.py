@@ -61,6 +61,13 @@ class LayerSteps:
         return next(s for s in self.stages if s.key == key)
 
 
+def layer_title(cfg) -> str:
+    """The page's title for a model's layer, naming the norm and feed-forward its config has (a ModelConfig)."""
+    norm = "RMSNorm" if cfg.norm == "rms" else "LayerNorm"
+    ffn = "SwiGLU feed-forward" if cfg.mlp == "swiglu" else "feed-forward"
+    return f"The whole layer: residual, {norm}, {ffn}"
+
+
 def layer_order(model) -> str:
     """"post-LN", "pre-LN" or "pre-RMSNorm" from the config, for a family whose layer attnviz knows; else a clear error."""
     family, pre_ln = model.family, bool(model.cfg.pre_ln)

@@ -76,3 +76,24 @@ def grid_ring(sel: Selection | None, heads: list[int]) -> dict | None:
     if sel is None or sel.head not in heads:
         return None
     return {"panel": heads.index(sel.head), "row": sel.query, "col": sel.key}
+
+
+def follow_selection(sel: Selection | None, old_labels: list[str], new_labels: list[str]
+                     ) -> tuple[Selection | None, str | None]:
+    """The selection after the text changed: the same query and key tokens in the new text (the same occurrence
+    where it has as many: attnviz.analysis.head_search.same_token_position), and None with a message naming the
+    token that went when the new text lacks one. Unchanged (and no message) when the text's tokens are the same."""
+    from attnviz.analysis.head_search import same_token_position
+
+    if sel is None or list(old_labels) == list(new_labels):
+        return sel, None
+    if not (0 <= sel.query < len(old_labels) and 0 <= sel.key < len(old_labels)):
+        return sel, None  # not a cell of the old text (a hand-edited link): clamp_selection says what it does
+    query = same_token_position(old_labels, sel.query, new_labels)
+    key = same_token_position(old_labels, sel.key, new_labels)
+    gone = [f"{what} token “{old_labels[at]}” ({at})" for what, at, found in
+            (("query", sel.query, query), ("key", sel.key, key)) if found is None]
+    if gone:
+        return None, (f"The selected {' and '.join(gone)} {'are' if len(gone) > 1 else 'is'} not in the new text, so "
+                      "nothing is selected: click a cell.")
+    return Selection(sel.head, query, key), None

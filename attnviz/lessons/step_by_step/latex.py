@@ -62,13 +62,16 @@ def scale_step(scale: float, d_k: int) -> tuple[str, str, str]:
 
 def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale: float, masked: bool,
                pre_ln: bool, embedding: str = "the token and position embeddings",
-               n_kv_heads: int | None = None) -> list[StepCard]:
+               n_kv_heads: int | None = None, trained: bool = True) -> list[StepCard]:
     """The nine steps from X to the layer's output, in order, for head `head`.
+
+    trained: False for a model with seeded weights (the toy): its projections are drawn from a seed, not learned.
 
     embedding: what X is in layer 0 for this model (attnviz.draw.describe.model_input_embedding).
     n_kv_heads given (a RoPE model: Llama, Qwen2, Mistral) adds a tenth step, Q and K rotated by RoPE, and names
     the K/V head this head shares."""
     h = rf"^{{({head})}}"
+    learned = "learned" if trained else "seeded (drawn at random, not trained)"
     rope = n_kv_heads is not None
     x_eq = r"X = \mathrm{LN}(x_{\text{residual}})" if pre_ln else r"X = x_{\text{residual}}"
     x_eq = r"X = \mathrm{RMSNorm}(x_{\text{residual}})" if rope else x_eq
@@ -84,7 +87,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
         share = (f"{n_heads} query heads share {n_kv_heads} K/V head{'s' if n_kv_heads > 1 else ''}: query head "
                  f"{head} reads K/V head {head} // {r} = {head // r}" + (" (every head shares one: MQA)." if n_kv_heads == 1
                                                                          else " (GQA)." if r > 1 else "."))
-        qkv = StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), a key "
+        qkv = StepCard("qkv", "Q, K, V", f"Three {learned} projections give every token a query (what it looks for), a key "
                        "(what it offers) and a value (what it passes on). " + share,
                        rf"Q = X W_Q{h} + b_Q{h},\ K = X W_K{g} + b_K{g},\ V = X W_V{g} + b_V{g}", shape(n, d_head))
         rotate = StepCard("rope", "RoPE: Q and K turned by position",
@@ -105,7 +108,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
                      f"{embedding}, later the previous layer's output)"
                      + (", LayerNormed first, as GPT-2 does." if pre_ln else "."),
                      x_eq, shape(n, d_model, col_name=r"d_{model}")),
-            StepCard("qkv", "Q, K, V", "Three learned projections give every token a query (what it looks for), "
+            StepCard("qkv", "Q, K, V", f"Three {learned} projections give every token a query (what it looks for), "
                      "a key (what it offers) and a value (what it passes on).",
                      rf"Q = X W_Q{h} + b_Q{h},\ K = X W_K{h} + b_K{h},\ V = X W_V{h} + b_V{h}", shape(n, d_head)),
             StepCard("scores", "Q Kᵀ", "Each query is compared with each key by a dot product: large = similar.",
@@ -126,7 +129,7 @@ def step_cards(n: int, d_model: int, d_head: int, n_heads: int, head: int, scale
                  "names them too).",
                  rf"\mathrm{{Concat}}(\mathrm{{head}}_0, \dots, \mathrm{{head}}_{{{n_heads - 1}}})",
                  shape(n, n_heads * d_head, col_name=r"n_{heads} d_{head}")),
-        StepCard("out", "· W_O", "One more learned matrix mixes the heads back into the model's width.",
+        StepCard("out", "· W_O", f"One more {learned} matrix mixes the heads back into the model's width.",
                  r"\mathrm{Concat}(\dots)\, W_O + b_O",
                  shape(n, d_model, col_name=r"d_{model}")),
     ]

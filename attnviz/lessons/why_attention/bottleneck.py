@@ -127,12 +127,14 @@ def sentences(curve: LengthCurve) -> list[str]:
     n_base = sum(t.numel() for t in bottleneck.w.values())
     n_scoring = sum(t.numel() for k, t in attention.w.items() if k.startswith("attn_"))
     width = bottleneck.w["init.weight"].shape[1]  # z's width: 2·d_enc
+    every_bin = [f"{pct(v)} ({b})" for v, b in zip(curve.attention, curve.bins, strict=True)]
+    listed = ", ".join(every_bin[:-1]) + " and " + every_bin[-1] if len(every_bin) > 1 else every_bin[0]
     return [
         f"On {curve.size:,} held-out number sentences that neither model saw in training, the model with one "
-        f"fixed-size vector writes {pct(curve.bottleneck[first])} of the shortest ({curve.bins[first]} words) "
-        f"exactly right, and {pct(curve.bottleneck[last])} of the longest ({curve.bins[last]} words).",
-        f"The attention model gets {pct(curve.attention[first])} and {pct(curve.attention[last])}: the same encoder, "
-        f"decoder and training, plus a small scoring network ({n_scoring:,} weights on top of {n_base:,}).",
+        f"fixed-size vector writes {pct(curve.bottleneck[first])} of the shortest ({curve.bins[first]} words and "
+        f"commas) exactly right, and {pct(curve.bottleneck[last])} of the longest ({curve.bins[last]}).",
+        f"The attention model writes {listed} exactly right, bin by bin: the same encoder, decoder and training, "
+        f"plus a small scoring network ({n_scoring:,} weights on top of {n_base:,}).",
         "The difference: at each output step the attention model reads a weighted average of every source word's "
         f"annotation; the other must carry the whole source in one vector of {width} numbers, however long it is.",
     ]

@@ -29,7 +29,7 @@ def accuracy_figure(curve: LengthCurve, mark_bin: int | None = None) -> go.Figur
     fig.update_layout(barmode="group", height=360, margin={"l": 60, "r": 10, "t": 30, "b": 50},
                       legend={"orientation": "h", "y": 1.12, "x": 0}, font={"size": 15},
                       yaxis={"title": {"text": "written exactly right (%)"}, "range": [0, 112]},
-                      xaxis={"title": {"text": f"source length in words ({curve.size:,} held-out sentences)"}})
+                      xaxis={"title": {"text": f"source length in words and commas ({curve.size:,} held-out sentences)"}})
     return fig
 
 
@@ -49,6 +49,14 @@ def encoder_decoder_latex() -> str:
             r"\underbrace{c_i = \sum_j \alpha_{ij}\, h_j,\ \ "
             r"\alpha_{ij} = \operatorname{softmax}_j\!\big(v^\top \tanh(W_a s_{i-1} + U_a h_j + b_a)\big)}"
             r"_{\text{additive attention}}")
+
+
+def encoder_decoder_legend() -> str:
+    """What each symbol of encoder_decoder_latex is (markdown with inline math)."""
+    return (r"$j = 1 \dots S$: the source tokens the encoder reads, $S$ of them (the words and commas, between "
+            r"<s> and </s>); $h_j = [\overrightarrow{h}_j ; \overleftarrow{h}_j]$: the annotation of token $j$, "
+            r"its forward and backward GRU states side by side; $s_{i-1}$: the decoder's state before it writes "
+            r"output $i$; $c_i$: what the decoder reads at step $i$; $\alpha_{ij}$: the weight of token $j$ there.")
 
 
 def strongest_source(al: Alignment) -> list[tuple[str, str, float]]:
