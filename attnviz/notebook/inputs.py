@@ -123,7 +123,7 @@ def transformers_output_type() -> type | None:
     plain tensor never makes attnviz import transformers (seconds)."""
     if "transformers" not in sys.modules:
         return None
-    from transformers.utils import ModelOutput  # here: optional, and loaded already by whoever made the output
+    from transformers.utils import ModelOutput  # noqa: PLC0415 - optional; loaded already by whoever made the output
 
     return ModelOutput
 

