@@ -15,6 +15,13 @@ CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in
                         "sees itself and the tokens before it, never the ones after")
 
 
+def scale_name(scale: float, d_head: int | None) -> str:
+    """The factor on the scores as a class writes it: 1/√32 (the model's own), 1 (unscaled) or the number."""
+    if d_head and is_standard_scale(scale, d_head):
+        return f"1/√{d_head}"
+    return "1 (unscaled)" if scale == 1.0 else f"{scale:g}"
+
+
 def describe_layer_windows(windows) -> str:
     """A sentence for sliding windows that differ between layers (Qwen2's max_window_layers), '' when every
     layer has the same one (describe_mask's builtin_window says that) or none. windows: per layer, keys or None."""

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import torch
 
+from attnviz.analysis.stats import head_entropy, head_max_weight
 from attnviz.draw.heatmap import heatmap_payload
 
 
 def head_titles(weights, heads) -> list[str]:
     """'head 3 · H 1.20 · max 0.61' for each head of `heads`; weights (n_heads, n_q, n_k) are the layer's."""
-    from attnviz.analysis.stats import head_entropy, head_max_weight
-
     w = torch.as_tensor(weights)
     entropy, peak = head_entropy(w), head_max_weight(w)
     return [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]

@@ -7,6 +7,8 @@ repeated tokens are kept apart with zero-width marks, and '<', '>' and '&' are e
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 
 ZERO_WIDTHS = "\u200b\u200c\u200d\u2060"  # invisible marks that tell repeated tokens apart
@@ -51,8 +53,6 @@ def plain_text(label: str) -> str:
 def decode_plotly_array(value) -> np.ndarray:
     """The numbers of a plotly array as sent to the browser (a list, or a base64 'bdata' typed array)."""
     if isinstance(value, dict) and "bdata" in value:
-        import base64
-
         raw = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
         shape = value.get("shape")
         if shape:

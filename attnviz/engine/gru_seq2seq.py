@@ -34,6 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
 
 from attnviz.engine.shipped import GRU, shipped_model, shipped_model_folder, short_names
 from attnviz.errors import AttnvizError
@@ -199,9 +201,6 @@ class GRUSeq2Seq:
 
 def read_gru_folder(folder: Path, name: str | None = None) -> GRUSeq2Seq:
     """A folder written by train_gru_seq2seq (config.json, model.safetensors, tokenizer.json) -> GRUSeq2Seq."""
-    from safetensors.torch import load_file
-    from tokenizers import Tokenizer
-
     folder = Path(folder)
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))

@@ -40,7 +40,7 @@ def import_reference_code() -> None:
     """Import what the truth checks need from transformers, once per process (the others wait, then return)."""
     with TRANSFORMERS_LOCK:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from transformers import AutoModel, AutoModelForCausalLM  # noqa: F401
+        from transformers import AutoModel, AutoModelForCausalLM  # noqa: F401, PLC0415 - seconds, kept off app start
 
 
 def start_importing_reference_code() -> None:
@@ -65,7 +65,7 @@ def reference_model(folder: str):
 @lru_cache(maxsize=2)
 def _reference_model(folder: str):
     import_reference_code()
-    from transformers import AutoModel
+    from transformers import AutoModel  # noqa: PLC0415 - transformers takes seconds: only when a check runs
 
     return AutoModel.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
 
@@ -174,7 +174,7 @@ def reference_causal_lm(folder: str):
 @lru_cache(maxsize=2)
 def _reference_causal_lm(folder: str):
     import_reference_code()
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # noqa: PLC0415 - transformers takes seconds: only when a check runs
 
     return AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from attnviz.analysis.head_search import COLUMN_SHARE, HeadWeight
 from attnviz.draw.text import markdown_literal
+from attnviz.lessons.explorer.selection import Selection
 
 MAX_TOP = 6  # the most heads the page draws in full
 
@@ -99,7 +100,5 @@ def masked_pair_sentence(query: int, key: int, labels: list[str]) -> str:
 def explorer_params(head: HeadWeight, query: int, key: int, labels: list[str]) -> dict[str, str]:
     """The explorer's URL keys for this head and pair: its layer, that head alone, and the pair selected (the cell
     ringed, its arithmetic beside it)."""
-    from attnviz.lessons.explorer.selection import Selection
-
     return {"layer": str(head.layer), "heads": str(head.head),
             **Selection(head=head.head, query=query, key=key).as_params(labels)}

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from attnviz.draw.value_map import value_map_html
 from attnviz.errors import AttnvizError
 
 THUMBNAIL_CELLS = 32  # at most this many cells per side on a thumbnail
@@ -127,8 +128,6 @@ def statistics_grid(rows: list[dict], statistic: str) -> np.ndarray:
 
 def statistics_map(rows: list[dict], statistic: str) -> str:
     """A layer × head map of one head statistic, its value printed in each cell (HTML: see attnviz.draw.value_map)."""
-    from attnviz.draw.value_map import value_map_html
-
     grid = statistics_grid(rows, statistic)  # (L, H)
     n_layers, n_heads = grid.shape
     return value_map_html(grid, [f"L{layer}" for layer in range(n_layers)], [f"H{h}" for h in range(n_heads)],

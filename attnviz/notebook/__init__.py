@@ -35,7 +35,7 @@ def show(res_or_attention=None, layer=None, heads=None, view: str = "heads", *, 
             drawn first.
     Raises AttnvizError for input that is no attention (see attnviz.notebook.inputs).
     """
-    from attnviz.notebook.widget import AttentionWidget  # here: anywidget is optional, and only show() needs it
+    from attnviz.notebook.widget import AttentionWidget  # noqa: PLC0415 - anywidget is optional: only show() needs it
 
     return AttentionWidget(res_or_attention, layer=layer, heads=heads, view=view, scores=scores, tokens=tokens,
                            key_tokens=key_tokens, encoder_attentions=encoder_attentions,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from attnviz.draw.describe import scale_name
 from attnviz.errors import AttnvizError
 from attnviz.notebook.document import document_bytes
-from attnviz.notebook.inputs import Drawn, drawn_input, scale_name
+from attnviz.notebook.inputs import Drawn, drawn_input
 
 
 def named(what: str, which) -> str:

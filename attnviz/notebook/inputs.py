@@ -25,7 +25,6 @@ to 2⁻⁹). Empty attentions (what transformers returns with its default SDPA a
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 import warnings
 from dataclasses import dataclass
@@ -124,7 +123,7 @@ def transformers_output_type() -> type | None:
     plain tensor never makes attnviz import transformers (seconds)."""
     if "transformers" not in sys.modules:
         return None
-    from transformers.utils import ModelOutput  # here: optional, and loaded already by whoever made the output
+    from transformers.utils import ModelOutput  # noqa: PLC0415 - optional; loaded already by whoever made the output
 
     return ModelOutput
 
@@ -361,10 +360,3 @@ def chosen(which, count: int, what: str) -> list[int]:
     if len(set(items)) != len(items):
         raise AttnvizError(f"{what} {items} names one {what} twice.")
     return [int(i) for i in items]
-
-
-def scale_name(scale: float, d_head: int | None) -> str:
-    """The factor on the scores as a class writes it: 1/√32, 1 (unscaled) or the number."""
-    if d_head and math.isclose(scale, 1.0 / math.sqrt(d_head), rel_tol=1e-6):
-        return f"1/√{d_head}"
-    return "1 (unscaled)" if scale == 1.0 else f"{scale:.6g}"

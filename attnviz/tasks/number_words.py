@@ -23,6 +23,10 @@ import zlib
 from dataclasses import dataclass
 
 import torch
+from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+from tokenizers.models import WordLevel
+
+from attnviz.errors import AttnvizError
 
 ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -142,9 +146,6 @@ def held_out_examples(n: int, seed: int, max_numbers: int = MAX_NUMBERS) -> list
 
 def build_tokenizer(max_tokens: int):
     """A `tokenizers` word-level tokenizer: '<s> words </s>', each digit a token, '-' read as a space."""
-    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
-    from tokenizers.models import WordLevel
-
     vocab = {token: i for i, token in enumerate(vocabulary())}
     tok = Tokenizer(WordLevel(vocab, unk_token="<unk>"))
     tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("-"), " ")])
@@ -172,8 +173,6 @@ def unknown_words(tokenizer, text: str) -> list[str]:
 
 def check_known_words(tokenizer, text: str, model_name: str) -> None:
     """A clear error naming the words a model of this task cannot read (it would see each as <unk>)."""
-    from attnviz.errors import AttnvizError
-
     unknown = unknown_words(tokenizer, text)
     if unknown:
         shown = ", ".join(f"'{w}'" for w in dict.fromkeys(unknown))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
+from tokenizers.models import WordLevel
 
 WORDS_FILE = Path(__file__).with_name("words.txt")
 SPECIALS = ["[PAD]", "[BOS]", "[UNK]"]  # ids 0, 1, 2
@@ -32,9 +34,6 @@ def first_word_id() -> int:
 
 def build_tokenizer(max_tokens: int):
     """A `tokenizers` word-level tokenizer: lower-cased words and punctuation, [BOS] in front, [UNK] for the rest."""
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
-    from tokenizers.models import WordLevel
-
     vocab = {token: i for i, token in enumerate(vocabulary())}
     tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
     tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase()])

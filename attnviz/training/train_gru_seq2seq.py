@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import torch
+from safetensors.torch import save_file
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -163,8 +164,6 @@ def train_one(which: str, steps: int, seed: int, out: Path, log_every: int, n_ev
 
 def save(model: Seq2SeqGRU, tok, out: Path, report: dict) -> None:
     """config.json + model.safetensors + tokenizer files + training.json."""
-    from safetensors.torch import save_file
-
     out.mkdir(parents=True, exist_ok=True)
     cfg = gru_config(model.attention)
     config = {"model_type": MODEL_TYPE, **cfg.__dict__}

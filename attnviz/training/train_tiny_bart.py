@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import torch
+from transformers import BartConfig, BartForConditionalGeneration
 
 from attnviz.engine.efficient.measure import torch_threads
 from attnviz.paths import MODELS
@@ -48,8 +49,6 @@ EVAL_SEED = 10_000
 
 
 def bart_config():
-    from transformers import BartConfig
-
     return BartConfig(vocab_size=len(vocabulary()), max_position_embeddings=MAX_TOKENS, dropout=0.0,
                       attention_dropout=0.0, activation_dropout=0.0, activation_function="gelu",
                       scale_embedding=False, pad_token_id=PAD_ID, bos_token_id=BOS_ID, eos_token_id=EOS_ID,
@@ -113,8 +112,6 @@ def held_out_report(model, tok, n: int) -> dict:
 
 
 def train(steps: int, seed: int, out: Path, log_every: int = 100, n_eval: int = 1000) -> dict:
-    from transformers import BartForConditionalGeneration
-
     torch.manual_seed(seed)
     tok = build_tokenizer(MAX_TOKENS)
     tok.no_truncation()

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import torch
+from transformers import LlamaConfig, LlamaForCausalLM
 
 from attnviz.engine.efficient.measure import torch_threads
 from attnviz.paths import MODELS
@@ -57,8 +58,6 @@ TRAIN = dict(batch=64, lr=1e-3, warmup=100, weight_decay=0.01, half=(10, 30), pr
 
 
 def llama_config(vocab_size: int):
-    from transformers import LlamaConfig
-
     return LlamaConfig(vocab_size=vocab_size, max_position_embeddings=MAX_TOKENS, rms_norm_eps=1e-5,
                        tie_word_embeddings=True, bos_token_id=BOS_ID, pad_token_id=PAD_ID, eos_token_id=None,
                        hidden_act="silu", mlp_bias=False, **SHAPE)
@@ -113,8 +112,6 @@ def halves_accuracy(model, vocab_size: int, seed: int, n_rows: int = 256, half: 
 
 
 def train(steps: int, seed: int, out: Path, log_every: int = 100) -> dict:
-    from transformers import LlamaForCausalLM
-
     torch.manual_seed(seed)
     vocab = vocabulary()
     model = LlamaForCausalLM(llama_config(len(vocab)))

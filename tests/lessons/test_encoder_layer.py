@@ -69,16 +69,17 @@ def test_layer_norm_parts_equal_torchs_layer_norm_and_report_mean_and_sigma():
     torch.testing.assert_close(sigma, (u.var(dim=1, unbiased=False) + 1e-5).sqrt())
 
 
-def test_an_unknown_family_or_a_config_that_contradicts_it_is_said_not_guessed():
+def test_the_order_is_read_from_the_config_and_a_layer_it_does_not_cover_is_said_not_guessed():
     model = attnviz.load_model("toy")
-    model.family = "mamba"  # a family whose layer this page does not recompute
-    with pytest.raises(AttnvizError, match="does not know the layer order of the 'mamba' family"):
+    model.family = "mamba"  # the family's name plays no part: the config's fields decide
+    assert layer_order(model) == "post-LN"
+    model.cfg = replace(model.cfg, pre_ln=True)
+    assert layer_order(model) == "pre-LN"
+    model.cfg = replace(model.cfg, norm="rms")  # RMSNorm with an FFN and no RoPE: neither recomputation
+    with pytest.raises(AttnvizError, match="norm 'rms', pre_ln = True, mlp 'ffn'.*does not guess"):
         layer_order(model)
     with pytest.raises(AttnvizError, match="does not guess"):
-        layer_steps(model, model.run(TEXT, keep=True), 0)
-    model.family, model.cfg = "toy", replace(model.cfg, pre_ln=True)  # a post-LN family claiming pre-LN
-    with pytest.raises(AttnvizError, match="pre_ln = True"):
-        layer_order(model)
+        layer_steps(model, attnviz.load_model("toy").run(TEXT, keep=True), 0)
 
 
 def test_bad_layer_or_an_unkept_run_is_a_clear_error(toy):

@@ -118,3 +118,8 @@ def test_the_example_notebook_runs_in_a_kernel_of_the_fresh_environment(installe
     assert Path(kernel_python).parent.parent == Path(installed["python"]).parent.parent  # the fresh environment's
     assert kernel_attnviz.startswith(installed["site"])
     assert installed["notebook_widgets"] == 6 and installed["notebook_html"]
+
+
+def test_the_suite_tests_the_checkouts_attnviz():
+    # pyproject's pytest pythonpath puts the checkout first: an installed attnviz elsewhere must not stand in for it
+    assert Path(attnviz.__file__).resolve().parent == ROOT / "attnviz"

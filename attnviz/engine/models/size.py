@@ -14,6 +14,8 @@ import math
 import struct
 from pathlib import Path
 
+from huggingface_hub import get_safetensors_metadata, try_to_load_from_cache
+
 from attnviz.errors import AttnvizError
 
 FLOAT32_BYTES = 4
@@ -78,8 +80,6 @@ def hub_float32_bytes(name: str) -> int:
     """float32 bytes of a hub model's weights, from the hub's safetensors metadata (no weights downloaded), or
     from the local cache when the hub cannot be asked; refuses when neither can tell."""
     try:
-        from huggingface_hub import get_safetensors_metadata
-
         return sum(get_safetensors_metadata(name).parameter_count.values()) * FLOAT32_BYTES
     except Exception as err:
         kind = type(err).__name__
@@ -95,7 +95,5 @@ def hub_float32_bytes(name: str) -> int:
 
 def cached_hub_folder(name: str) -> Path | None:
     """The local snapshot folder of a hub model already in the cache, else None."""
-    from huggingface_hub import try_to_load_from_cache
-
     found = try_to_load_from_cache(name, "config.json")
     return Path(found).parent if isinstance(found, str) else None

@@ -12,6 +12,8 @@ import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tokenizers import Tokenizer
+
 from attnviz.errors import AttnvizError
 
 
@@ -39,13 +41,11 @@ class HFTokenizer:
 
     @classmethod
     def from_folder(cls, folder: Path, max_tokens: int) -> HFTokenizer:
-        from tokenizers import Tokenizer
-
         path = folder / "tokenizer.json"
         if path.exists():
             backend = Tokenizer.from_file(str(path))
         else:  # an older folder with only vocab files: let transformers build the fast tokenizer
-            from transformers import AutoTokenizer
+            from transformers import AutoTokenizer  # noqa: PLC0415 - transformers takes seconds: only for old folders
 
             try:
                 backend = AutoTokenizer.from_pretrained(str(folder)).backend_tokenizer

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from PIL import Image
 
 from attnviz.errors import AttnvizError
 from attnviz.lessons.attention_layer.scene import HEIGHT, PICTURE_PATH, WIDTH
@@ -63,8 +64,6 @@ def parse_grid(text: str) -> tuple[int, int]:
 @lru_cache(maxsize=1)
 def load_picture() -> np.ndarray:
     """The shipped scene as uint8 RGB (HEIGHT, WIDTH, 3)."""
-    from PIL import Image
-
     with Image.open(PICTURE_PATH) as img:
         pixels = np.asarray(img.convert("RGB"))  # (HEIGHT, WIDTH, 3)
     pixels.flags.writeable = False  # shared by every caller

@@ -11,6 +11,7 @@ this code reproduces the shipped picture pixel for pixel.
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 from attnviz.paths import PICTURES
 
@@ -22,8 +23,6 @@ HORIZON = 104  # the first pixel row below the sky
 
 def draw_scene(seed: int = SEED) -> np.ndarray:
     """The scene as uint8 RGB pixels, (HEIGHT, WIDTH, 3)."""
-    from PIL import Image, ImageDraw
-
     img = Image.new("RGB", (WIDTH, HEIGHT))
     draw = ImageDraw.Draw(img)
     for y in range(HORIZON):  # sky: deep blue at the top, paler at the horizon
@@ -43,8 +42,6 @@ def draw_scene(seed: int = SEED) -> np.ndarray:
 
 
 def main() -> None:
-    from PIL import Image
-
     PICTURE_PATH.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(draw_scene()).save(PICTURE_PATH, optimize=True)
     print(f"wrote {PICTURE_PATH} ({PICTURE_PATH.stat().st_size} bytes)")

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.errors import AttnvizError
+from attnviz.lessons.why_attention.tiny_bart import greedy_ids
 from attnviz.tasks.number_words import (
     DIGITS,
     MAX_NUMBERS,
     MAX_VALUE,
     SEPARATOR,
     check_known_words,
+    digits_text,
     number_to_words,
 )
 
@@ -94,9 +96,6 @@ class GreedyOutput:
 
 def greedy_output(model, source: str) -> GreedyOutput:
     """The model's own answer: greedy decoding with attnviz's from-scratch BART, at the trained settings."""
-    from attnviz.lessons.why_attention.tiny_bart import greedy_ids
-    from attnviz.tasks.number_words import digits_text
-
     ids = greedy_ids(model, model.encode(source).ids)
     tokens = [model.tokenizer.token_of(i)[0] for i in ids]
     body = [t for t in tokens if t not in model.tokenizer.special]

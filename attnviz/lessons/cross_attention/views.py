@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from attnviz.engine.masks import padding_count, parse_mask
 from attnviz.errors import AttnvizError
 
 
@@ -58,8 +59,6 @@ def decoder_mask_spec(model, target: str, spec) -> tuple[str, str | None]:
     An empty custom mask means the causal pattern for this target; a padding mask or one that does not fit the
     target becomes 'none'.
     """
-    from attnviz.engine.masks import padding_count, parse_mask
-
     if not spec or spec == "none":
         return "none", None
     if padding_count(spec):

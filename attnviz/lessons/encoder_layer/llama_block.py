@@ -16,8 +16,6 @@ import torch
 from attnviz.engine.attention import merge_heads, repeat_kv, scaled_dot_product_attention
 from attnviz.engine.rope import apply_rope, rope_angles
 
-RMS_FAMILIES = ("llama", "qwen2", "mistral")
-
 
 def rms_norm_parts(u: torch.Tensor, g: torch.Tensor, eps: float):
     """-> (RMSNorm(u), rms): u / rms · g with rms = √(mean over features of u² + ε), per token (T,)."""

@@ -6,8 +6,9 @@
         with RoPE inside the attention (see llama_block.py)
     FFN(u) = act(u W_1 + b_1) W_2 + b_2,  LN(u) = (u − μ) / √(σ² + ε) · γ + β  over the features of each token.
 
-The order is read from the model's config (cfg.pre_ln) for the families whose layer we know; for any
-other family we say so rather than guess. Every stage is checked against the stack's own kept trace.
+The order is read from the model's config (ModelConfig's norm, pre_ln, mlp, positions, K/V heads and biases, never
+its family's name); for a layer these recomputations do not cover we say so rather than guess. Every stage is
+checked against the stack's own kept trace.
 Shapes: T tokens, C = d_model, F = FFN width, nh heads, hs = d_head.
 """
 
@@ -20,10 +21,7 @@ import torch
 from attnviz.engine.attention import merge_heads, scaled_dot_product_attention, split_heads
 from attnviz.engine.models.stack import ACTIVATIONS
 from attnviz.errors import AttnvizError
-from attnviz.lessons.encoder_layer.llama_block import RMS_FAMILIES, llama_block_stages
-
-POST_LN_FAMILIES = ("bert", "roberta", "distilbert", "toy", "bart")  # x = LN(x + sublayer(x)); BART: its encoder
-PRE_LN_FAMILIES = ("gpt2",)  # x = x + sublayer(LN(x))
+from attnviz.lessons.encoder_layer.llama_block import llama_block_stages
 
 
 def ln_tex(k: int, u: str) -> str:
@@ -69,17 +67,19 @@ def layer_title(cfg) -> str:
 
 
 def layer_order(model) -> str:
-    """"post-LN", "pre-LN" or "pre-RMSNorm" from the config, for a family whose layer attnviz knows; else a clear error."""
-    family, pre_ln = model.family, bool(model.cfg.pre_ln)
-    if family in RMS_FAMILIES and pre_ln:
-        return "pre-RMSNorm"
-    if family in POST_LN_FAMILIES and not pre_ln:
-        return "post-LN"
-    if family in PRE_LN_FAMILIES and pre_ln:
-        return "pre-LN"
-    known = ", ".join(POST_LN_FAMILIES + PRE_LN_FAMILIES + RMS_FAMILIES)
-    raise AttnvizError(f"attnviz does not know the layer order of the {family!r} family (pre_ln = {pre_ln}), so it "
-                       f"does not guess it here: this page walks through {known} layers.")
+    """"post-LN", "pre-LN" or "pre-RMSNorm", read from the model's ModelConfig; a layer that neither recomputation
+    covers is a clear error, never a guess."""
+    cfg = model.cfg
+    if cfg.norm == "rms" and cfg.pre_ln and cfg.mlp == "swiglu" and cfg.positions == "rope":
+        return "pre-RMSNorm"  # the Llama-family block: llama_block.py
+    if (cfg.norm == "layer" and cfg.mlp == "ffn" and cfg.positions != "rope" and cfg.n_kv_heads == cfg.n_heads
+            and cfg.qkv_bias and cfg.out_bias and cfg.mlp_bias):
+        return "pre-LN" if cfg.pre_ln else "post-LN"
+    raise AttnvizError(f"{model.name}'s layer (norm {cfg.norm!r}, pre_ln = {cfg.pre_ln}, mlp {cfg.mlp!r}, positions "
+                       f"{cfg.positions!r}, {cfg.n_kv_heads} K/V heads for {cfg.n_heads}) is not one this page "
+                       "recomputes, so it does not guess its order: it walks through a LayerNorm layer (post-LN or "
+                       "pre-LN, an FFN, every bias, a K/V head per head) and the pre-RMSNorm Llama block "
+                       "(SwiGLU, RoPE).")
 
 
 def layer_norm_parts(u: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float):

@@ -8,6 +8,7 @@ import math
 import torch
 
 from attnviz.engine.attention import is_standard_scale
+from attnviz.engine.mask_kinds import MASKS
 
 
 def checked_settings(causal_model: bool, d_k: int, builtin_window: int | None = None) -> str:
@@ -32,8 +33,6 @@ def mask_differs(shown: torch.Tensor | None, builtin: torch.Tensor | None) -> bo
 
 def mask_words(spec: str) -> str:
     """'a causal mask', 'a sliding window mask (window:2)' for a mask spec, as the registry of kinds names it."""
-    from attnviz.engine.mask_kinds import MASKS
-
     kind = MASKS.get(spec.partition(":")[0].strip().lower()) if "&" not in spec else None
     if kind is None:
         return f"the mask {spec}"

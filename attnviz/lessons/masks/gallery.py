@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from attnviz.draw.line_chart import line_chart_svg
 from attnviz.engine.mask_kinds import MASKS
 from attnviz.engine.masks import MASK_KINDS, parse_mask
 
@@ -104,8 +105,6 @@ def attended_pairs_chart(ns, curves: dict[str, np.ndarray], current_n: int | Non
                          log_axes: bool = False) -> str:
     """One line per mask: how the scored pairs grow with n (an SVG, see attnviz.draw.line_chart). Log-log turns
     n² into slope 2, n into slope 1. The x axis runs over the data (and the user's n), not beyond."""
-    from attnviz.draw.line_chart import line_chart_svg
-
     return line_chart_svg(ns, {MASK_TITLES.get(kind, kind): pairs for kind, pairs in curves.items()},
                           x_title="n (tokens)", y_title="(query, key) pairs scored", log_axes=log_axes,
                           marker_x=current_n, marker_label="" if current_n is None else f"your text: n = {current_n}",

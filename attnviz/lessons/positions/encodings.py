@@ -92,7 +92,7 @@ def learned_positions_source(model) -> tuple[object | None, str]:
 
     The toy's table is sinusoidal and a RoPE model has none; BERT-like models, GPT-2 and BART learned theirs.
     """
-    if model.family in ("bert", "roberta", "distilbert", "gpt2", "bart") and model.embedder.position is not None:
+    if model.cfg.positions == "learned" and model.embedder.position is not None:
         return model, f"{model.name}'s learned position embeddings"
     return None, f"{model.name} has no learned position table, so this part shows the bundled all-MiniLM-L6-v2's"
 

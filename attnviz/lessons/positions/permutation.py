@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.engine.masks import causal_mask
 from attnviz.errors import AttnvizError
 
 
@@ -75,8 +76,6 @@ def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
     ids = torch.tensor([enc.ids], device=model.device)  # (1, T)
     mask = None  # the model's own causal mask (if any) is added below, as model.run does
     if model.cfg.causal:
-        from attnviz.engine.masks import causal_mask
-
         mask = causal_mask(len(enc.ids))
     with torch.inference_mode():
         hidden, weights, _ = model.forward(ids, mask, True, keep=False)

@@ -15,6 +15,7 @@ import torch
 from attnviz.engine.models.stack import RopeLayerTrace
 from attnviz.engine.rope import apply_rope, rope_angles, rope_frequencies
 from attnviz.errors import AttnvizError
+from attnviz.lessons.positions.encodings import sinusoidal_table
 
 DEFAULT_THETA = 10000.0
 MAX_DEMO_POSITIONS = 256
@@ -117,8 +118,6 @@ def diagonal_spread(table: torch.Tensor) -> float:
 def added_positions_score_table(q: torch.Tensor, k: torch.Tensor, n_positions: int) -> torch.Tensor:
     """For contrast: (q + PE_i) · (k + PE_j) with sinusoidal PE added, (T, T). The cross terms q · PE_j and
     PE_i · k depend on where each token sits, not only on i − j."""
-    from attnviz.lessons.positions.encodings import sinusoidal_table
-
     pe = sinusoidal_table(max(n_positions, 2), q.shape[-1])[:n_positions]  # (T, D)
     return (q + pe) @ (k + pe).T  # (T, T)
 

@@ -18,7 +18,7 @@ import torch
 
 from attnviz.engine.gru_seq2seq import Translation, load_gru_model
 from attnviz.tasks.accuracy import LENGTH_BINS, LengthAccuracy, accuracy_by_length
-from attnviz.tasks.number_words import held_out_examples
+from attnviz.tasks.number_words import MAX_VALUE, ONES, TENS, held_out_examples, number_to_words
 
 BOTTLENECK, ATTENTION = "attnviz-gru-bottleneck", "attnviz-gru-attention"
 LESSON_SEED = 20_000  # the lesson's held-out set (training.json's figures use another seed, 10_000)
@@ -88,8 +88,6 @@ def alignment(text: str) -> Alignment:
 
 def expected_digits(text: str) -> str | None:
     """The right answer for a source written the way the task writes numbers, else None (then no verdict)."""
-    from attnviz.tasks.number_words import MAX_VALUE, number_to_words
-
     words = " ".join(text.lower().replace("-", " ").replace(",", " , ").split())
     numbers = []
     for part in words.split(" , "):
@@ -101,8 +99,6 @@ def expected_digits(text: str) -> str | None:
 
 
 def _parse(words: str) -> int | None:
-    from attnviz.tasks.number_words import ONES, TENS
-
     total, group = 0, 0
     for w in words.split():
         if w in ONES:
