@@ -77,6 +77,7 @@ with ui.guard("Head claims"):
         with left:
             st.dataframe(baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
                          key="hc_baselines", column_config={
+                             "what": st.column_config.TextColumn("what", width=250),
                              "top key is labelled": st.column_config.NumberColumn(format="percent"),
                              "mean weight on it": st.column_config.NumberColumn(format="%.3f")})
         with right:
@@ -146,7 +147,7 @@ with ui.guard("Weight against contribution"):
     labels, n = res.labels, len(res.labels)
     ui.page.clamp_token_choice("hc_query", n)
     ui.page.seed_choice_from_url("hc_query", list(range(n)), default_pair(labels)[0])
-    query = st.selectbox("Query token (the sidebar's text)", list(range(n)), key="hc_query",
+    query = st.selectbox("Query token (of the shared text)", list(range(n)), key="hc_query",
                          format_func=lambda i: token_name(i, labels), persist_state="session")
     ui.page.keep_in_link("hc_query", query)
     alpha = res.traces[layer].weights[0, head, query]  # (n,)
