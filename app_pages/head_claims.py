@@ -123,7 +123,7 @@ with ui.guard("Knock heads out"):
         st.markdown(ablation_sentence(heads, kind, comparison.chosen_value, comparison.baseline,
                                       comparison.share_below, len(comparison.others), outcome.name, outcome.unit,
                                       outcome.chance, sampled))
-        st.plotly_chart(comparison_figure(comparison, outcome.name, outcome.unit, outcome.chance), width="stretch",
+        st.plotly_chart(comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), width="stretch",
                         key="hc_chart")
         if outcome.sample is not None:
             before, after = closeness(model, outcome, heads, kind)
@@ -132,6 +132,8 @@ with ui.guard("Knock heads out"):
                           {"": "these heads knocked out", "cos(pronoun, antecedent)": after.to_antecedent,
                            "cos(pronoun, other noun)": after.to_other, "closer to antecedent": after.closer_to_antecedent}],
                          hide_index=True, key="hc_coref", column_config={
+                             "cos(pronoun, antecedent)": st.column_config.NumberColumn(format="%.3f"),
+                             "cos(pronoun, other noun)": st.column_config.NumberColumn(format="%.3f"),
                              "closer to antecedent": st.column_config.NumberColumn(format="percent")})
             st.caption("The pronoun's final vector against each candidate noun's, over the sample's coreference "
                        "sentences: the cosines, and how often the pronoun is closer to the noun it means.")
