@@ -77,6 +77,7 @@ with ui.guard("Head claims"):
         with left:
             st.dataframe(baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
                          key="hc_baselines", column_config={
+                             "what": st.column_config.TextColumn("what", width=250),
                              "top key is labelled": st.column_config.NumberColumn(format="percent"),
                              "mean weight on it": st.column_config.NumberColumn(format="%.3f")})
         with right:
@@ -122,7 +123,7 @@ with ui.guard("Knock heads out"):
         st.markdown(ablation_sentence(heads, kind, comparison.chosen_value, comparison.baseline,
                                       comparison.share_below, len(comparison.others), outcome.name, outcome.unit,
                                       outcome.chance, sampled))
-        st.plotly_chart(comparison_figure(comparison, outcome.name, outcome.unit, outcome.chance), width="stretch",
+        st.plotly_chart(comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), width="stretch",
                         key="hc_chart")
         if outcome.sample is not None:
             before, after = closeness(model, outcome, heads, kind)
@@ -131,6 +132,8 @@ with ui.guard("Knock heads out"):
                           {"": "these heads knocked out", "cos(pronoun, antecedent)": after.to_antecedent,
                            "cos(pronoun, other noun)": after.to_other, "closer to antecedent": after.closer_to_antecedent}],
                          hide_index=True, key="hc_coref", column_config={
+                             "cos(pronoun, antecedent)": st.column_config.NumberColumn(format="%.3f"),
+                             "cos(pronoun, other noun)": st.column_config.NumberColumn(format="%.3f"),
                              "closer to antecedent": st.column_config.NumberColumn(format="percent")})
             st.caption("The pronoun's final vector against each candidate noun's, over the sample's coreference "
                        "sentences: the cosines, and how often the pronoun is closer to the noun it means.")
@@ -146,7 +149,7 @@ with ui.guard("Weight against contribution"):
     labels, n = res.labels, len(res.labels)
     ui.page.clamp_token_choice("hc_query", n)
     ui.page.seed_choice_from_url("hc_query", list(range(n)), default_pair(labels)[0])
-    query = st.selectbox("Query token (the sidebar's text)", list(range(n)), key="hc_query",
+    query = st.selectbox("Query token (of the shared text)", list(range(n)), key="hc_query",
                          format_func=lambda i: token_name(i, labels), persist_state="session")
     ui.page.keep_in_link("hc_query", query)
     alpha = res.traces[layer].weights[0, head, query]  # (n,)

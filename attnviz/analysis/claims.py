@@ -74,8 +74,10 @@ class ClaimScore:
     by_reading: dict[str, float] | None = None
 
 
-def run_corpus(model, corpus: Corpus, batch_size: int = 64) -> CorpusRun:
-    """Every sentence through the model in padded batches ([PAD] keys masked): the weights of every head."""
+def run_corpus(model, corpus: Corpus, batch_size: int = 512) -> CorpusRun:
+    """Every sentence through the model in padded batches ([PAD] keys masked): the weights of every head.
+    batch_size: sentences per forward; the shipped corpus (300 short sentences) goes in one, which was 1.5× faster
+    on a 2-core CPU than batches of 64 (larger products)."""
     batch = encode_corpus(model, corpus)
     chunks = []
     with torch.inference_mode():

@@ -77,7 +77,7 @@ def test_the_knock_out_and_the_contribution_rows_are_the_apis(minilm_page, minil
     outcome = embedding_outcome(minilm, load_corpus())
     value = outcome.value(((5, 11),), "zero")
     sentence = markdown_starting(at, "Knocking out **L5 H11**")
-    assert f"from **0.000** to **{value:.3f}**" in sentence and "seeded sample of 12 other sets of 1" in sentence
+    assert f"from **0.000** to **{value:.3f}**" in sentence and "seeded sample of 12 other single heads" in sentence
     res = minilm.run(TEXT, keep=True)
     query = res.tokens.index("it")
     alpha, _, _ = drawn_heatmap(at, "hc_alpha")

@@ -48,6 +48,9 @@ def test_head_claims_draws_attnvizs_numbers(server, minilm, hit_map, width, heig
         page.screenshot(path=str(ARTIFACTS / f"head_claims_{width}x{height}.png"))
         scroll = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
         assert scroll[0] <= scroll[1], scroll
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / f"head_claims_{width}x{height}_chart.png"))
         for section in ("2 · Knock heads out", "3 · Weight against contribution"):
             page.get_by_text(section).scroll_into_view_if_needed()
             page.wait_for_timeout(500)

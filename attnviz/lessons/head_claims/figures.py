@@ -28,6 +28,7 @@ def comparison_figure(comparison: SetComparison, outcome_name: str, unit: str, c
                       annotation_text=f"chance: ln V ≈ {chance:.2f}", annotation_position="bottom right")
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=30, b=10), showlegend=True,
                       legend=dict(orientation="h", y=1.12, x=0),
-                      xaxis_title=f"sets of {len(comparison.chosen)} heads, least damage first",
+                      xaxis_title=("single heads" if len(comparison.chosen) == 1 else
+                                   f"sets of {len(comparison.chosen)} heads") + ", least damage first",
                       yaxis_title=f"{outcome_name}{f' ({unit})' if unit else ''}", yaxis_rangemode="tozero")
     return fig

@@ -33,7 +33,8 @@ EVERY_NTH_PAIR = 5  # the page's MiniLM sample: both readings of every fifth nou
 class Outcome:
     """One model's outcome of an ablation: value(heads, kind) -> a number, higher = more broken."""
 
-    name: str  # what the number is, for the chart's axis
+    name: str  # what the number is, in the page's sentences
+    axis: str  # the same, short enough for the chart's axis on a phone
     unit: str
     chance: float | None  # the chance line (ln V), None where there is none
     describe: str  # how it is measured, one sentence
@@ -58,7 +59,7 @@ def loss_outcome(model) -> Outcome:
     def value(heads, kind="zero"):
         return float(repeated_half_losses(model, batch, heads, kind, means).mean())
 
-    return Outcome("loss on the repeated half", "nats", chance_loss(model),
+    return Outcome("loss on the repeated half", "loss, repeated half", "nats", chance_loss(model),
                    f"the mean next-token loss on the repeated half of {SEQUENCES} seeded sequences [BOS] A A "
                    f"(A = {HALF} random words, seed {SEED}), in nats", value, value(()))
 
@@ -74,7 +75,7 @@ def embedding_outcome(model, corpus: Corpus) -> Outcome:
             return 0.0
         return float(1 - embedding_cosines(model, batch, heads, kind, means, clean).mean())
 
-    return Outcome("1 − cosine to the unablated sentence embedding", "", None,
+    return Outcome("1 − cosine to the unablated sentence embedding", "1 − cos(embedding)", "", None,
                    f"1 − the cosine between each sentence's pooled embedding (the mean of its final vectors) with "
                    f"the heads knocked out and without, averaged over {len(sample.sentences)} sentences of the "
                    "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means)

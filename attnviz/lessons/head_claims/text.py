@@ -96,7 +96,8 @@ def failing_rows(corpus: Corpus, scores: ItemScores, failing: tuple[int, ...], l
 def ablation_sentence(heads, kind: str, value: float, baseline: float, share_below: float, n_others: int,
                       outcome_name: str, unit: str, chance: float | None, sampled: bool) -> str:
     names = ", ".join(head_name(*h) for h in heads)
-    sets = f"{'a seeded sample of ' if sampled else 'all '}{n_others} other sets of {len(heads)}"
+    size = "single heads" if len(heads) == 1 else f"sets of {len(heads)}"
+    sets = f"{'a seeded sample of ' if sampled else 'all '}{n_others} other {size}"
     text = (f"Knocking out **{names}** ({kind}-ablation) moves the {outcome_name} from **{baseline:.3f}** to "
             f"**{value:.3f}**{' ' + unit if unit else ''}. Of {sets}, **{share_below:.0%}** do less damage.")
     if chance is not None:
