@@ -35,9 +35,8 @@ def token_name(i: int, labels: list[str]) -> str:
 def ranking_rows(ranked: list[HeadWeight], allowed: int) -> list[dict]:
     """The table: every head, its weight, that weight as a multiple of an even spread (1 / allowed keys), the mean
     weight the other queries give the same key (the baseline), and whether the head is a column head."""
-    return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight,
-             "× even spread": h.weight * allowed if allowed else 0.0,
-             "other queries' mean": h.others, "column head": h.column} for h in ranked]
+    return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight, "others": h.others,
+             "column": h.column, "× even spread": h.weight * allowed if allowed else 0.0} for h in ranked]
 
 
 def summary_sentence(ranked: list[HeadWeight], query: int, key: int, labels: list[str], allowed: int) -> str:

@@ -169,7 +169,7 @@ def test_step_a_says_the_captioning_model_scores_with_f_att():
 
 def test_steps_b_and_c_have_no_query_picker_that_does_nothing():
     """Step b drew a "Query: sun" picker that changed nothing (every preset is a row already): in b and c the one
-    choice left is a row of one's own, and turning it on adds that row."""
+    choice left is a row of one's own (the "Own query" switch), and turning it on adds that row."""
     for step, key in (("b", "al_many_map"), ("c", "al_kv_map")):
         at = run({"al_step": step, "al_grid": "3x4"})
         assert not [s for s in at.selectbox if s.key == "al_query"]

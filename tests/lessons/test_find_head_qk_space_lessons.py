@@ -102,3 +102,18 @@ def test_query_key_space_reconciles_direction_and_nearness_with_counts_of_this_h
     assert f"(the largest cos θ) for {by_cosine} of {live}" in said
     assert "q·k = |q| |k| cos θ" in said and "distances only approximately" in said
     assert ("holds for every query" in said) == (by_cosine == live)
+
+
+def test_query_key_space_says_so_few_only_when_few_agree():
+    import attnviz
+    from attnviz.analysis.qk_space import nearest_key_agreement
+    from attnviz.lessons.qk_space import agreement_sentence, plane_of
+
+    model = attnviz.load_model()
+    res = model.run("The animal didn't cross the street because it was too tired.", keep=True)
+    qk = head_queries_and_keys(model, res, 3, 1)
+    for space in ("shared", "raw"):
+        plane = plane_of(qk, space)
+        near, live = nearest_key_agreement(plane.pca, res.attentions[3, 1])
+        said = agreement_sentence(plane, res.attentions[3, 1], res.mask, qk, res.scale)
+        assert ("Why so few" in said) == (2 * near < live), (space, near, said)
