@@ -72,8 +72,10 @@ with ui.guard("The attention layer"):
         asked = st.session_state.get("al_query", st.query_params.get("al_query"))
         query = qs.CUSTOM if top[1].toggle("Own query", value=asked == qs.CUSTOM, key="al_add_custom",
                                            help="Add a query of your own numbers as one more row") else (asked or "sun")
+    elif step == "d":  # the regions make their own queries: no picker that would do nothing
+        query = st.session_state.get("al_query", st.query_params.get("al_query")) or "sun"
     else:
-        query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d",
+        query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query",
                                  **ui.BOUND, help="Written by hand. In a captioning model the decoder's hidden state "
                                                   "makes the query. " + "; ".join(f"{p.name}: looks for {p.asks}"
                                                                                 for p in qs.PRESETS.values()))

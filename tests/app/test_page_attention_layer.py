@@ -190,3 +190,8 @@ def test_step_d_says_every_region_leans_up_with_the_layers_own_figures():
     assert "point the way its own do" not in text
     assert f"the regions give on average {100 * pull.mean_share:.0f}% of their weight to the top 3 rows" in text
     assert f"even the bottom row's regions give them {100 * pull.bottom_share:.0f}%" in text
+
+
+def test_step_d_draws_no_query_picker():
+    at = run({"al_step": "d", "al_grid": "3x4"})
+    assert not [s for s in at.selectbox if s.key == "al_query"] and not [t for t in at.toggle if t.key == "al_add_custom"]
