@@ -70,10 +70,12 @@ with ui.guard("The attention layer"):
                                   help="1 to 12 rows and 1 to 16 columns, written like 6x8")
     if step in ("b", "c"):  # every preset is a row already: the one choice left is a row of one's own
         asked = st.session_state.get("al_query", st.query_params.get("al_query"))
-        query = qs.CUSTOM if top[1].toggle("Add your own query as a row", value=asked == qs.CUSTOM,
-                                           key="al_add_custom") else (asked or "sun")
+        query = qs.CUSTOM if top[1].toggle("Own query", value=asked == qs.CUSTOM, key="al_add_custom",
+                                           help="Add a query of your own numbers as one more row") else (asked or "sun")
+    elif step == "d":  # the regions make their own queries: no picker that would do nothing
+        query = st.session_state.get("al_query", st.query_params.get("al_query")) or "sun"
     else:
-        query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query", disabled=step == "d",
+        query = top[1].selectbox("Query", [*qs.PRESETS, qs.CUSTOM], key="al_query",
                                  **ui.BOUND, help="Written by hand. In a captioning model the decoder's hidden state "
                                                   "makes the query. " + "; ".join(f"{p.name}: looks for {p.asks}"
                                                                                 for p in qs.PRESETS.values()))

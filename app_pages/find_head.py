@@ -75,12 +75,12 @@ with ui.guard("Find the head"):
         st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch",
                      height=min(330, 35 * len(ranked) + 38), key="fh_table",
                      column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
-                                    "other queries' mean": st.column_config.NumberColumn(
+                                    "others": st.column_config.NumberColumn(
                                         format="%.3f", help="the mean weight the other queries (those the mask lets "
                                                             "see this key) give the same key in this head"),
-                                    "column head": st.column_config.CheckboxColumn(
-                                        help="the other queries give this key at least half this query's weight on "
-                                             "average: the head looks at the key from everywhere"),
+                                    "column": st.column_config.CheckboxColumn(
+                                        help="a column head: the other queries give this key at least half this "
+                                             "query's weight on average, so the head looks at the key from everywhere"),
                                     "× even spread": st.column_config.NumberColumn(
                                         format="%.1f", help=f"the weight × {allowed}: how many times an even spread "
                                                             f"over the {allowed} keys this query may see")})

@@ -36,37 +36,34 @@ def token_name(i: int, labels: list[str]) -> str:
 def ranking_rows(ranked: list[HeadWeight], allowed: int) -> list[dict]:
     """The table: every head, its weight, that weight as a multiple of an even spread (1 / allowed keys), the mean
     weight the other queries give the same key (the baseline), and whether the head is a column head."""
-    return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight,
-             "× even spread": h.weight * allowed if allowed else 0.0,
-             "other queries' mean": h.others, "column head": h.column} for h in ranked]
+    return [{"rank": h.rank, "layer": h.layer, "head": h.head, "weight": h.weight, "others": h.others,
+             "column": h.column, "× even spread": h.weight * allowed if allowed else 0.0} for h in ranked]
 
 
 def summary_sentence(ranked: list[HeadWeight], query: int, key: int, labels: list[str], allowed: int) -> str:
-    """What the ranking says, in markdown: the best head, its weight, the even-spread baseline, and the other
-    queries' baseline: whether the best head picks this key out for this query or gives it weight from everywhere."""
+    """What the ranking says, in markdown: the best head, its weight against an even spread (1 / allowed keys) and
+    against the other queries' mean for the same key (whether it picks this key out for this query or gives it
+    weight from everywhere), then how many heads give half or more and the median. Short: on a 1024-pixel
+    projector the map under it must stay on the first screen."""
     best = ranked[0]
     q, k = markdown_literal(token_name(query, labels)), markdown_literal(token_name(key, labels))
     if allowed == 0:
         return f"The mask lets query {q} see no key at all: its row is all zeros in every head."
     even = 1 / allowed
-    said = (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
+    return (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
             f"goes to key {k}, {best.weight / even:.1f}× an even spread over the {allowed} keys it may see "
-            f"(1/{allowed} = {even:.3f}). {sum(h.weight >= 0.5 for h in ranked)} of the {len(ranked)} heads give it "
-            f"half or more; the median head gives {median_weight(ranked):.3f}.")
-    return said + " " + baseline_sentence(best, q, k)
+            f"(1/{allowed} = {even:.3f}). {baseline_sentence(best, q, k)} {sum(h.weight >= 0.5 for h in ranked)} of "
+            f"the {len(ranked)} heads give it half or more; the median head gives {median_weight(ranked):.3f}.")
 
 
 def baseline_sentence(head: HeadWeight, q: str, k: str) -> str:
     """One head's weight beside the other queries' mean for the same key (q, k: the tokens as markdown)."""
-    where = f"In layer {head.layer}, head {head.head}"
     if head.others is None:
-        return f"{where}, no other query may see key {k}: there is nothing to compare with."
+        return f"No other query may see {k}: there is no baseline."
     if head.column:
-        return (f"{where}, the other queries give key {k} **{head.others:.2f}** on average, beside {q}'s "
-                f"{head.weight:.2f}: a **column head**, bright on {k}'s whole column; it looks at {k} from almost "
-                "everywhere, not from this query in particular.")
-    return (f"{where}, the other queries give key {k} only **{head.others:.2f}** on average, beside {q}'s "
-            f"{head.weight:.2f}: this head picks {k} out for this query.")
+        return (f"But its other queries give {k} **{head.others:.2f}** on average: a **column head**, which looks at "
+                f"{k} from almost everywhere.")
+    return f"Its other queries give {k} only **{head.others:.2f}** on average: it picks {k} out for {q}."
 
 
 def column_heads_sentence(shown: list[HeadWeight], key: int, labels: list[str]) -> str:

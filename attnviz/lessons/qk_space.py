@@ -91,7 +91,8 @@ def agreement_sentence(plane: Plane, weights: torch.Tensor, allowed: torch.Tenso
         return near
     by_dot, by_cosine, _ = top_key_agreement(qk.q, qk.k, weights, allowed)
     order = ("the largest dot product q·k" if scale > 0 else "the smallest dot product q·k (the scale s is negative)")
-    return (f"{near} Why so few: a weight follows the score q·k × s, and q·k = |q| |k| cos θ, the two lengths "
+    why = "Why so few" if 2 * same < live else "Why not every one" if same < live else "Why it can fail"
+    return (f"{near} {why}: a weight follows the score q·k × s, and q·k = |q| |k| cos θ, the two lengths "
             f"times the cosine of the angle between them. In the full {qk.q.shape[1]} dimensions, the key with the "
             f"most weight has {order} for {by_dot if scale > 0 else live - by_dot} of {live} queries (the softmax "
             f"keeps the scores' order), and points most nearly the query's way (the largest cos θ) for {by_cosine} "

@@ -169,7 +169,7 @@ def test_step_a_says_the_captioning_model_scores_with_f_att():
 
 def test_steps_b_and_c_have_no_query_picker_that_does_nothing():
     """Step b drew a "Query: sun" picker that changed nothing (every preset is a row already): in b and c the one
-    choice left is a row of one's own, and turning it on adds that row."""
+    choice left is a row of one's own (the "Own query" switch), and turning it on adds that row."""
     for step, key in (("b", "al_many_map"), ("c", "al_kv_map")):
         at = run({"al_step": step, "al_grid": "3x4"})
         assert not [s for s in at.selectbox if s.key == "al_query"]
@@ -190,3 +190,8 @@ def test_step_d_says_every_region_leans_up_with_the_layers_own_figures():
     assert "point the way its own do" not in text
     assert f"the regions give on average {100 * pull.mean_share:.0f}% of their weight to the top 3 rows" in text
     assert f"even the bottom row's regions give them {100 * pull.bottom_share:.0f}%" in text
+
+
+def test_step_d_draws_no_query_picker():
+    at = run({"al_step": "d", "al_grid": "3x4"})
+    assert not [s for s in at.selectbox if s.key == "al_query"] and not [t for t in at.toggle if t.key == "al_add_custom"]

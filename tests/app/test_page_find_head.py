@@ -158,3 +158,23 @@ def test_with_no_pair_in_the_link_the_page_opens_on_it_and_animal():
     assert_healthy(at)
     assert (at.selectbox(key="fh_query").value, at.selectbox(key="fh_key").value) == (IT, ANIMAL)
     assert "Layer 3, head 1" in page_text(at)
+
+
+def test_the_table_puts_the_other_queries_mean_beside_each_weight():
+    at = run_app({"text": TEXT, "fh_query": str(IT), "fh_key": str(ANIMAL)}, page=PAGE)
+    shown = table(at)
+    assert list(shown.columns)[3:6] == ["weight", "others", "column"]
+    a = attnviz_run().attentions
+    for _, row in shown.head(3).iterrows():
+        column = a[int(row["layer"]), int(row["head"]), :, ANIMAL]
+        assert row["others"] == pytest.approx(float((column.sum() - column[IT]) / 15), abs=1e-6)
+        assert bool(row["column"]) == (row["others"] >= 0.5 * row["weight"])
+    said = " ".join(m.value for m in at.markdown)
+    assert "Column heads (the other queries give animal \\(2\\) at least 0.5× this query's weight" in said
+    assert "layer 5 head 11 (others 0.40 vs 0.67)" in said
+
+
+def attnviz_run():
+    import attnviz
+
+    return attnviz.load_model().run(TEXT)

@@ -17,6 +17,8 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
 
 # pages whose figures ignore the shared settings leave the sentence/model/mask row off
 # (ui.open_page(settings=())): their own control to change, and what the link then says
+# pages whose figures ignore the shared scaling (ui.open_page's settings=): no switch in their row
+NO_SCALING = ("scaling_lab", "additive_attention", "kv_cache", "induction_heads")
 OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b"), "why_attention": ("short", "wa_text=forty")}
 
 
@@ -41,13 +43,13 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
             wait_for_app_idle(page, timeout_ms=120_000)
             assert not page.evaluate(SIDEBAR_OPEN), path
             switch = page.locator(".st-key-presenter_controls").get_by_text("Scale scores by 1/√d_k")
-            if switch.count():  # a page that uses the scaling (the others leave it off their row: ui.open_page)
+            if path in NO_SCALING:  # the page ignores the shared scaling: its row leaves the switch off
+                assert switch.count() == 0, path
+            else:
                 was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's (Compare's B has its own)
                 switch.click()
                 page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
                                        " return s && s.checked !== was; }", arg=was, timeout=30_000)
-            else:  # a page that ignores the scaling (KV cache, Induction heads): its own controls are below
-                assert path in ("kv_cache", "induction_heads"), f"{path}: no scaling switch in the row"
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url

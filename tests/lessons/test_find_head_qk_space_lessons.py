@@ -69,11 +69,12 @@ def test_the_page_opens_on_the_pronoun_and_the_first_word_before_it():
 def test_the_summary_says_whether_the_best_head_is_a_column_head():
     column = [HeadWeight(1, 5, 11, 0.67, 0.40), HeadWeight(2, 3, 1, 0.66, 0.11)]
     text = summary_sentence(column, 3, 2, LABELS, 5)
-    assert "In layer 5, head 11, the other queries give key animal \\(2\\) **0.40** on average, beside it \\(3\\)'s " \
-           "0.67: a **column head**" in text
+    assert "But its other queries give animal \\(2\\) **0.40** on average: a **column head**" in text
     specific = summary_sentence(column[1:], 3, 2, LABELS, 5)
-    assert "only **0.11** on average" in specific and "picks animal \\(2\\) out for this query" in specific
+    assert "Its other queries give animal \\(2\\) only **0.11** on average: it picks animal \\(2\\) out for it " \
+           "\\(3\\)." in specific
     assert "column head" not in specific
+    assert "No other query may see" in summary_sentence([HeadWeight(1, 0, 0, 1.0, None)], 3, 2, LABELS, 1)
     said = column_heads_sentence(column, 2, LABELS)
     assert said.startswith("Column head (the other queries give animal \\(2\\) at least 0.5× this query's weight")
     assert "layer 5 head 11 (others 0.40 vs 0.67)" in said and "layer 3 head 1" not in said
@@ -102,3 +103,18 @@ def test_query_key_space_reconciles_direction_and_nearness_with_counts_of_this_h
     assert f"(the largest cos θ) for {by_cosine} of {live}" in said
     assert "q·k = |q| |k| cos θ" in said and "distances only approximately" in said
     assert ("holds for every query" in said) == (by_cosine == live)
+
+
+def test_query_key_space_says_so_few_only_when_few_agree():
+    import attnviz
+    from attnviz.analysis.qk_space import nearest_key_agreement
+    from attnviz.lessons.qk_space import agreement_sentence, plane_of
+
+    model = attnviz.load_model()
+    res = model.run("The animal didn't cross the street because it was too tired.", keep=True)
+    qk = head_queries_and_keys(model, res, 3, 1)
+    for space in ("shared", "raw"):
+        plane = plane_of(qk, space)
+        near, live = nearest_key_agreement(plane.pca, res.attentions[3, 1])
+        said = agreement_sentence(plane, res.attentions[3, 1], res.mask, qk, res.scale)
+        assert ("Why so few" in said) == (2 * near < live), (space, near, said)
