@@ -155,6 +155,11 @@ def test_a_wrong_key_changes_nothing(room):
     assert not notes.button and store.room(code) == before
     bare = run_app({"room": code}, page="app_pages/lecture_notes.py")
     assert not bare.button and "These notes are the lecturer's" in page_text(bare)
+    for crafted, said in (("<script>", "is not a room code"), ("ZZZZZ", "there is no room ZZZZZ")):
+        at = open_step(plan, 2, crafted, key=key)  # a room code that is not one, or not there
+        assert not at.exception and said in page_text(at), page_text(at)
+        assert "lecture_reveal" in [b.key for b in at.button]  # the step on its own: its Reveal is this session's
+    assert store.room(code) == before
 
 
 def test_the_notes_drive_the_room_with_the_key(room):
