@@ -8,8 +8,10 @@ Why each line (facts checked with Debian's haproxy 2.6, see the README's "In cla
 - `timeout tunnel`: after the websocket upgrade it alone governs the connection; 3 hours covers a 2-hour lecture
   and its break, where the short client/server timeouts would cut every socket;
 - health checks on Streamlit's /_stcore/health every second, out after 2 failures: a dead process stops getting
-  browsers in about 2 s, and `option redispatch 1` sends a reconnecting browser whose cookie names it to a
-  live one at the first failed connection meanwhile;
+  browsers in about 2 s (its port refuses at once); a check waits up to 5 s for its answer (`timeout check`),
+  since a process busy with a class answers slowly: with the default (the 1 s interval), 120 students following
+  a lecture on 2 busy processes had both taken out, and every page load got 503; and `option redispatch 1`
+  sends a reconnecting browser whose cookie names it to a live one at the first failed connection meanwhile;
 - an admin socket, so the class server can hold a restarted process out until it is warm.
 """
 
@@ -58,6 +60,7 @@ backend {BACKEND}
     option httpchk
     http-check send meth GET uri /_stcore/health
     http-check expect status 200
+    timeout check 5s
 {servers}
 """
 

@@ -11,9 +11,13 @@ then ForwardMsg deltas until script_finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import re
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
 
 RERUN_TIMEOUT = 120.0  # seconds a run may take before the session gives up on it
 
@@ -150,3 +154,179 @@ def warm(base_url: str, query: str = "", timeout: float = 300) -> DrawnRun:
             await session.close()
 
     return asyncio.run(once())
+
+
+NAVIGATION = re.compile(r"location\.assign\(new URL\((\"(?:[^\"\\]|\\.)*\")")  # ui/lecture/follow.navigate's script
+COOKIE = re.compile(r"document\.cookie = '(\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
+
+
+class Tab:
+    """A browser tab as far as Streamlit's protocol goes, for a class that follows a lecture: it loads a page by its
+    link (an HTTP GET for the cookies, the websocket, a run), reads everything the server sends as the frontend
+    would, reruns each st.fragment(run_every=…) on its timer, follows a page's script that opens another link or
+    sets a cookie (what a browser would run), and reloads its link when its connection is lost, as the frontend
+    reconnects. Everything it saw is kept for the caller to read (no waiting here)."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url.rstrip("/")
+        self.cookies: dict[str, str] = {}
+        self.path, self.query, self.page_hash = "", "", ""
+        self.ws = None
+        self.tasks: list[asyncio.Task] = []
+        self.widget_ids: dict[str, str] = {}  # widget key -> id
+        self.options: dict[str, list[str]] = {}  # pills' key -> the options' texts
+        self.states: dict[str, tuple[str, object]] = {}
+        self.timers: dict[str, asyncio.Task] = {}  # fragment id -> the timer that reruns it
+        self.alerts: list[str] = []  # since the page loaded
+        self.texts: list[tuple[float, str]] = []  # (monotonic time, markdown body) since the page loaded
+        self.exceptions: list[str] = []  # every exception any page drew
+        self.drawn_at: float | None = None  # the end of the loaded page's first run
+        self.load_started = 0.0
+        self.lost_at: float | None = None  # the connection was lost (not closed by a navigation)
+        self.back_after: list[float] = []  # seconds from each loss to the page drawn again
+        self.runs = 0
+        self.closing = False
+        self.failed_loads: list[str] = []  # page loads that failed and were tried again (see _open)
+
+    async def load(self, link: str) -> None:
+        """Open `link` (absolute path or relative to this page) in this tab, as a click or location.assign would."""
+        import websockets
+
+        await self._drop()
+        parts = urlsplit(urljoin(f"{self.base_url}/{self.path}", link))
+        self.path, self.query, self.page_hash = parts.path.strip("/"), parts.query, ""
+        self.widget_ids, self.options, self.states, self.alerts, self.texts, self.timers = {}, {}, {}, [], [], {}
+        self.drawn_at, self.load_started = None, time.monotonic()
+        await asyncio.to_thread(self._get)
+        ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
+        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
+                                           additional_headers={"Cookie": self._cookie_header()}, ping_interval=None)
+        self.closing = False
+        self.tasks = [asyncio.create_task(self._read())]
+        await self.send()
+
+    def _cookie_header(self) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+
+    def _get(self) -> None:
+        request = urllib.request.Request(f"{self.base_url}/{self.path}", headers={"Cookie": self._cookie_header()})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+            for header in response.headers.get_all("Set-Cookie") or []:
+                name, _, value = header.split(";", 1)[0].partition("=")
+                self.cookies[name.strip()] = value.strip()
+
+    async def _drop(self) -> None:
+        self.closing = True
+        for task in self.tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        self.tasks = []
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+            self.ws = None
+
+    async def close(self) -> None:
+        await self._drop()
+
+    def set(self, key: str, field_name: str, value) -> None:
+        """Change a widget (by its key) as a user would; send() then runs the page with it."""
+        self.states[self.widget_ids[key]] = (field_name, value)
+
+    async def send(self, fragment_id: str = "") -> None:
+        """Ask for a run of the page (or of one fragment) with the link's query and the widget values set."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page_hash
+        msg.rerun_script.page_name = self.path
+        msg.rerun_script.fragment_id = fragment_id
+        msg.rerun_script.is_auto_rerun = bool(fragment_id)
+        for wid, (field_name, value) in self.states.items():
+            w = msg.rerun_script.widget_states.widgets.add()
+            w.id = wid
+            if field_name == "string_array_value":
+                w.string_array_value.data.extend(value)
+            else:
+                setattr(w, field_name, value)
+        await self.ws.send(msg.SerializeToString())
+
+    async def _read(self) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        ws = self.ws
+        try:
+            async for raw in ws:
+                fwd = ForwardMsg()
+                fwd.ParseFromString(raw)
+                kind = fwd.WhichOneof("type")
+                if kind == "new_session":
+                    self.page_hash = fwd.new_session.page_script_hash
+                elif kind == "page_info_changed":
+                    self.query = fwd.page_info_changed.query_string
+                elif kind == "auto_rerun" and fwd.auto_rerun.fragment_id not in self.timers:
+                    timer = asyncio.create_task(self._every(fwd.auto_rerun.fragment_id, fwd.auto_rerun.interval))
+                    self.timers[fwd.auto_rerun.fragment_id] = timer
+                    self.tasks.append(timer)
+                elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                    self._element(fwd.delta.new_element)
+                elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    self.runs += 1
+                    if self.drawn_at is None:
+                        self.drawn_at = time.monotonic()
+                        if self.lost_at is not None:
+                            self.back_after.append(self.drawn_at - self.lost_at)
+                            self.lost_at = None
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # websockets' ConnectionClosed, or a reset underneath it
+            pass
+        if not self.closing and ws is self.ws:  # lost, not left: the frontend reconnects to the same link
+            self.lost_at = self.lost_at or time.monotonic()
+            self.tasks.append(asyncio.create_task(self._reconnect()))
+
+    async def _reconnect(self) -> None:
+        await self._open(f"/{self.path}?{self.query}")
+
+    async def _open(self, link: str, within: float = 60.0) -> None:
+        """load(link), tried again every 0.5 s for up to `within` seconds (a balancer's 503, a process that just
+        died): the frontend's reconnection, or a student's reload. Each failed try is counted."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                await self.load(link)
+                return
+            except Exception as err:
+                self.failed_loads.append(f"{type(err).__name__}: {str(err)[:80]}")
+                await asyncio.sleep(0.5)
+
+    async def _every(self, fragment_id: str, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.send(fragment_id)
+            except Exception:  # the connection is gone: _read reconnects
+                return
+
+    def _element(self, element) -> None:
+        name = element.WhichOneof("type")
+        if name == "exception":
+            self.exceptions.append(element.exception.message[:200])
+        elif name == "alert":
+            self.alerts.append(element.alert.body)
+        elif name == "markdown":
+            self.texts.append((time.monotonic(), element.markdown.body))
+        elif name == "html":
+            for cookie in COOKIE.finditer(element.html.body):
+                self.cookies[cookie[1]] = cookie[2]
+            if target := NAVIGATION.search(element.html.body):
+                self.tasks.append(asyncio.create_task(self._open(json.loads(target[1]))))
+        widget = getattr(element, name, None)
+        wid = getattr(widget, "id", "")
+        if wid.startswith("$$ID-"):
+            key = wid.rsplit("-", 1)[-1]
+            self.widget_ids[key] = wid
+            if name == "button_group":
+                self.options[key] = [o.content for o in widget.options]

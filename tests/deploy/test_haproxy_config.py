@@ -16,7 +16,7 @@ def test_the_config_holds_affinity_lecture_timeouts_and_health_checks(tmp_path):
     for line in ("bind 127.0.0.1:8501", "cookie ATTNVIZ_PROCESS insert indirect nocache", "timeout tunnel 3h",
                  "option httpchk", "http-check send meth GET uri /_stcore/health", "balance leastconn",
                  "server p0 127.0.0.1:41234 cookie p0 check inter 1s fall 2",
-                 "server m2 10.0.0.12:8502 cookie m2 check inter 1s fall 2"):
+                 "server m2 10.0.0.12:8502 cookie m2 check inter 1s fall 2", "timeout check 5s"):
         assert line in text, line
     assert "balance source" not in text  # one campus NAT would put the whole class on one process
 
