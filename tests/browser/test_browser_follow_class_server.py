@@ -102,8 +102,12 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
             wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
             wait_for_app_idle(projector)
             projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
-            for student in students:
-                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+            for i, student in enumerate(students):
+                try:
+                    student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+                except Exception:
+                    student.screenshot(path=str(ARTIFACTS / f"follow_class_server_student{i}_stuck.png"))
+                    raise
 
             notes.get_by_role("button", name="Next").click()
             for page in [projector, *students]:
