@@ -155,6 +155,11 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             wait_for_text(students[2], "Your answer is in: 256")
             wait_for_text(notes, "1 answer (number)", timeout_ms=30_000)
             assert students[2].evaluate(NO_SIDEWAYS)
+            with notes.expect_download(timeout=120_000) as download:  # the record, one click, offline
+                notes.get_by_role("button", name="Export the lecture").click()
+            record = Path(download.value.path()).read_text(encoding="utf-8")
+            assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
+            assert "The right answer (the plan's): <span class=\"right\">256</span>" in record
             for page in [lecturer, projector, notes, *students]:
                 assert not exceptions_on(page)
         finally:
