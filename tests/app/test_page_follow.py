@@ -238,3 +238,16 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
     assert data[:4] == b"AVDC"
     head, _ = unwrap(data, lambda h: h["parts"])
     assert [s["name"] for s in head["sets"]] == ["Step 1: Where does 'ran' look?", "Step 2: The causal mask"]
+
+
+def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
+    plan, code, key = room
+    long_text = "A dog ran home and the cat sat on the mat while it rained all day long. " * 2
+    at = open_step(plan, 1, code, key, text=long_text)
+    assert_healthy(at)
+    links = [c.value for c in at.caption if "?v=" in c.value]
+    assert len(links) == 1 and links[0].split("?v=")[0].endswith("/step_by_step"), [c.value for c in at.caption]
+    query = lecture_store().expand(links[0].split("?v=")[1])
+    assert ("text", long_text) in parse_qsl(query) and "key=" not in query and "room=" not in query
+    assert any(c.value.endswith(f"/follow?room={code}") for c in at.caption)  # the follow link: short already
+    assert key not in " ".join(c.value for c in at.caption if "lecture_notes" not in c.value)
