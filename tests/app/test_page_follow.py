@@ -251,3 +251,18 @@ def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
     assert ("text", long_text) in parse_qsl(query) and "key=" not in query and "room=" not in query
     assert any(c.value.endswith(f"/follow?room={code}") for c in at.caption)  # the follow link: short already
     assert key not in " ".join(c.value for c in at.caption if "lecture_notes" not in c.value)
+
+
+def test_a_class_servers_processes_give_the_balancers_address(monkeypatch):
+    """deploy/class_server.py gives its processes its balancer's address (ATTNVIZ_CLASS_URL): the QR codes use it
+    when the lecturer's browser shows a loopback one; a loopback class address is no network address."""
+    from ui.lecture import addresses
+
+    monkeypatch.setenv(addresses.CLASS_URL_VARIABLE, "http://lecture-hall.test:8501/")
+    assert addresses.network_url() == "http://lecture-hall.test:8501"
+    from attnviz.lecture import students_base
+
+    assert students_base("", "http://127.0.0.1:8501/lecture", addresses.network_url(), "lecture") \
+        == "http://lecture-hall.test:8501"
+    monkeypatch.setenv(addresses.CLASS_URL_VARIABLE, "http://127.0.0.1:8501")
+    assert addresses.network_url() == ""
