@@ -49,6 +49,7 @@ from streamlit_client import warm
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = "sudo apt-get install -y haproxy redis-server"
 STORE_URL_VARIABLE = "ATTNVIZ_STORE_URL"  # attnviz.server_settings reads it: the store every process shares
+CLASS_URL_VARIABLE = "ATTNVIZ_CLASS_URL"  # ui/lecture/addresses.py reads it: the address students reach (QR codes)
 START_TIMEOUT = 300.0  # seconds a process may take to answer its health check and draw its first page
 
 
@@ -294,7 +295,8 @@ def serve(args) -> None:
     print(f"logs and the haproxy config in {work}" + ("" if args.logs else " (removed at the end)"), flush=True)
     secret = os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
     redis = RedisServer(redis_binary, free_port(), store_password(secret), work / "redis") if own_store else None
-    env = replica_env(secret, args.replicas, redis.url if redis else settings.store_url)
+    env = {**replica_env(secret, args.replicas, redis.url if redis else settings.store_url),
+           CLASS_URL_VARIABLE: f"http://{public_host(args.bind)}:{args.port}"}  # the balancer's, not a process's
     replicas = [Replica(i, free_port(), env, work) for i in range(args.replicas)]
     balancer = None
     stopping = threading.Event()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -17,6 +19,7 @@ def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None
     fig = go.Figure(go.Bar(x=list(options), y=counts, marker_color=colours, text=counts, textposition="outside",
                            hovertemplate="%{x}: %{y} students<extra></extra>"))
     title = f"The class's answers ({sum(counts)})" + (f": green is the right answer ({right_from})" if right else "")
+    fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
     fig.update_layout(title=title, yaxis_title="students", height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20},
                       showlegend=False)
     return fig
@@ -30,11 +33,14 @@ def number_figure(values: list[float], right: float | None, right_from: str) -> 
     if high == low:
         low, high = low - 0.5, high + 0.5
     size = (high - low) / BINS
-    fig = go.Figure(go.Histogram(x=data, xbins={"start": low - size / 2, "end": high + size, "size": size},
+    anchor = right if right is not None else low  # a bin centred on the right answer: a bar on its line is right
+    start = anchor - size / 2 - math.ceil((anchor - low) / size) * size
+    fig = go.Figure(go.Histogram(x=data, xbins={"start": start, "end": high + size, "size": size},
                                  marker_color=CLASS, hovertemplate="%{x}: %{y} students<extra></extra>"))
     if right is not None:
         fig.add_vline(x=right, line_color=RIGHT, line_width=3,
                       annotation_text=f"right answer {right:g} ({right_from})", annotation_position="top")
+    fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title=f"The class's answers ({data.size})", xaxis_title="answer", yaxis_title="students",
                       height=320, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
     return fig

@@ -10,3 +10,15 @@ def browser_on_the_server_machine(monkeypatch):
     from ui import access
 
     monkeypatch.setattr(access, "client_address", lambda: None)
+
+
+@pytest.fixture(autouse=True)
+def server_on_loopback_only():
+    """As the browser tests start it (--server.address 127.0.0.1): the lecture's addresses stay on loopback (no
+    network address of this machine in a test's QR code or link)."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
+    yield
+    config.set_option("server.address", before)

@@ -155,6 +155,11 @@ def test_a_wrong_key_changes_nothing(room):
     assert not notes.button and store.room(code) == before
     bare = run_app({"room": code}, page="app_pages/lecture_notes.py")
     assert not bare.button and "These notes are the lecturer's" in page_text(bare)
+    for crafted, said in (("<script>", "is not a room code"), ("ZZZZZ", "there is no room ZZZZZ")):
+        at = open_step(plan, 2, crafted, key=key)  # a room code that is not one, or not there
+        assert not at.exception and said in page_text(at), page_text(at)
+        assert "lecture_reveal" in [b.key for b in at.button]  # the step on its own: its Reveal is this session's
+    assert store.room(code) == before
 
 
 def test_the_notes_drive_the_room_with_the_key(room):
@@ -233,3 +238,31 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
     assert data[:4] == b"AVDC"
     head, _ = unwrap(data, lambda h: h["parts"])
     assert [s["name"] for s in head["sets"]] == ["Step 1: Where does 'ran' look?", "Step 2: The causal mask"]
+
+
+def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
+    plan, code, key = room
+    long_text = "A dog ran home and the cat sat on the mat while it rained all day long. " * 2
+    at = open_step(plan, 1, code, key, text=long_text)
+    assert_healthy(at)
+    links = [c.value for c in at.caption if "?v=" in c.value]
+    assert len(links) == 1 and links[0].split("?v=")[0].endswith("/step_by_step"), [c.value for c in at.caption]
+    query = lecture_store().expand(links[0].split("?v=")[1])
+    assert ("text", long_text) in parse_qsl(query) and "key=" not in query and "room=" not in query
+    assert any(c.value.endswith(f"/follow?room={code}") for c in at.caption)  # the follow link: short already
+    assert key not in " ".join(c.value for c in at.caption if "lecture_notes" not in c.value)
+
+
+def test_a_class_servers_processes_give_the_balancers_address(monkeypatch):
+    """deploy/class_server.py gives its processes its balancer's address (ATTNVIZ_CLASS_URL): the QR codes use it
+    when the lecturer's browser shows a loopback one; a loopback class address is no network address."""
+    from ui.lecture import addresses
+
+    monkeypatch.setenv(addresses.CLASS_URL_VARIABLE, "http://lecture-hall.test:8501/")
+    assert addresses.network_url() == "http://lecture-hall.test:8501"
+    from attnviz.lecture import students_base
+
+    assert students_base("", "http://127.0.0.1:8501/lecture", addresses.network_url(), "lecture") \
+        == "http://lecture-hall.test:8501"
+    monkeypatch.setenv(addresses.CLASS_URL_VARIABLE, "http://127.0.0.1:8501")
+    assert addresses.network_url() == ""

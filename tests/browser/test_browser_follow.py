@@ -122,6 +122,11 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert "/masks_lab?" in page.url
             assert "key=" in projector.url and "present=1" in projector.url
             projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
+            pill(students[0], "causal").click()  # a choice question on a phone
+            wait_for_text(students[0], "Your answer is in: causal")
+            assert students[0].evaluate(NO_SIDEWAYS)
+            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_choice.png"))
+            wait_for_text(projector, "1 answer so far", timeout_ms=30_000)
 
             png = projector.get_by_role("button", name="Students")
             png.click()
@@ -144,6 +149,17 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             projector.keyboard.press("ArrowRight")  # the clicker on the projector moves the room too
             for page in [notes, *students]:
                 wait_for_text(page, "Step 3 of 3", timeout_ms=60_000)
+            number = students[2].get_by_label("Your answer (a number)")  # a number question on a phone
+            number.fill("256")
+            number.press("Enter")
+            wait_for_text(students[2], "Your answer is in: 256")
+            wait_for_text(notes, "1 answer (number)", timeout_ms=30_000)
+            assert students[2].evaluate(NO_SIDEWAYS)
+            with notes.expect_download(timeout=120_000) as download:  # the record, one click, offline
+                notes.get_by_role("button", name="Export the lecture").click()
+            record = Path(download.value.path()).read_text(encoding="utf-8")
+            assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
+            assert "The right answer (the plan's): <span class=\"right\">256</span>" in record
             for page in [lecturer, projector, notes, *students]:
                 assert not exceptions_on(page)
         finally:

@@ -25,6 +25,7 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, free_port, wait_for_app_idle, wait_for_text
 from class_server_helpers import ClassServer
 from test_browser_follow import CLASS_ROW, NO_FIGURES, follower_at, pill, start_room
+from test_browser_lecture import decode_qr
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from haproxy_config import COOKIE  # deploy/ is scripts, not a package
@@ -102,13 +103,24 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
             wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
             wait_for_app_idle(projector)
             projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
-            for student in students:
-                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+            for i, student in enumerate(students):
+                try:
+                    student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+                except Exception:
+                    student.screenshot(path=str(ARTIFACTS / f"follow_class_server_student{i}_stuck.png"))
+                    raise
 
             notes.get_by_role("button", name="Next").click()
             for page in [projector, *students]:
                 follower_at(page, 2, "The causal mask")
                 assert "/masks_lab?" in page.url
+
+            projector.get_by_role("button", name="Students").click()  # the balancer's address, not a process's
+            qr = projector.locator(".st-key-lecture_follow_qr img")
+            qr.wait_for(timeout=30_000)
+            projector.wait_for_timeout(500)
+            assert decode_qr(qr.screenshot()) == follow_link
+            projector.keyboard.press("Escape")
 
             wanderer = students[1]
             wanderer.get_by_role("link", name="Explore this view").click()

@@ -1,9 +1,11 @@
 """The address the class can reach, for the QR codes and links a lecturer shows: the settings' public URL when
-given, else the address the lecturer's browser shows, unless that is this machine's own (loopback) and Streamlit
-listens on the network (its "Network URL"). A loopback address is said plainly, with how to start the app for a
-class (loopback_warning)."""
+given, else the address the lecturer's browser shows, unless that is this machine's own (loopback) and the server
+has a network address: the class server's (its balancer's, which it gives its processes) or Streamlit's own
+"Network URL". A loopback address is said plainly, with how to start the app for a class (loopback_warning)."""
 
 from __future__ import annotations
+
+import os
 
 import streamlit as st
 
@@ -13,14 +15,18 @@ from ui.access import server_settings
 from ui.short_links import short_link
 
 ALL_INTERFACES = ("", "0.0.0.0", "::")
+CLASS_URL_VARIABLE = "ATTNVIZ_CLASS_URL"  # deploy/class_server.py sets it: its balancer's address
 SHORT_ABOVE = 120  # a longer view link is put in the store and its QR code encodes ?v=<id> (a small, sparse code)
 
 
 def network_url() -> str:
-    """Streamlit's own network address (as `streamlit run` prints it), "" when it listens on loopback only or the
-    machine has no network."""
+    """The class server's address when this process is one of its own, else Streamlit's own network address (as
+    `streamlit run` prints it); "" when that is loopback (a server bound to 127.0.0.1) or there is no network."""
     from streamlit import net_util
 
+    class_url = os.environ.get(CLASS_URL_VARIABLE, "").strip()
+    if class_url:
+        return "" if is_loopback(class_url) else class_url.rstrip("/")
     address = str(st.get_option("server.address") or "")
     port = st.get_option("server.port")
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")

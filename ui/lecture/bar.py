@@ -157,14 +157,14 @@ def students_popover(at: LectureStep) -> None:
     """The room's follow link (one per lecture) and this view, each as a QR code, at the address the class can
     reach; a loopback address is said."""
     base = class_base(at.step.page)
-    loopback_warning(base)
     if at.room:
         follow = follow_link(base, at.room)
         st.markdown(f"**Follow the lecture** (room {at.room}): every student's screen moves with the projector and "
                     "they answer its questions.")
         with st.container(key="lecture_follow_qr"):
-            st.image(students_qr(follow), width=300, output_format="PNG")  # JPEG would blur the modules
+            st.image(students_qr(follow), width=260, output_format="PNG")  # JPEG would blur the modules
         st.caption(follow)
+    loopback_warning(base)  # under the follow code: the code first on a projector's short screen
     view_query = urlencode([(k, v) for k, v in query_pairs() if k not in LECTURE_KEYS])
     link = short_view_link(f"{base}/{at.step.page}" if at.step.page else f"{base}/", view_query)
     st.markdown("**This view**: the same page and settings, to explore alone (no lecture bar).")
