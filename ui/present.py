@@ -14,7 +14,7 @@ import streamlit as st
 KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
-html { font-size: 19px; --avhm-font: 15px; }
+html { font-size: 19px; --avhm-font: 20px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.4rem 2rem 2rem 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }

@@ -60,3 +60,61 @@ def decode_plotly_array(value) -> np.ndarray:
             raw = raw.reshape(dims)
         return raw
     return np.asarray(value)
+
+
+# A projector's back row reads type of 20 px and more (a 1024 × 768 projector, at the width of a page column)
+PROJECTOR_MIN_PX = 20
+
+
+def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX):
+    """A copy of a plotly figure whose every text (titles, axis titles, ticks, legend, annotations and subplot
+    titles, colour bars, trace text, hover) is at least `min_px` px, with the room that larger type needs: a fixed
+    height grows with the type, the legend goes below the x-axis title, and the title sits in a top margin of its
+    own. The input figure is left as it was."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(fig)  # a copy: a cached figure may be drawn at normal size too
+    lay = fig.layout
+
+    def at_least(font, px: float = min_px) -> None:
+        font.size = max(font.size or 0, px)
+
+    old = lay.font.size or 12
+    at_least(lay.font)
+    at_least(lay.hoverlabel.font)
+    at_least(lay.legend.font)
+    at_least(lay.title.font, min_px + 2)
+    fig.for_each_xaxis(lambda a: (at_least(a.title.font), at_least(a.tickfont)))
+    fig.for_each_yaxis(lambda a: (at_least(a.title.font), at_least(a.tickfont)))
+    fig.for_each_annotation(lambda a: at_least(a.font))
+    for trace in fig.data:
+        if getattr(trace, "textfont", None) is not None and trace.textfont.size is not None:
+            at_least(trace.textfont)
+        bars = [getattr(trace, "colorbar", None), getattr(getattr(trace, "marker", None), "colorbar", None)]
+        for bar in bars:
+            if bar is not None:
+                at_least(bar.tickfont)
+                at_least(bar.title.font)
+    grow = max(lay.font.size / old, 1.0)
+    if lay.height:  # the plot area keeps about its size; the larger ticks and titles get the added room
+        lay.height = int(lay.height + 60 * min(grow, 2.0))
+    title = lay.title.text or ""
+    if title:  # one line of title per ~55 characters of 22 px type at a projector column's width
+        lines = title.count("<br>") + 1 + len(title) // 70
+        lay.margin.t = max(lay.margin.t or 0, int(lines * (min_px + 8) + 24))
+        lay.title.update(y=1, yref="container", yanchor="top", pad={"t": 10})
+    return legend_below_axis_title(fig)
+
+
+def legend_below_axis_title(fig):
+    """The figure with a horizontal legend that sits under the plot moved below the x-axis title (plotly places it
+    in the plot's fractions, so a fixed y = -0.14 lands on the title of a short plot or one with larger type)."""
+    lay = fig.layout
+    if lay.legend.orientation != "h" or lay.legend.y is None or lay.legend.y >= 0:
+        return fig
+    px = lay.font.size or 12
+    below = int(2 * px + 30)  # the tick labels and the axis title under the plot
+    lay.margin.b = max(lay.margin.b or 0, below + int(px * 1.6) + 12)  # ... and one row of legend
+    plot_px = (lay.height or 450) - (lay.margin.t or 100) - lay.margin.b
+    lay.legend.update(y=-below / max(plot_px, 60), yanchor="top")
+    return fig

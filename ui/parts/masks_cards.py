@@ -129,7 +129,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
             except Exception as err:  # reported on its own card, by that card's guard
                 cards[kind] = err
     for kind, card in cards.items():  # one card per row: M and its weights each get half the page, readable
-        with st.container(border=True), ui.guard(f"The {kind} card"):
+        with ui.figure(f"{kind}_card", border=True), ui.guard(f"The {kind} card"):
             if isinstance(card, Exception):
                 raise card
             heading, description, payloads = card
