@@ -5,7 +5,8 @@ in the browser; README lists every page's ids). A lecture step's `focus = "<id>"
 (attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
-  there while the figures around it finish drawing (for at most a few seconds, and never after the lecturer scrolled).
+  there while the figures around it finish drawing (until it has stayed put for 1.5 s; never after the lecturer
+  scrolled).
 Without presentation mode `fig` does nothing: a student's page keeps its own order.
 """
 
@@ -58,7 +59,7 @@ FOCUS = """<style>
   let stopped = false;
   const stop = () => { stopped = true; };
   const start = performance.now();
-  let found = 0;
+  let found = 0, moved = 0;
   const tick = () => {
     const now = performance.now();
     if (stopped) { state[id] = "done"; return; }
@@ -69,9 +70,10 @@ FOCUS = """<style>
         for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
       }
       const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
-      if (Math.abs(box.getBoundingClientRect().top - want) > 3) box.scrollIntoView({block: "start"});
-      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held for 4 s
-      if (now - found > 4000) { state[id] = "done"; return; }
+      if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
+      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held until it has
+      // stayed put for 1.5 s
+      if (now - Math.max(found, moved) > 1500) { state[id] = "done"; return; }
     } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
     win.requestAnimationFrame(tick);
   };

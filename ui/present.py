@@ -21,6 +21,9 @@ html { font-size: 19px; --avhm-font: 20px; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
 h3 { font-size: 1.4rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
+/* the SVG charts (attnviz/draw/line_chart.py): 17 units of type drawn at about 1.2 px per unit, ≥ 20 px */
+.av-line svg text { font-size: 17px; } .av-line { max-width: 100% !important; } .av-line svg { max-width: 800px; }
+.av-line-legend { font-size: 1.05em !important; }
 [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.25rem; line-height: 1.25; }
 /* the presenter's row of controls: labels a size down, so four controls fit a 1024 px projector */
 .st-key-presenter_controls [data-testid="stWidgetLabel"] p, .st-key-presenter_controls button p,

@@ -90,19 +90,34 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX):
     for trace in fig.data:
         if getattr(trace, "textfont", None) is not None and trace.textfont.size is not None:
             at_least(trace.textfont)
-        bars = [getattr(trace, "colorbar", None), getattr(getattr(trace, "marker", None), "colorbar", None)]
-        for bar in bars:
-            if bar is not None:
-                at_least(bar.tickfont)
-                at_least(bar.title.font)
+        if getattr(trace, "text", None) is not None or getattr(trace, "texttemplate", None):
+            # plotly shrinks a bar's or a cell's text to fit it: on a projector it stays readable, if wider
+            lay.uniformtext.update(minsize=min_px, mode="show")
+        # a colour bar only where the trace shows one (touching a hidden one's fonts would make plotly draw it)
+        marker = getattr(trace, "marker", None)
+        shown = [trace.colorbar] if "colorbar" in trace and trace.showscale is not False else []
+        if marker is not None and "colorbar" in marker and marker.showscale:
+            shown.append(marker.colorbar)
+        for bar in shown:
+            at_least(bar.tickfont)
+            at_least(bar.title.font)
     grow = max(lay.font.size / old, 1.0)
     if lay.height:  # the plot area keeps about its size; the larger ticks and titles get the added room
         lay.height = int(lay.height + 60 * min(grow, 2.0))
     title = lay.title.text or ""
-    if title:  # one line of title per ~55 characters of 22 px type at a projector column's width
-        lines = title.count("<br>") + 1 + len(title) // 70
-        lay.margin.t = max(lay.margin.t or 0, int(lines * (min_px + 8) + 24))
+    top = 16
+    if title:  # one line of title per ~70 characters of 22 px type at a projector column's width
+        top += (title.count("<br>") + 1 + len(title) // 70) * (min_px + 8)
         lay.title.update(y=1, yref="container", yanchor="top", pad={"t": 10})
+    if lay.legend.orientation == "h" and lay.legend.y is not None and lay.legend.y > 1:
+        # a legend above the plot: its own rows in the top margin, under the title, not over the plot
+        names = [t.name for t in fig.data if t.name and t.showlegend is not False]
+        width = sum(len(name) * 0.55 * min_px + 50 for name in names)
+        rows = max(1, -(-int(width) // 460))
+        lay.legend.update(y=1.0, yanchor="bottom", yref="paper")
+        top += rows * int(min_px * 1.5) + 8
+    if top > 16:
+        lay.margin.t = max(lay.margin.t or 0, top)
     return legend_below_axis_title(fig)
 
 

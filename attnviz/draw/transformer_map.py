@@ -18,16 +18,16 @@ FONT = 22  # block labels, in the drawing's units
 COLOURS = {"attention": "#fdd9b5", "norm": "#fff1a8", "ffn": "#cde6fb", "embed": "#f6d3df", "output": "#ddd5f5"}
 
 CSS = """<style>
-.av-map { margin: 0.2rem 0 0.6rem; }
-.av-map svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 10.5rem); max-width: 1100px;
+.av-tmap { margin: 0.2rem 0 0.6rem; }
+.av-tmap svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 10.5rem); max-width: 1100px;
   font-family: inherit; }
-.av-map a rect { transition: stroke 0.1s; }
-.av-map a text { text-decoration: none; }
-.av-map a:hover rect, .av-map a:focus rect { stroke: #ff4b4b; stroke-width: 3; }
-.av-map a:hover text { fill: #b3001b; }
-.av-map-list { columns: 2 22rem; column-gap: 2rem; padding-left: 1.2rem; margin: 0.4rem 0; }
-.av-map-list li { break-inside: avoid; margin-bottom: 0.35rem; }
-.av-map-list a { font-weight: 600; }
+.av-tmap a rect { transition: stroke 0.1s; }
+.av-tmap a, .av-tmap a text { text-decoration: none; }
+.av-tmap a:hover rect, .av-tmap a:focus rect { stroke: #ff4b4b; stroke-width: 3; }
+.av-tmap a:hover text { fill: #b3001b; }
+.av-tmap-list { columns: 2 22rem; column-gap: 2rem; padding-left: 1.2rem; margin: 0.4rem 0; }
+.av-tmap-list li { break-inside: avoid; margin-bottom: 0.35rem; }
+.av-tmap-list a { font-weight: 600; }
 </style>"""
 
 
@@ -41,7 +41,7 @@ def arrow(points: list[tuple[float, float]], dashed: bool = False) -> str:
     path = " ".join(f"{x:.0f},{y:.0f}" for x, y in points)
     dash = ' stroke-dasharray="5 4"' if dashed else ""
     return (f'<polyline points="{path}" fill="none" stroke="#555" stroke-width="2"{dash} '
-            'marker-end="url(#av-map-head)"/>')
+            'marker-end="url(#av-tmap-head)"/>')
 
 
 def up(lower: str, upper: str) -> str:
@@ -76,7 +76,7 @@ def map_svg() -> str:
     """The whole figure: both stacks, their residuals, the encoder's output into cross-attention, the output head."""
     parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The Transformer: encoder and decoder '
              'stacks; each block links to the page that teaches it" xmlns="http://www.w3.org/2000/svg">',
-             '<defs><marker id="av-map-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+             '<defs><marker id="av-tmap-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
     for (x, y, w, h), name, n_at in ((ENCODER_BOX, "Encoder layer", (ENC_X - 10, "end")),
                                      (DECODER_BOX, "Decoder layer", (DEC_X + COL_W + 10, "start"))):
@@ -125,5 +125,5 @@ def map_html(page_titles: dict[str, str]) -> str:
         title = page_titles.get(b.page, b.page or "Explorer")
         items.append(f'<li><a href="{esc(b.link())}" target="_self" data-block-list="{b.key}">{esc(b.label)}</a> '
                      f'({where}) → <i>{esc(title)}</i>: {esc(b.teaches)}</li>')
-    return (CSS + f'<div class="av-map" data-figure="transformer_map">{map_svg()}</div>'
-            + '<ul class="av-map-list">' + "".join(items) + "</ul>")
+    return (CSS + f'<div class="av-tmap" data-figure="transformer_map">{map_svg()}</div>'
+            + '<ul class="av-tmap-list">' + "".join(items) + "</ul>")

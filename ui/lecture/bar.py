@@ -139,7 +139,7 @@ BAR_CSS = """<style>
   border: 1px solid rgba(49, 51, 63, 0.25); text-decoration: none; color: inherit; }
 .attnviz-lecture-bar a:hover { border-color: #ff4b4b; color: #ff4b4b; }
 .attnviz-lecture-none { opacity: 0.35; }
-.attnviz-lecture-where { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.attnviz-lecture-where { flex: 1; min-width: 0; line-height: 1.25; }  /* a long title wraps: never cut with "…" */
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_qr img { image-rendering: pixelated; }
 </style>"""
