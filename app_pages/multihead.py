@@ -6,6 +6,7 @@ import streamlit as st
 import ui
 from ui import heatmap as hm
 from ui.charts import plotly_chart
+from ui.present import table_height
 
 view = ui.open_page("Multi-head anatomy",
                     "How one layer's d_model features are cut into heads and put back together, what each head adds to "
@@ -161,7 +162,7 @@ with ui.guard("The multi-head anatomy page"):
                            "max |Δ weight|": round(float(gp.max_abs_change[h]), 4),
                            "mean row total variation": round(float(gp.total_variation[h]), 4),
                            "mean row KL (nats)": round(float(gp.kl[h]), 4)} for h in range(nh)], hide_index=True,
-                         height=38 + 35 * nh)
+                         height=table_height(nh))
             st.caption(f"Total variation ½ Σ_j |a_j − a′_j| is 0 for identical rows and 1 for rows with no overlap. "
                        f"The layer's attention output (V averaged too) changes by {gp.output_change:.1%} of its norm. "
                        f"With G = {nh} every head keeps its own K/V and nothing changes.")

@@ -14,7 +14,7 @@ import streamlit as st
 import ui
 from ui.charts import plotly_chart
 from ui.page import keep_in_link
-from ui.present import presenting
+from ui.present import presenting, table_height
 from ui.token_link import settle_token
 
 PLOT = "qk_plot"
@@ -100,7 +100,7 @@ with ui.guard("Query–key space"):
                 scaled = scaled.masked_fill(~res.mask, float("-inf"))
             st.markdown(f"**Row of query {labels[row]} ({row})**, layer {layer} head {head}: largest weight first")
             st.dataframe(row_table(weights, scaled, plane, row, labels), hide_index=True, width="stretch",
-                         height=min(420, 35 * n + 38), key="qk_row_table",
+                         height=table_height(n, most=16), key="qk_row_table",
                          column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                         "q·k × s": st.column_config.NumberColumn(
                                             format="%.3f", help=f"the score q·k times s = {res.scale:.4g}, with the "

@@ -115,6 +115,15 @@ def page_style(presenting: bool) -> None:
     st.html(WHY_CSS + FIT_MATH + (CSS if presenting else ""), unsafe_allow_javascript=True)
 
 
+def table_height(rows: int, most: int | None = None) -> int:
+    """The height (px) of an st.dataframe or st.data_editor that shows `rows` rows and its header without scrolling,
+    at most `most` rows (a longer list scrolls): a row is 35 px, and on a projector 19/16 of that (its larger type
+    makes the grid's rows taller, and a height worked out at 35 px cut the table's last rows off)."""
+    shown = rows if most is None else min(rows, most)
+    row = 35 * 19 / 16 if presenting() else 35
+    return int(row * (shown + 1) + 0.999) + 3
+
+
 def asked_in_link() -> bool:
     """True when the page was opened with ?present=1 (or true/yes/on)."""
     return str(st.query_params.get(KEY, "")).strip().lower() in ON

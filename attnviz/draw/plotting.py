@@ -107,15 +107,20 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX):
     title = lay.title.text or ""
     top = 16
     if title:  # one line of title per ~70 characters of 22 px type at a projector column's width
-        top += (title.count("<br>") + 1 + len(title) // 70) * (min_px + 8)
-        lay.title.update(y=1, yref="container", yanchor="top", pad={"t": 10})
+        top += (title.count("<br>") + 1 + len(title) // 70) * (min_px + 10)
+        # above the plot, growing upwards into its own margin (a title anchored at the top of the figure put the
+        # first of two lines above the figure's edge)
+        lay.title.update(y=1, yref="paper", yanchor="bottom", pad={"b": 10})
     if lay.legend.orientation == "h" and lay.legend.y is not None and lay.legend.y > 1:
         # a legend above the plot: its own rows in the top margin, under the title, not over the plot
         names = [t.name for t in fig.data if t.name and t.showlegend is not False]
         width = sum(len(name) * 0.55 * min_px + 50 for name in names)
         rows = max(1, -(-int(width) // 460))
-        lay.legend.update(y=1.0, yanchor="bottom", yref="paper")
-        top += rows * int(min_px * 1.5) + 8
+        plot_px = max((lay.height or 450) - (lay.margin.b or 80) - 100, 120)
+        lay.legend.update(y=1.0 + (min_px + 14) / plot_px, yanchor="bottom", yref="paper")  # over bars' outside text
+        top += rows * int(min_px * 1.5) + min_px + 22
+        if title:  # the title above the legend
+            lay.title.update(y=1.0 + (min_px + 14) / plot_px + rows * min_px * 1.5 / plot_px)
     if top > 16:
         lay.margin.t = max(lay.margin.t or 0, top)
     return legend_below_axis_title(fig)

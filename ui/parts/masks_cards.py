@@ -36,6 +36,7 @@ from attnviz.lessons.masks.gallery import (
 )
 from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
+from ui.present import table_height
 from ui.runs import model_for, run_for
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
@@ -219,7 +220,7 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
                                                     alignment="center")
               for name, label in zip(frame.columns, labels, strict=True)}
     edited = st.data_editor(frame, key=f"masks_editor_{digest:x}_{st.session_state.get('_masks_editor_nonce', 0)}",
-                            column_config=config, height=35 * (n + 1) + 3)
+                            column_config=config, height=table_height(n))
     result_col, side_col = st.columns([3, 2], gap="large")
     with side_col:
         empty_rows = st.multiselect("Forbid every key for these queries", list(range(n)), key="masks_dead_rows",
