@@ -9,9 +9,7 @@ chart's own full-screen button stays.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from attnviz.draw.plotting import legend_below_axis_title, projector_figure
+from attnviz.draw.plotting import figure_dict, legend_below_axis_title, projector_figure
 from ui.present import presenting
 
 
@@ -19,5 +17,5 @@ def plotly_chart(where, fig, *, config: dict | None = None, **kwargs):
     """where.plotly_chart (where: st, a container or a column) with the projector's type when presenting."""
     config = {"displaylogo": False, **(config or {}), "displayModeBar": False}
     kwargs.setdefault("width", "stretch")
-    shown = projector_figure(fig) if presenting() else legend_below_axis_title(go.Figure(fig))
+    shown = projector_figure(fig) if presenting() else legend_below_axis_title(figure_dict(fig))
     return where.plotly_chart(shown, config=config, **kwargs)
