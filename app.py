@@ -32,6 +32,8 @@ st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Pat
 # The menu in teaching order, in sections a lecturer can follow through an hour.
 PAGES = {
     "Why attention": [
+        st.Page("app_pages/transformer_map.py", url_path="transformer_map",
+                title="The Transformer map", icon=":material/account_tree:"),
         st.Page("app_pages/why_attention.py", url_path="why_attention",
                 title="Why attention", icon=":material/lightbulb:"),
         st.Page("app_pages/attention_layer.py", url_path="attention_layer",

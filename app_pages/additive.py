@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 
@@ -114,7 +115,7 @@ with ui.guard("The comparison"):
     if fit is not None:
         m[0].metric("fit loss before", f"{fit.losses[0]:.3g}", help="KL(dot ‖ additive), mean over query rows")
         m[1].metric("fit loss after", f"{fit.losses[-1]:.3g}", help=f"after {steps} Adam steps, lr 0.05")
-        right.plotly_chart(af.loss_figure(fit.losses), width="stretch", key="add_loss")
+        plotly_chart(right, af.loss_figure(fit.losses), width="stretch", key="add_loss")
         right.caption("Learned to agree: the additive network was trained on these very queries and keys to copy the "
                       "dot-product pattern. A small network can imitate it closely; it just takes more work per pair. "
                       f"Loss: KL(dot ‖ additive), the mean over query rows; values under {af.LOSS_FLOOR:g} are float "
@@ -132,7 +133,7 @@ with ui.guard("The cost measurement"):
     cost_da = int(c[1].select_slider("d_a for the measurement", [16, 32, 64, 128], 64, key="add_cost_da", **ui.BOUND))
     with st.spinner("Timing both scorings (first time only)…"):
         cost = _cost(cost_d, cost_da)
-    st.plotly_chart(af.cost_figure(cost), width="stretch", key="add_cost")
+    plotly_chart(st, af.cost_figure(cost), width="stretch", key="add_cost")
     last = -1
     st.markdown(
         f"At n = {cost.ns[last]}: additive took **{af.duration_text(cost.additive_seconds[last])}** and built a "

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
 
@@ -32,7 +33,7 @@ def _weights_and_pictures(weights, names: list[str], regions, png, map_key: str,
     from attnviz.lessons.attention_layer import figures as fg
 
     heatmap(weights, names, regions.labels, key=map_key, x_title="region", title=title)
-    st.plotly_chart(fg.pictures_with_weights(png, regions, weights, names), width="stretch", key=pictures_key)
+    plotly_chart(ui.figure("pictures"), fg.pictures_with_weights(png, regions, weights, names), width="stretch", key=pictures_key)
     st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
                "its title); the darker a region, the less weight. Hover a region for its weight.")
 
@@ -104,7 +105,7 @@ with ui.guard("The attention layer"):
         one = ly.one_query(regions.x, q)
         name = f"{query}: {qs.PRESETS[query].asks}" if query in qs.PRESETS else "custom"
         left, right = st.columns([3, 2])
-        left.plotly_chart(fg.picture_with_weights(png, regions, one.weights[0].numpy(),
+        plotly_chart(ui.figure("picture", where=left), fg.picture_with_weights(png, regions, one.weights[0].numpy(),
                                                   f"weights a_j of the query '{name}' over the {rows} × {cols} regions"),
                           width="stretch", key="al_picture")
         left.caption(f"The clearest region has the largest weight ({float(one.weights.max()):.3f}); the darker a region, "
@@ -200,7 +201,7 @@ with ui.guard("The attention layer"):
         colours = regions.x[:, :3].numpy()
         out, out_shuffled = check.attended.outputs.numpy(), check.attended_shuffled.outputs.numpy()
         order = check.order.numpy()
-        st.plotly_chart(fg.mosaics([
+        plotly_chart(st, fg.mosaics([
             ("X: each region's colour", fg.colours_as_pixels(colours, rows, cols)),
             ("f(X): the outputs", fg.colours_as_pixels(out, rows, cols)),
             ("P X: regions shuffled", fg.colours_as_pixels(colours[order], rows, cols)),

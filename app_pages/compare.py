@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.parts import compare_side as side_b
 
@@ -111,7 +112,7 @@ def comparison(view) -> None:
     with kl_col:
         st.subheader("Per-row KL divergence")
         st.latex(r"\mathrm{KL}(A_i \,\|\, B_i) = \sum_j A_{ij} \log \frac{A_{ij}}{B_{ij}}")
-        st.plotly_chart(row_kl_figure(comparison.row_kl, res_a.labels, comparison.compared_rows),
+        plotly_chart(st, row_kl_figure(comparison.row_kl, res_a.labels, comparison.compared_rows),
                         width="stretch", key="cmp_kl")
         st.caption("One bar per query token: how differently that token spreads its attention in A and in B. "
                    "The dashed line is the mean over rows. Grey bars are rows a mask empties on one side.")

@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from ui import heatmap as _heatmap
+from ui.charts import plotly_chart
 from ui.memo import shared
 
 
@@ -138,7 +139,7 @@ with ui.guard("The efficient attention page"):
         method_pts = _method_costs(method.key, timing, tuple(ns))
     charts = st.columns(2)
     for col, field in zip(charts, ("seconds", "peak_bytes"), strict=True):
-        col.plotly_chart(cost_figure(exact_pts, method_pts, method.key, field), width="stretch", key=f"eff_cost_{field}")
+        plotly_chart(col, cost_figure(exact_pts, method_pts, method.key, field), width="stretch", key=f"eff_cost_{field}")
     said = []  # (what it is from n = at on, what it is when it never gets there)
     for field, better, never in (("seconds", "is faster than exact attention", "is not faster than exact attention"),
                                  ("peak_bytes", "needs less peak memory", "never needs less peak memory")):

@@ -6,6 +6,7 @@ import streamlit as st
 
 import ui
 from attnviz.lessons.encoder_layer.steps import layer_title
+from ui.charts import plotly_chart
 from ui.token_link import follow_token
 
 # the title is drawn before the pickers: it names the parts of the model they will hold (the link's, on a first run)
@@ -77,7 +78,7 @@ with ui.guard("The encoder-layer page"):
         if stage.key in steps.ln:
             st.latex(layer_norm_numbers(steps, stage.key, i))
         width = stage.value.shape[1]
-        st.plotly_chart(vector_bars(stage.value[i], f"{stage.title}, token {i} ({labels[i]}), {width} features",
+        plotly_chart(st, vector_bars(stage.value[i], f"{stage.title}, token {i} ({labels[i]}), {width} features",
                                        first), width="stretch", key=f"enc_bars_{stage.key}")
     st.latex(trace_check(steps.trace_gaps))
     worst = max(steps.trace_gaps.values())
@@ -94,14 +95,14 @@ with ui.guard("The encoder-layer page"):
                    "time." if order == "post-LN" else " In this pre-norm model nothing normalises the stream inside "
                    "the layers, so it can grow."))
     norms = stream_norms(model, res)
-    st.plotly_chart(stream_figure(norms), width="stretch", key="enc_norms")
+    plotly_chart(st, stream_figure(norms), width="stretch", key="enc_norms")
     st.dataframe([{"layer": L, "‖x‖ entering": round(float(norms.x_in[L]), 3),
                    "‖attention's update‖": round(float(norms.attn_update[L]), 3),
                    "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
                    "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],
                  hide_index=True)
 
-with ui.guard("The decoder block"):
+with ui.guard("The decoder block"), ui.figure("decoder_block"):
     from ui.parts.decoder_block import draw_decoder_block
 
     draw_decoder_block(view)

@@ -7,6 +7,7 @@ import streamlit as st
 
 import ui
 from ui import heatmap as hm
+from ui.focus import focused
 from ui.parts import why
 from ui.present import presenting
 from ui.scale_swap import flipped_scale_state
@@ -79,6 +80,10 @@ def explorer_view() -> None:
         model, res = current()  # the model and run, for the pickers' ranges and the selection's bounds
         above = st.container()  # the facts and the truth badge: above the heatmaps, or on a projector right below
         st.session_state["why_labels"] = list(res.labels)
+        # a lecture step that focuses the enlarged head (fig=head, ui/focus.py): on a projector it comes first, at
+        # the page's width, where its token labels have room; the grid and 'why this weight' follow
+        head_first = focused() == "head"
+        first = ui.figure("head") if head_first else None
         left, right = st.columns([3, 2], gap="medium")
         with left:
             controls = st.columns([1, 2], vertical_alignment="bottom")
@@ -104,13 +109,15 @@ def explorer_view() -> None:
                       "high max and low H mean a sharp, confident head.")
             if not presenting():
                 st.caption(legend)
-            grid_part()
+            with ui.figure("grid"):
+                grid_part()
             if presenting():  # under the grid on a projector: the grid takes the first screen
                 st.caption(legend)
             # under the grid, in the same column: "why this weight" beside it stays in view (it is sticky), so a
             # click on the enlarged head shows its arithmetic next to it, not a screen higher up
-            st.subheader("One head in full detail")
-            focus_part()
+            with first or ui.figure("head"):
+                st.subheader("One head in full detail")
+                focus_part()
         with right, st.container(key="why"):
             st.subheader("Why this weight?")  # headings outside the parts: a part's rerun need not send them again
             why_part()

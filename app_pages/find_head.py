@@ -15,6 +15,7 @@ import streamlit as st
 import ui
 from ui import heatmap as hm
 from ui.page import keep_in_link
+from ui.present import table_height
 from ui.token_link import settle_token
 
 view = ui.open_page(
@@ -73,7 +74,7 @@ with ui.guard("Find the head"):
                    value_name=("weight after softmax of this one pair", "weight"))
     with right:
         st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch",
-                     height=min(330, 35 * len(ranked) + 38), key="fh_table",
+                     height=table_height(len(ranked), most=8), key="fh_table",
                      column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                     "others": st.column_config.NumberColumn(
                                         format="%.3f", help="the mean weight the other queries (those the mask lets "

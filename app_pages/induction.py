@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from attnviz.lessons.kv_cache.decoding import writes_text
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 from ui.runs import model_for
@@ -103,7 +104,7 @@ with ui.guard("The induction lesson"):
     m = st.columns(2)
     m[0].metric("Mean loss, first copy", f"{first_loss:.2f} nats")
     m[1].metric("Mean loss, second copy", f"{second_loss:.2f} nats")
-    st.plotly_chart(loss_figure(p), width="stretch", key="ih_loss")
+    plotly_chart(st, loss_figure(p), width="stretch", key="ih_loss")
     st.caption("Loss = −log of the probability the model gave to the token that really came next (0 = certain and "
                "right). The first word of each copy is left out of the means: nothing before it can predict it. "
                + chance_sentence(model.name, p))

@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from attnviz.lessons.kv_cache.decoding import writes_text
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 from ui.runs import model_for
@@ -109,7 +110,7 @@ with ui.guard("The KV-cache lesson"):
 
     with st.spinner("Timing both ways (3 runs each)…"):
         timings = _timings(spec, view.device, prompt, int(n_new))
-        st.plotly_chart(timing_figure(*timings), width="stretch", key="kv_time")
+        plotly_chart(st, timing_figure(*timings), width="stretch", key="kv_time")
     st.caption("Median of 3 runs, measured on this server when the page first ran this request (then cached), on "
                f"{view.device}. Without the cache every step runs all tokens through the model again; with it, "
                "one. On a tiny model fixed costs dominate both, so the gap is small; it grows with model size and "
@@ -122,7 +123,7 @@ with ui.guard("The KV-cache lesson"):
     st.latex(r"\text{bytes per token} = n_\text{layers}\cdot 2\,(K,V)\cdot n_\text{kv heads}\cdot d_\text{head}"
              r"\cdot 2\ \text{bytes (16-bit)}")
     rows = variants_of(model.n_layers, model.n_heads, model.n_kv_heads, model.d_head)
-    st.plotly_chart(memory_figure(rows, f"{model.name}: KV cache per token of context"), width="stretch", key="kv_mem")
+    plotly_chart(st, memory_figure(rows, f"{model.name}: KV cache per token of context"), width="stretch", key="kv_mem")
     st.markdown(" · ".join(f"{r['attention']}: {r['K/V heads']} K/V heads → {human_bytes(r['bytes per token'])}"
                            for r in rows))
     st.markdown("Well-known models, from their published config.json (num_hidden_layers, num_attention_heads, "

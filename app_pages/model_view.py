@@ -7,6 +7,7 @@ import streamlit as st
 import ui
 from ui import heatmap as hm
 from ui.memo import shared
+from ui.present import table_height
 from ui.runs import run_for
 
 
@@ -101,7 +102,7 @@ with ui.guard("The model view"):
     statistic = st.selectbox("Statistic to map", list(STATISTICS), format_func=STATISTICS.get, key="mv_stat",
                              **ui.BOUND)
     st.html(statistics_map(stats, statistic))
-    st.dataframe(stats, hide_index=True, width="stretch", height=min(400, 35 * len(stats) + 38),
+    st.dataframe(stats, hide_index=True, width="stretch", height=table_height(len(stats), most=10),
                   column_config={name: st.column_config.NumberColumn(STATISTICS_SHORT[name], help=label, format="%.3f")
                                 for name, label in STATISTICS.items()})
 

@@ -5,6 +5,8 @@ import streamlit as st
 
 import ui
 from ui import heatmap as hm
+from ui.charts import plotly_chart
+from ui.present import table_height
 
 view = ui.open_page("Multi-head anatomy",
                     "How one layer's d_model features are cut into heads and put back together, what each head adds to "
@@ -112,12 +114,13 @@ with ui.guard("The multi-head anatomy page"):
                 "recompute them. **MHA** keeps one K/V head per query head; **MQA** keeps a single K/V head shared "
                 "by all query heads; **GQA** keeps G K/V heads, each shared by a group of consecutive query heads.")
     if n_kv < nh:
-        st.subheader(f"{model.name} really shares K/V heads: {nh} query heads, {n_kv} K/V heads")
+        gqa = ui.figure("gqa")
+        gqa.subheader(f"{model.name} really shares K/V heads: {nh} query heads, {n_kv} K/V heads")
         read, share_gap = sharing_in_trace(res, layer)
-        st.dataframe([{"K/V head": j, "query heads that read it": ", ".join(map(str, qs)),
+        gqa.dataframe([{"K/V head": j, "query heads that read it": ", ".join(map(str, qs)),
                        "found in this run": ", ".join(str(h) for h in range(nh) if read[h] == j)}
                       for j, qs in enumerate(kv_sharing(nh, n_kv))], hide_index=True)
-        st.caption(f"Query head h reads K/V head h // {nh // n_kv}. The last column is read off layer {layer}'s own "
+        gqa.caption(f"Query head h reads K/V head h // {nh // n_kv}. The last column is read off layer {layer}'s own "
                    f"run: each query head's K and V compared with the {n_kv} cached K/V heads (max difference "
                    f"{share_gap:.1e}: the very same numbers).")
     st.subheader("KV cache size")
@@ -137,7 +140,7 @@ with ui.guard("The multi-head anatomy page"):
     st.dataframe([{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
                    "KV cache": format_bytes(r.bytes), "of MHA": f"{r.fraction_of_mha:.1%}",
                    "trained with": "✓" if r.is_models_own else ""} for r in rows], hide_index=True)
-    st.plotly_chart(kv_cache_figure(rows, f"{geo.name}{'' if geo.decoder else ' as if a decoder'}, {length} tokens, "
+    plotly_chart(st, kv_cache_figure(rows, f"{geo.name}{'' if geo.decoder else ' as if a decoder'}, {length} tokens, "
                                           f"{dtype} (dark = as trained)"),
                     width="stretch", key="mha_kv_chart")
 
@@ -159,7 +162,7 @@ with ui.guard("The multi-head anatomy page"):
                            "max |Δ weight|": round(float(gp.max_abs_change[h]), 4),
                            "mean row total variation": round(float(gp.total_variation[h]), 4),
                            "mean row KL (nats)": round(float(gp.kl[h]), 4)} for h in range(nh)], hide_index=True,
-                         height=38 + 35 * nh)
+                         height=table_height(nh))
             st.caption(f"Total variation ½ Σ_j |a_j − a′_j| is 0 for identical rows and 1 for rows with no overlap. "
                        f"The layer's attention output (V averaged too) changes by {gp.output_change:.1%} of its norm. "
                        f"With G = {nh} every head keeps its own K/V and nothing changes.")

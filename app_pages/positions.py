@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 from ui.runs import model_for
@@ -71,7 +72,7 @@ with ui.guard("The permutation demo"):
     head = pick[2].selectbox("Head to compare", list(range(n_heads)), key="pos_head", **ui.BOUND)
     diffs = [r.head_difference(layer, head) for r in results]  # each (T, T)
     limit = max(max(float(d.abs().max()) for d in diffs), 1e-3)  # one colour scale for both, so ≈0 stays white
-    cols = st.columns(len(results), gap="large")
+    cols = ui.figure("shuffle").columns(len(results), gap="large")
     for i, (col, res) in enumerate(zip(cols, results, strict=True)):
         with col:
             st.subheader(res.model_name)
@@ -120,7 +121,7 @@ with ui.guard("The sinusoidal part"):
         heatmap(gram, _pos_labels(n_pos), _pos_labels(n_pos), key="pos_sin_gram", kind="signed", x_title="position j",
                 title="PE_i·PE_j (dot products of positions)")
     st.latex(r"\small " + pf.sinusoidal_dot_latex())
-    st.plotly_chart(pf.distance_profile_figure({"sinusoidal": prof}), width="stretch", key="pos_sin_profile")
+    plotly_chart(st, pf.distance_profile_figure({"sinusoidal": prof}), width="stretch", key="pos_sin_profile")
     st.caption(profile_sentence(prof, "Sinusoidal") + " The chart starts at Δ = 1: Δ = 0 holds the squared lengths "
                f"({float(prof.mean[0]):.3g} for every sinusoidal position, d_model / 2).")
 
@@ -153,7 +154,7 @@ with ui.guard("The learned-positions part"):
                 title="P_i·P_j (dot products of positions)")
     st.caption("Colours span ±99th percentile of |value| so that a few large entries do not wash out the rest; "
                "hover a cell for its value.")
-    st.plotly_chart(pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",
+    plotly_chart(st, pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",
                     key="pos_learned_profile")
     st.caption(profile_sentence(lprof, f"Learned ({learned_model.name})"))
 
@@ -178,7 +179,7 @@ with ui.guard("The RoPE part"):
     q, k = rd.seeded_query_key(rope.d_head, int(seed))
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(pf.pair_track_figure(rd.pair_track(q, pair, steps, rope.inv_freq), pair,
+        plotly_chart(st, pf.pair_track_figure(rd.pair_track(q, pair, steps, rope.inv_freq), pair,
                                              rd.pair_angle_step(rope.d_head, pair, rope.inv_freq)),
                         width="stretch", key="pos_pair_track")
     right.markdown(

@@ -12,8 +12,9 @@ e.g. /qk_space?layer=3&qk_head=1&qk_row=10
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.page import keep_in_link
-from ui.present import presenting
+from ui.present import presenting, table_height
 from ui.token_link import settle_token
 
 PLOT = "qk_plot"
@@ -84,8 +85,8 @@ with ui.guard("Query–key space"):
     fig = qk_figure(plane, labels, pairs, weights, row, plane_title(qk, plane, layer, head),
                     font_px=16 if presenting() else 14, height=420 if presenting() else 520)
     left, right = st.columns([3, 2], gap="medium")
-    with left:
-        st.plotly_chart(fig, width="stretch", key=PLOT, on_select=lambda: take_click(n),
+    with left, ui.figure("plane"):
+        plotly_chart(st, fig, width="stretch", key=PLOT, on_select=lambda: take_click(n),
                         selection_mode="points", config={"displaylogo": False, "scrollZoom": False})
         st.caption(f"{lines_sentence(len(pairs), threshold)} Circles = queries, diamonds = keys; hover for token and "
                    "position; drag to pan, double-click to reset.")
@@ -99,7 +100,7 @@ with ui.guard("Query–key space"):
                 scaled = scaled.masked_fill(~res.mask, float("-inf"))
             st.markdown(f"**Row of query {labels[row]} ({row})**, layer {layer} head {head}: largest weight first")
             st.dataframe(row_table(weights, scaled, plane, row, labels), hide_index=True, width="stretch",
-                         height=min(420, 35 * n + 38), key="qk_row_table",
+                         height=table_height(n, most=16), key="qk_row_table",
                          column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                         "q·k × s": st.column_config.NumberColumn(
                                             format="%.3f", help=f"the score q·k times s = {res.scale:.4g}, with the "

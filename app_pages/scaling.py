@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 
@@ -39,9 +40,9 @@ with ui.guard("The scaling lab"):
     metrics[2].metric("Var(q·k/√d_k)", f"{variance.scaled_variance[i]:.3f}", help="measured; theory: 1")
     metrics[3].metric("typical q·k", f"±{variance.unscaled_variance[i] ** 0.5:.1f}",
                       help="one standard deviation of the unscaled score, √Var(q·k)")
-    left, right = st.columns(2)
-    left.plotly_chart(sf.dot_product_histogram_figure(variance, d_k), width="stretch", key="scale_hist")
-    right.plotly_chart(sf.variance_figure(variance, d_k), width="stretch", key="scale_variance")
+    left, right = ui.figure("dot_products").columns(2)
+    plotly_chart(left, sf.dot_product_histogram_figure(variance, d_k), width="stretch", key="scale_hist")
+    plotly_chart(right, sf.variance_figure(variance, d_k), width="stretch", key="scale_variance")
     st.caption("Left: orange spreads wider as you raise d_k, blue stays put. Right: both axes are logarithmic, so the "
                "unscaled variance rising as a straight line means it grows in step with d_k.")
 
@@ -50,14 +51,14 @@ with ui.guard("The scaling lab"):
                 "wide, the largest one takes almost all the weight: the entropy drops toward 0 and the top weight "
                 "climbs toward 1. With the √d_k division the row keeps the same shape whatever d_k is.")
     st.latex(sf.entropy_latex(saturation.n_keys))
-    st.plotly_chart(sf.saturation_figure(saturation, d_k), width="stretch", key="scale_saturation")
+    plotly_chart(st, sf.saturation_figure(saturation, d_k), width="stretch", key="scale_saturation")
 
     st.header("3 · A saturated softmax passes back almost no gradient")
     st.markdown("Training moves Q and K through the softmax's Jacobian J. When one weight is nearly 1 and the rest "
                 "nearly 0, every entry of J is nearly 0, so the gradient that should teach Q and K vanishes and "
                 "learning stalls. Scaled scores keep J, and so the gradient, a healthy size.")
     st.latex(sf.jacobian_latex())
-    st.plotly_chart(sf.gradient_figure(gradient, d_k), width="stretch", key="scale_gradient")
+    plotly_chart(st, sf.gradient_figure(gradient, d_k), width="stretch", key="scale_gradient")
     st.caption(f"At d_k = {d_k}: mean ‖J‖ = {gradient.jacobian_norm_unscaled[i]:.3f} unscaled, "
                f"{gradient.jacobian_norm_scaled[i]:.3f} scaled (the largest possible is 0.5).")
 
@@ -83,7 +84,7 @@ with ui.guard("The scaling lab"):
         heatmap(res.attentions[layer, head], res.labels, key="scale_head_map",
                 title=f"layer {layer}, head {head} at ×{factor:g}: weights after softmax")
     at_factor, at_trained = entropy_per_layer(res.attentions), entropy_per_layer(trained.attentions)
-    right.plotly_chart(sf.entropy_per_layer_figure(at_factor.tolist(), at_trained.tolist(), factor, n),
+    plotly_chart(right, sf.entropy_per_layer_figure(at_factor.tolist(), at_trained.tolist(), factor, n),
                        width="stretch", key="scale_entropy")
     right.caption(f"Mean entropy over all heads and rows: {float(at_factor.mean()):.2f} nats at ×{factor:g} against "
                   f"{float(at_trained.mean()):.2f} as trained. Lower = peakier rows.")

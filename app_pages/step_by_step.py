@@ -43,7 +43,7 @@ with ui.guard("The step-by-step page"):
     labels = res.labels
 
     # a pair followed from the explorer comes first: the class came for it, not for the 5,000 px of matrices above it
-    matrices_box, pair_box = st.container(), st.container()
+    matrices_box, pair_box = ui.figure("chain"), ui.figure("pair")
     if st.query_params.get("sbs_focus") == "pair":
         matrices_box, pair_box = pair_box, matrices_box
     with matrices_box:

@@ -7,6 +7,7 @@ URL keys: wa_text (the source sentence in the Try-it part).
 import streamlit as st
 
 import ui
+from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
 from ui.present import presenting
@@ -107,7 +108,7 @@ with ui.guard("The comparison"):
     text = st.text_input("A number in words (commas between numbers)", key="wa_text", max_chars=400, **ui.BOUND)
     n_words = len(text.replace(",", " , ").split())  # the task counts commas as words
     # the chart sits above the box but rings the bin of what the box holds, so it is drawn after it
-    chart.plotly_chart(wf.accuracy_figure(curve, wf.bin_of(curve, n_words)), width="stretch", key="wa_accuracy")
+    plotly_chart(chart, wf.accuracy_figure(curve, wf.bin_of(curve, n_words)), width="stretch", key="wa_accuracy")
     with ui.guard("The alignment"):
         _try_it(text)
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui import pickers
 from ui.across_pages import remember
+from ui.focus import focus_style
 from ui.lecture.bar import draw_bar, predict_first_gate
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
@@ -40,6 +41,7 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
     st.title(title, help=caption if presenting and caption else None)
     page_style(presenting)
+    focus_style()  # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py)
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))

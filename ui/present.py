@@ -14,13 +14,16 @@ import streamlit as st
 KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
-html { font-size: 19px; --avhm-font: 15px; }
+html { font-size: 19px; --avhm-font: 20px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.4rem 2rem 2rem 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
 h3 { font-size: 1.4rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
+/* the SVG charts (attnviz/draw/line_chart.py): 17 units of type drawn at about 1.2 px per unit, ≥ 20 px */
+.av-line svg text { font-size: 17px; } .av-line { max-width: 100% !important; } .av-line svg { max-width: 800px; }
+.av-line-legend { font-size: 1.05em !important; }
 [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.25rem; line-height: 1.25; }
 /* the presenter's row of controls: labels a size down, so four controls fit a 1024 px projector */
 .st-key-presenter_controls [data-testid="stWidgetLabel"] p, .st-key-presenter_controls button p,
@@ -113,6 +116,15 @@ def page_style(presenting: bool) -> None:
     """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH), and presentation mode's
     larger type when on. One element, not two: each element of a page costs a gap of space on a projector."""
     st.html(WHY_CSS + FIT_MATH + (CSS if presenting else ""), unsafe_allow_javascript=True)
+
+
+def table_height(rows: int, most: int | None = None) -> int:
+    """The height (px) of an st.dataframe or st.data_editor that shows `rows` rows and its header without scrolling,
+    at most `most` rows (a longer list scrolls): a row is 35 px, and on a projector 19/16 of that (its larger type
+    makes the grid's rows taller, and a height worked out at 35 px cut the table's last rows off)."""
+    shown = rows if most is None else min(rows, most)
+    row = 35 * 19 / 16 if presenting() else 35
+    return int(row * (shown + 1) + 0.999) + 3
 
 
 def asked_in_link() -> bool:

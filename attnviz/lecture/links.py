@@ -26,6 +26,8 @@ def step_query(step: Step, *, lecture: str | None = None, number: int | None = N
     pairs = list(step.state)
     if present:
         pairs.append(("present", "1"))
+        if step.focus:  # the figure a projector shows first (ui/focus.py); a student's page keeps its order
+            pairs.append(("fig", step.focus))
     for name, value in (("lecture", lecture), ("step", number), ("room", room), ("key", key)):
         if value is not None:
             pairs.append((name, str(value)))

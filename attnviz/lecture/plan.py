@@ -36,7 +36,7 @@ MAX_STEPS = 200
 PLAN_KEYS = ("title", "description", "step")
 STEP_KEYS = ("title", "page", "state", "notes", "question", "predict_first", "expected", "minutes", "focus", "answer")
 MAX_MINUTES = 180
-RESERVED = ("present", "lecture", "step", "room", "key")  # set by the lecture itself (attnviz.lecture.links)
+RESERVED = ("present", "lecture", "step", "room", "key", "fig")  # set by the lecture itself (attnviz.lecture.links)
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

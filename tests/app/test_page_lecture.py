@@ -114,18 +114,55 @@ def test_a_bad_lecture_link_on_a_page_gets_a_message_and_the_page_draws(three_st
     assert chart_specs(at)
 
 
-DEFAULT_STEPS = list(enumerate(load_plan(DEFAULT_PLAN, {**{p: "" for p in FILES}, **PENDING}).steps, start=1))
+SHIPPED = {path.stem: load_plan(path, {**{p: "" for p in FILES}, **PENDING})
+           for path in sorted(DEFAULT_PLAN.parent.glob("*.toml"))}
+SHIPPED_STEPS = [(plan_id, number, step) for plan_id, plan in SHIPPED.items()
+                 for number, step in enumerate(plan.steps, start=1)]
+SELECTION_KEYS = ("sbs_head", "sbs_query", "sbs_key")  # the explorer's selected cell, read into one Selection
 
 
-@pytest.mark.parametrize("number, step", DEFAULT_STEPS, ids=[f"{n}-{s.page or 'explorer'}" for n, s in DEFAULT_STEPS])
-def test_each_step_of_the_default_plan_opens_its_page_with_its_settings(number, step):
-    """The step's URL state is read by its page: each key's widget holds the step's value. Fails, on a branch
-    without them, for the pages other branches bring (why_attention, attention_layer, find_head, qk_space)."""
+def figure_ids(at) -> set[str]:
+    """The ids of the figures (ui.figure containers) the page drew: their blocks' ids end in -figure_<id>."""
+    def nodes(node):
+        yield node
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                yield from nodes(child)
+
+    return {n.proto.id.rsplit("-figure_", 1)[1] for n in nodes(at._tree)
+            if type(getattr(n, "proto", None)).__name__ == "Block" and "-figure_" in n.proto.id}
+
+
+def test_the_default_plan_fits_50_minutes_in_15_steps():
+    plan = SHIPPED["attention"]
+    assert len(plan.steps) <= 15 and sum(s.minutes for s in plan.steps) <= 50
+
+
+@pytest.mark.parametrize("plan_id, number, step", SHIPPED_STEPS,
+                         ids=[f"{p}-{n}-{s.page or 'explorer'}" for p, n, s in SHIPPED_STEPS])
+def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its_focus(plan_id, number, step):
+    """The step as the projector opens it (present=1, the lecture's keys, fig=<focus>), revealed where it asks first:
+    the page draws without an error, each state key is read by its page (its widget holds the step's value), and the
+    focus figure is drawn."""
     assert step.page in FILES, f"/{step.page} is not a page of this app (yet)"
-    at = run_app(dict(step_query(step, present=False)), page=FILES[step.page])  # the state alone: no bar, no gate
+    at = run_app(dict(step_query(step, lecture=plan_id, number=number)), page=FILES[step.page])
     assert_healthy(at)
+    if step.predict_first:
+        assert step.question in page_text(at)
+        at.button(key="lecture_reveal").click().run()
+        assert_healthy(at)
     assert not at.error, [e.value for e in at.error]
     for key, _ in step.state:
+        if step.page == "" and key in SELECTION_KEYS:
+            continue  # checked below, as the selected cell
         wanted = [v for k, v in step.state if k == key]
         assert key in at.session_state, f"{key}: no widget of /{step.page} reads it"
         assert url_spelling(at.session_state[key]) == wanted, key
+    if step.page == "" and "sbs_head" in dict(step.state):
+        from attnviz.lessons.explorer.selection import selection_from_params
+        from ui.state import SELECTION
+
+        assert at.session_state[SELECTION] == selection_from_params(dict(step.state))
+    if step.focus:
+        assert step.focus in figure_ids(at), f"fig={step.focus}: /{step.page} drew the figures {figure_ids(at)}"

@@ -1,5 +1,5 @@
 """Presentation mode on a projector (1024×768, ?present=1), every page: a control changed in the page leaves the
-sidebar closed and present=1 in the address bar, and the heatmaps' labels are at least 14 px. Screenshots in
+sidebar closed and present=1 in the address bar, and the heatmaps' labels are at least 20 px. Screenshots in
 test-artifacts/present_<page>.png."""
 
 import pytest
@@ -26,7 +26,11 @@ def heatmap_count(page) -> int:
     return page.evaluate("() => Object.keys(window.attnvizHeatmaps || {}).length")
 
 
-@pytest.mark.parametrize("path", [path for _, path, _ in lesson_menu()], ids=[p or "explorer" for _, p, _ in lesson_menu()])
+NO_CONTROLS = ("transformer_map",)  # one figure of links, nothing to change (tests/browser/test_browser_lecture_walk.py)
+WITH_CONTROLS = [path for _, path, _ in lesson_menu() if path not in NO_CONTROLS]
+
+
+@pytest.mark.parametrize("path", WITH_CONTROLS, ids=[p or "explorer" for p in WITH_CONTROLS])
 def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the_link(server, path):
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/{path}?present=1&model=toy")
@@ -54,7 +58,7 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url
         if heatmap_count(page):
-            assert page.evaluate(SMALLEST_LABEL_PX) >= 14, path
+            assert page.evaluate(SMALLEST_LABEL_PX) >= 20, path
         assert not exceptions_on(page), path
         page.screenshot(path=str(ARTIFACTS / f"present_{path or 'explorer'}.png"))
 

@@ -60,17 +60,18 @@ def test_node_parses_the_joined_module_and_each_part_alone(tmp_path):
 def test_up_to_16_tokens_every_label_shows_and_longer_texts_are_thinned(tmp_path):
     """The explorer's thumbnails at 16 tokens labelled every other row ("it" and "tired" could not be told apart):
     up to 16 tokens no label is skipped (a smaller font where cells are small); beyond, labels are thinned. On a
-    projector (presentation mode's 15 px type) a label is never smaller than 14 px: thinned instead."""
+    projector (presentation mode's 20 px type) a label is never smaller than 20 px: thinned instead, and 24 tokens in
+    22 px cells (one heatmap across a 1024 px projector) keep every label."""
     (tmp_path / "layout.mjs").write_text((HERE / "layout.js").read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "run.mjs").write_text(
         "globalThis.document = { createElement: () => ({ getContext: () => ({}) }) };\n"
         "const { labelPlan } = await import('./layout.mjs');\n"
-        "console.log(JSON.stringify([[16, 9.5], [16, 6], [13, 20], [17, 9.5], [40, 4], [16, 14.5, 15], [16, 12, 15],"
-        " [20, 12, 15]]"
+        "console.log(JSON.stringify([[16, 9.5], [16, 6], [13, 20], [17, 9.5], [40, 4], [16, 21, 20], [16, 12, 20],"
+        " [24, 22, 20]]"
         ".map(([n, c, f]) => labelPlan(n, c, f ?? 11))));\n",
         encoding="utf-8")
     run = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     plans = json.loads(run.stdout)
-    assert [p["step"] for p in plans] == [1, 1, 1, 2, 4, 1, 2, 2]
-    assert [p["fontPx"] for p in plans] == [9, 7, 11, 11, 11, 14, 15, 15]  # presenting (15 px type): ≥ 14 px
+    assert [p["step"] for p in plans] == [1, 1, 1, 2, 4, 1, 2, 1]
+    assert [p["fontPx"] for p in plans] == [9, 7, 11, 11, 11, 20, 20, 20]  # presenting (20 px type): ≥ 20 px

@@ -28,26 +28,42 @@ def decode_qr(png: bytes) -> str:
     return found[0].text
 
 
-def test_every_step_of_the_default_plan_names_a_page_of_the_app():
-    """Fails, on a branch without them, for the pages other branches bring (why_attention, attention_layer,
-    find_head, qk_space); passes once they are merged."""
-    plan = load_plan(DEFAULT_PLAN, PAGES)
-    assert 18 <= len(plan.steps) <= 26
-    assert plan.steps[0].page == "why_attention" and plan.steps[-1].page == "induction_heads"
+SHIPPED = sorted(LECTURES.glob("*.toml"))
 
 
-def test_the_default_plan_is_well_formed_and_follows_the_source_material():
-    pages = {**PAGES, "why_attention": "", "attention_layer": "", "find_head": "", "qk_space": ""}
-    plan = load_plan(DEFAULT_PLAN, pages)
-    order = [s.page for s in plan.steps]
-    # the course's order: why, the general layer (its four parts a to d), the mechanics, the close
-    assert order[:5] == ["why_attention"] + ["attention_layer"] * 4
-    assert [dict(s.state)["al_step"] for s in plan.steps[1:5]] == ["a", "b", "c", "d"]
-    for later, earlier in (("kv_cache", "scaling_lab"), ("induction_heads", "kv_cache"), ("masks_lab", "")):
-        assert order.index(later) > order.index(earlier)
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_plan_names_pages_of_the_app_and_says_what_it_asks(path):
+    plan = load_plan(path, PAGES)
     assert all(s.notes for s in plan.steps), "every step has notes for the lecturer"
-    assert all(s.question for s in plan.steps if s.predict_first)
+    assert all(s.minutes for s in plan.steps), "every step has its minutes"
+    for s in plan.steps:
+        if s.question:
+            assert s.expected, f"{s.title}: a question needs its expected answer"
+    assert "checked against Hugging Face" not in path.read_text(encoding="utf-8")
+
+
+def test_the_default_plan_is_a_50_minute_lecture_that_opens_and_closes_on_the_transformer_map():
+    plan = load_plan(DEFAULT_PLAN, PAGES)
+    assert len(plan.steps) <= 15
+    assert sum(s.minutes for s in plan.steps) <= 50
+    assert plan.steps[0].page == plan.steps[-1].page == "transformer_map"
+    order = [s.page for s in plan.steps]
+    # the course's order: why, the general layer, the mechanics, then the decoder and its cache
+    assert order[1:4] == ["why_attention", "attention_layer", "attention_layer"]
+    for later, earlier in (("kv_cache", "scaling_lab"), ("masks_lab", ""), ("cross_attention", "masks_lab")):
+        assert order.index(later) > order.index(earlier)
+    assert order.count("masks_lab") == 1, "one masks step"
     assert sum(s.predict_first for s in plan.steps) >= 4
+    # the steps whose question needs a particular state: it -> animal on layer 3 head 1, GQA on tiny-llama
+    who = next(s for s in plan.steps if "'it'" in s.question)
+    assert (who.page, dict(who.state)["layer"], dict(who.state)["sbs_head"]) == ("", "3", "1")
+    assert who.answer.kind == "token" and who.answer.query == "it" and who.expected.startswith("animal")
+    gqa = next(s for s in plan.steps if "key/value head" in s.question)
+    assert dict(gqa.state)["model"] == "tiny-llama" and gqa.expected.startswith("2")
+    assert all(s.answer for s in plan.steps if s.question and s.page != "transformer_map"), \
+        "every question the class can answer has an answer kind"
+    text = DEFAULT_PLAN.read_text(encoding="utf-8")
+    assert "learned projection" not in text and "checked against Hugging Face" not in text
 
 
 def test_a_plan_round_trips_through_its_links():

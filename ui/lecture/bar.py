@@ -276,7 +276,7 @@ BAR_CSS = """<style>
 .attnviz-lecture-bar a:hover { border-color: #ff4b4b; color: #ff4b4b; }
 .attnviz-lecture-none { opacity: 0.35; }
 .attnviz-lecture-bar a.attnviz-lecture-back { background: #ff4b4b; border-color: #ff4b4b; color: white; }
-.attnviz-lecture-where { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.attnviz-lecture-where { flex: 1; min-width: 0; line-height: 1.25; }  /* a long title wraps: never cut with "…" */
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_answer p { font-size: 1.1rem; }
 .st-key-lecture_qr img, .st-key-lecture_follow_qr img { image-rendering: pixelated; max-width: 100%; }

@@ -11,6 +11,7 @@ import streamlit as st
 import ui
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
+from ui.charts import plotly_chart
 from ui.memo import shared
 from ui.page import setting_place
 from ui.runs import model_for
@@ -120,7 +121,7 @@ def draw_decoder_block(view: ui.ViewState) -> None:
         width = stage.value.shape[1]
         # plotly reads a title as HTML: "<s>" would strike the rest through
         title = f"{stage.title}, position {t} ({html.escape(rows[t])}), {width} features"
-        st.plotly_chart(vector_bars(stage.value[t], title, first), width="stretch", key=f"dec_bars_{stage.key}")
+        plotly_chart(st, vector_bars(stage.value[t], title, first), width="stretch", key=f"dec_bars_{stage.key}")
 
     def matched(truth) -> str:
         parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())

@@ -36,6 +36,7 @@ from attnviz.lessons.masks.gallery import (
 )
 from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
+from ui.present import table_height
 from ui.runs import model_for, run_for
 
 PAD_DEFAULTS = ("The cat sat.", "The quick brown fox jumps over the lazy dog by the river bank.")
@@ -129,7 +130,7 @@ def gallery(run: Runner, n: int, custom_spec: str | None) -> None:
             except Exception as err:  # reported on its own card, by that card's guard
                 cards[kind] = err
     for kind, card in cards.items():  # one card per row: M and its weights each get half the page, readable
-        with st.container(border=True), ui.guard(f"The {kind} card"):
+        with ui.figure(f"{kind}_card", border=True), ui.guard(f"The {kind} card"):
             if isinstance(card, Exception):
                 raise card
             heading, description, payloads = card
@@ -219,7 +220,7 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
                                                     alignment="center")
               for name, label in zip(frame.columns, labels, strict=True)}
     edited = st.data_editor(frame, key=f"masks_editor_{digest:x}_{st.session_state.get('_masks_editor_nonce', 0)}",
-                            column_config=config, height=35 * (n + 1) + 3)
+                            column_config=config, height=table_height(n))
     result_col, side_col = st.columns([3, 2], gap="large")
     with side_col:
         empty_rows = st.multiselect("Forbid every key for these queries", list(range(n)), key="masks_dead_rows",

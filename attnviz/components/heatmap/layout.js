@@ -3,7 +3,7 @@
 
 export const LABEL_PX = 13;  // at the default 11 px type, a label needs this many pixels along its axis
 
-// the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 15 px), read once per payload
+// the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 20 px), read once per payload
 export function fontPx(s) { return parseFloat(getComputedStyle(s.root).fontSize) || 11; }
 export function labelPx(s) { return LABEL_PX + (s.fontPx || 11) - 11; }  // denser labels than this are thinned
 export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows (a smaller type where cells are small):
@@ -11,11 +11,11 @@ export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows
 const SMALLEST_FONT_PX = 7;
 
 // {step: label every step-th of `count` cells of cellPx, fontPx: their type size} at the page's type size `font`
-export const PROJECTOR_FONT_PX = 14;  // the smallest label presentation mode draws
+export const PROJECTOR_FONT_PX = 20;  // the smallest label presentation mode draws: what a back row reads
 export function labelPlan(count, cellPx, font = 11) {
   const need = LABEL_PX + font - 11;  // labelPx
   if (cellPx >= need) return { step: 1, fontPx: font };
-  // on a projector (presentation mode's larger type) labels stay at least 14 px: thinned, never shrunk below that
+  // on a projector (presentation mode's larger type) labels stay at least 20 px: thinned, never shrunk below that
   const smallest = font > 11 ? Math.min(font, PROJECTOR_FONT_PX) : SMALLEST_FONT_PX;
   if (count <= ALL_LABELS_UP_TO && (font <= 11 || cellPx >= smallest)) {
     return { step: 1, fontPx: Math.max(smallest, Math.min(font, Math.floor(cellPx))) };

@@ -1,0 +1,26 @@
+"""The Transformer map: the whole encoder–decoder architecture as one figure, each block a link to the page that
+teaches it (attnviz/lessons/transformer_map.py says which page and in which state). The lecture's overview and its
+summary."""
+
+import streamlit as st
+
+import ui
+from ui.menu import page_titles
+
+view = ui.open_page("The Transformer map",
+                    "The whole architecture of the original encoder–decoder Transformer in one figure. Click a block "
+                    "to open the page that teaches it, set up to show it.", uses_shared_settings=False)
+
+with ui.guard("The Transformer map"):
+    from attnviz.draw.transformer_map import map_html
+
+    with ui.figure("transformer_map"):
+        # markdown, not st.html: st.html's sanitiser drops SVG (every text in it is escaped by map_html)
+        st.markdown(map_html(page_titles()), unsafe_allow_html=True)
+    st.caption("Left, the encoder: N identical layers, each self-attention then a feed-forward network, each sub-layer "
+               "wrapped in a residual connection (the thin arrows around it) and a normalisation. Right, the decoder: "
+               "its self-attention is masked (a token sees only the tokens before it), then cross-attention reads the "
+               "encoder's output as keys and values. A linear layer and a softmax turn the decoder's last vector into "
+               "the next token's probabilities. Decoder-only models (GPT, Llama: tiny-llama here) keep the right-hand "
+               "stack without cross-attention; encoder-only models (BERT: all-MiniLM-L6-v2 here) the left-hand one.")
+ui.mark_drawn(view)

@@ -1,0 +1,237 @@
+"""Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1): each
+step opened fresh from its link, and again reached with → (the bar's Next) from the step before. On every step, once
+drawn (and revealed, where it asks first):
+- the step's focus figure is inside the first screen;
+- every figure's text (plotly's SVG text, the heatmaps' labels and titles, the SVG charts and the Transformer map,
+  at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
+- nothing is clipped: no "…" in the lecture bar, every row of a table of up to 16 rows visible without scrolling (a
+  longer list, Find the head's ranking of 72 heads, scrolls by design), no chart title under a toolbar;
+- no exception.
+One server and one browser for the whole walk. Screenshots: test-artifacts/lecture_walk_<plan>_<k>.png (fresh) and
+lecture_walk_<plan>_<k>_next.png (after →)."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_helpers import app_menu
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_text
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from attnviz.lecture import load_plan, step_link
+from attnviz.paths import LECTURES
+
+ARTIFACTS = ROOT / "test-artifacts"
+PLANS = {path.stem: load_plan(path, {p: t for _, p, t in app_menu()})
+         for path in sorted(LECTURES.glob("*.toml"))}
+MIN_PX = 20
+WIDTH, HEIGHT = 1024, 768
+pytestmark = pytest.mark.browser
+
+# every figure's text as drawn: [where, text, px]. SVG text is scaled by its drawing's viewBox (the map, the line
+# charts); plotly draws at 1:1; the heatmaps' words are DOM text inside their components' shadow roots.
+FIGURE_TEXT = """() => {
+  const out = [];
+  const visible = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  for (const t of document.querySelectorAll('.js-plotly-plot .main-svg text')) {
+    if (!t.textContent.trim() || t.closest('.hoverlayer, .modebar') || !visible(t)) continue;
+    out.push(['plotly', t.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(t).fontSize)]);
+  }
+  for (const svg of document.querySelectorAll('.av-tmap svg, .av-line svg')) {
+    const box = svg.viewBox.baseVal, scale = box && box.width ? svg.getBoundingClientRect().width / box.width : 1;
+    for (const t of svg.querySelectorAll('text')) if (t.textContent.trim() && visible(t))
+      out.push(['svg', t.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(t).fontSize) * scale]);
+  }
+  for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
+    if (!host.shadowRoot) continue;
+    for (const e of host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')) if (e.textContent.trim() && visible(e))
+      out.push(['heatmap', e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)]);
+  }
+  return out;
+}"""
+# the focus figure's box on the screen, and how many tokens its heatmaps skip a label of (their label step > 1)
+FOCUS_BOX = """(id) => {
+  const box = document.querySelector('.st-key-figure_' + id);
+  if (!box) return null;
+  const r = box.getBoundingClientRect();
+  const steps = [...box.querySelectorAll('[data-testid="stBidiComponentIsolated"]')].filter(h => h.shadowRoot)
+    .flatMap(h => [...h.shadowRoot.querySelectorAll('[data-label-step]')])
+    .map(e => [Number(e.dataset.labelStep), e.querySelectorAll('.avhm-row').length]);
+  return {top: r.top, bottom: r.bottom, height: r.height, labelSteps: steps};
+}"""
+# what is clipped: an ellipsis in the lecture bar, a table that scrolls, a chart title under a toolbar
+CLIPPED = """() => {
+  const out = [];
+  const bar = document.querySelector('.attnviz-lecture-bar');
+  if (!bar) out.push('no lecture bar');
+  else for (const e of bar.querySelectorAll('a, span'))
+    if (e.scrollWidth > e.clientWidth + 1 || e.textContent.includes('\u2026')) out.push('bar: ' + e.textContent.trim());
+  for (const t of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+    // a table of up to 16 rows shows them all (a longer list, such as Find the head's ranking, scrolls by design)
+    const s = t.querySelector('.dvn-scroller'), rows = s && s.scrollHeight / (35 * 19 / 16) - 1;
+    if (s && s.getBoundingClientRect().height > 0 && s.scrollHeight > s.clientHeight + 2 && rows <= 16.5)
+      out.push('table scrolls: ' + s.scrollHeight + ' > ' + s.clientHeight);
+  }
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const bar = gd.querySelector('.modebar'), title = gd.querySelector('.g-gtitle');
+    if (!bar || !title || getComputedStyle(bar).display === 'none' || !bar.getBoundingClientRect().width) continue;
+    const a = bar.getBoundingClientRect(), b = title.getBoundingClientRect();
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) out.push('toolbar over a title');
+  }
+  return out;
+}"""
+IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')"""
+STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+  reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
+  heatmaps: Object.entries(window.attnvizHeatmaps || {}).map(([k, h]) => [k, !!h.drawn]),
+  plots: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(c => !!c.querySelector('.main-svg')),
+  exceptions: document.querySelectorAll('[data-testid="stException"]').length})"""
+# the step drawn: its bar, no run going, no question waiting, every heatmap and plotly chart drawn, the focus figure
+# brought up and held (ui/focus.py); true for 250 ms in a row
+SETTLED = """([number, total, focus]) => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const ok = !!main && main.innerText.includes(`Step ${number} of ${total}`)
+    && !document.querySelector('[data-testid="stStatusWidget"]') && !document.querySelector('.st-key-lecture_reveal')
+    && Object.values(window.attnvizHeatmaps || {}).every(h => h.drawn)
+    && [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')].every(h => h.shadowRoot
+         && h.shadowRoot.childElementCount
+         && (!h.shadowRoot.querySelector('.avhm') || h.shadowRoot.querySelector('.avhm[data-draws]')))
+    && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))
+    && (!focus || (window.__attnvizFocus || {})[focus] === 'done');
+  const now = performance.now();
+  if (!ok) { window.__walkSettled = null; return false; }
+  window.__walkSettled = window.__walkSettled || now;
+  return now - window.__walkSettled >= 250;
+}"""
+
+
+@pytest.fixture(scope="module")
+def projector(server):
+    """One browser for the whole walk; each visit a fresh page in it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def drawn(page, plan_id: str, number: int) -> None:
+    """Wait until step `number` is drawn: its bar, the run over, revealed where it asks first, every heatmap drawn,
+    and its focus figure brought to the first screen."""
+    plan = PLANS[plan_id]
+    step = plan.step(number)
+    try:
+        wait_for_text(page, f"Step {number} of {len(plan.steps)}", timeout_ms=120_000)
+        if step.predict_first:
+            reveal(page)
+        page.evaluate("() => { window.__walkSettled = null; }")
+        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus], timeout=240_000, polling=50)
+    except PlaywrightTimeout:
+        page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}_stuck.png"))
+        raise AssertionError(f"{plan_id} step {number} was not drawn: {page.evaluate(STATE)}") from None
+
+
+def reveal(page) -> None:
+    """Click Reveal once the question's run is over (a click during a run can be lost with it), until it is gone."""
+    page.locator(".st-key-lecture_reveal button").first.wait_for(timeout=120_000)
+    for _ in range(3):
+        page.wait_for_function(IDLE, timeout=240_000, polling=100)
+        if not page.locator(".st-key-lecture_reveal button").count():
+            return  # the click before was taken after all, after its run
+        page.locator(".st-key-lecture_reveal button").first.click(timeout=30_000)
+        try:
+            # the question stays on the page until the revealed run ends (Streamlit drops an element the new run did
+            # not draw only then): a cold first run of a page on a busy machine can take minutes
+            page.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=240_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError("Reveal did not reveal the figures")
+
+
+def check(page, plan_id: str, number: int, how: str) -> list[str]:
+    """What is wrong with the step on the screen now ([] when nothing)."""
+    step = PLANS[plan_id].step(number)
+    where = f"{plan_id} step {number} ({how}, /{step.page})"
+    problems = [f"{where}: exception {e[:200]}" for e in exceptions_on(page)]
+    small = [(kind, text, round(px, 1)) for kind, text, px in page.evaluate(FIGURE_TEXT) if px < MIN_PX - 0.05]
+    if small:
+        problems.append(f"{where}: figure text under {MIN_PX} px: {small[:8]} ({len(small)} in all)")
+    problems += [f"{where}: {c}" for c in page.evaluate(CLIPPED)]
+    if step.focus:
+        box = page.evaluate(FOCUS_BOX, step.focus)
+        if box is None:
+            problems.append(f"{where}: no figure {step.focus!r} on the page")
+        else:
+            if not (0 <= box["top"] < HEIGHT / 3 and box["height"] > 0):
+                problems.append(f"{where}: focus {step.focus!r} is not at the top of the first screen: {box}")
+            thinned = [s for s, rows in box["labelSteps"] if s > 1 and rows <= 24]
+            if thinned:
+                problems.append(f"{where}: the focus figure's heatmap skips token labels: {box['labelSteps']}")
+    return problems
+
+
+@pytest.mark.timeout(1800)  # a step ~6 s fresh and ~6 s after Next on a quiet machine: 15 steps about 3 minutes
+@pytest.mark.parametrize("plan_id", list(PLANS))
+def test_every_step_of_the_plan_on_the_projector_fresh_and_after_next(server, projector, plan_id):
+    page, problems, plan = projector, [], PLANS[plan_id]
+    for number in range(1, len(plan.steps) + 1):
+        page.goto(server + "/" + step_link(plan.step(number), lecture=plan_id, number=number)[2:])
+        drawn(page, plan_id, number)
+        problems += check(page, plan_id, number, "fresh")
+        page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}.png"))
+        if number == len(plan.steps):
+            break
+        page.keyboard.press("ArrowRight")  # what a presenter's clicker sends: the bar's Next
+        page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === k",
+                               arg=str(number + 1), timeout=60_000)
+        drawn(page, plan_id, number + 1)
+        problems += check(page, plan_id, number + 1, "after Next")
+        page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number + 1}_next.png"))
+    assert not problems, "\n".join(problems)
+
+
+def test_on_a_phone_the_map_fits_its_blocks_open_their_pages_and_no_toolbar_covers_a_title(server, projector):
+    """390×844: the Transformer map fits the width, a tap on a block opens its page; Attention as a layer's weights
+    chart, tapped (a hover on a phone), shows no toolbar over its title."""
+    page = projector
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(f"{server}/transformer_map")
+        page.locator(".av-tmap svg").wait_for(timeout=120_000)
+        widths = page.evaluate("""() => ({svg: document.querySelector('.av-tmap svg').getBoundingClientRect().right,
+          page: document.scrollingElement.scrollWidth})""")
+        assert widths["svg"] <= 390 and widths["page"] <= 390, widths
+        page.screenshot(path=str(ARTIFACTS / "lecture_walk_map_phone.png"))
+        page.locator('.av-tmap a[data-block="dec_self"]').click()
+        page.wait_for_url("**/masks_lab?fig=causal_card", timeout=60_000)
+        wait_for_text(page, "Masks lab", timeout_ms=120_000)
+        assert not exceptions_on(page)
+
+        page.goto(f"{server}/attention_layer?al_step=b")
+        chart = page.locator('.st-key-figure_pictures [data-testid="stPlotlyChart"] .main-svg').first
+        chart.wait_for(timeout=120_000)
+        chart.scroll_into_view_if_needed()
+        box = chart.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)  # a tap is a hover: where a toolbar would show
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => document.querySelectorAll('.js-plotly-plot .modebar-btn').length") == 0
+        assert not [c for c in page.evaluate(CLIPPED) if "toolbar" in c]
+        page.screenshot(path=str(ARTIFACTS / "lecture_walk_attention_layer_phone.png"))
+    finally:
+        page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+
+def test_the_lecture_pages_previous_and_next_are_whole_at_1024(server, projector):
+    """The Lecture page on a 1024 px screen in presentation mode: "Previous" and "Next" read whole, not "P…"."""
+    page = projector
+    page.goto(f"{server}/lecture?present=1")
+    wait_for_text(page, "Step 1 of 15", timeout_ms=120_000)
+    cut = page.evaluate("""() => ['lecture_prev', 'lecture_next'].map(k => {
+      const p = document.querySelector('.st-key-' + k + ' button p') || document.querySelector('.st-key-' + k + ' button');
+      return [k, p ? p.innerText : null, p ? p.scrollWidth > p.clientWidth + 1 : true]; })""")
+    page.screenshot(path=str(ARTIFACTS / "lecture_walk_lecture_page_1024.png"))
+    assert [c[1] for c in cut] == ["Previous", "Next"] and not any(c[2] for c in cut), cut

@@ -1,0 +1,82 @@
+"""A lecture step's focus: the figure that fills the projector's first screen once the step is revealed.
+
+A page declares its figures with ids: `with ui.figure("causal_card"): ...` (a keyed container, `.st-key-figure_<id>`
+in the browser; README lists every page's ids). A lecture step's `focus = "<id>"` puts `fig=<id>` in the step's link
+(attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
+- lifts the figure's column, where it sits in one, to the row's full width and first place, and
+- scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
+  there while the figures around it finish drawing (until it has stayed put for 1.5 s; never after the lecturer
+  scrolled).
+Without presentation mode `fig` does nothing: a student's page keeps its own order.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from ui.present import presenting
+
+URL_KEY = "fig"
+ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def figure(fid: str, where=None, **container_args):
+    """The container of one of the page's figures (made in `where`, a container or column, else in the page);
+    `fid` is the id a lecture step's focus names."""
+    return (where or st).container(key=f"figure_{fid}", **container_args)
+
+
+def focused() -> str:
+    """The id of the figure the link brings first on a projector ("" when none, or when not presenting)."""
+    raw = str(st.query_params.get(URL_KEY) or "").strip()
+    return raw if raw and ID.fullmatch(raw) and presenting() else ""
+
+
+def focus_style() -> None:
+    """On a projector with a focus in the link: the CSS and the script that bring that figure to the first screen."""
+    fid = focused()
+    if fid:
+        st.html(FOCUS.replace("FIGURE_ID", fid), unsafe_allow_javascript=True)
+
+
+# The page's header bar covers the top 3.75rem: the figure stops just below it. The script is sent on every run but
+# works once per figure and page load: after Reveal (a rerun) it finds the figure; after that a rerun (a widget the
+# lecturer changes) leaves the scroll alone. A new step is a new page load (the lecture bar's links).
+FOCUS = """<style>
+.st-key-figure_FIGURE_ID { scroll-margin-top: 4rem; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .st-key-figure_FIGURE_ID) { flex-wrap: wrap; }
+[data-testid="stColumn"]:has(.st-key-figure_FIGURE_ID) { order: -1; flex: 1 1 100% !important; min-width: 100%; }
+</style><script>
+(() => {
+  const doc = window.parent ? window.parent.document : document;
+  const win = doc.defaultView;
+  const id = "FIGURE_ID";
+  const state = win.__attnvizFocus || (win.__attnvizFocus = {});
+  if (state[id]) return;  // a loop is already waiting for this figure, or it was brought up on this page load
+  state[id] = "waiting";
+  let stopped = false;
+  const stop = () => { stopped = true; };
+  const start = performance.now();
+  let found = 0, moved = 0;
+  const tick = () => {
+    const now = performance.now();
+    if (stopped) { state[id] = "done"; return; }
+    const box = doc.querySelector(".st-key-figure_" + id);
+    if (box && box.getBoundingClientRect().height > 0) {
+      if (!found) {  // from now on a scroll of the lecturer's own (wheel, touch) ends the hold; a click (Reveal) does not
+        found = now;
+        for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
+      }
+      const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
+      if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
+      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held until it has
+      // stayed put for 1.5 s
+      if (now - Math.max(found, moved) > 1500) { state[id] = "done"; return; }
+    } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
+    win.requestAnimationFrame(tick);
+  };
+  tick();
+})();
+</script>"""
