@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import ablated_forward, check_heads
+from attnviz.analysis.ablation import ablated_forward, check_heads, head_ablation
 from attnviz.analysis.corpus import Corpus, CorpusBatch
 from attnviz.analysis.repeats import RepeatedBatch
 from attnviz.errors import AttnvizError
@@ -148,8 +148,6 @@ def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
     """(L, H): 1 − the mean cosine between the pooled embeddings with each single head knocked out and without,
     over the batch. Each knock-out starts from the clean stream entering its layer (Model.forward's resume): the
     layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards."""
-    from attnviz.analysis.ablation import head_ablation
-
     with torch.inference_mode():
         clean_hidden, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)
     real = batch.real.to(model.device).float()[..., None]  # (B, T, 1)

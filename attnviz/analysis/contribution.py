@@ -21,6 +21,7 @@ import dataclasses
 
 import torch
 
+from attnviz.analysis.corpus import encode_corpus
 from attnviz.errors import AttnvizError
 
 PUNCTUATION = set(".,;:!?'\"()-")
@@ -79,8 +80,6 @@ def shares_to_keys(weights: torch.Tensor, norms: torch.Tensor, keys: torch.Tenso
 def corpus_special_shares(model, corpus) -> tuple[torch.Tensor, torch.Tensor]:
     """(weight share, norm share), each (n_layers, n_heads): over every real query of every sentence of a corpus,
     the share of each head's weight, and of its contribution norm, that goes to [CLS], [SEP] and punctuation."""
-    from attnviz.analysis.corpus import encode_corpus
-
     batch = encode_corpus(model, corpus)
     with torch.inference_mode():
         _, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from attnviz.engine.masks import combine_masks
 from attnviz.errors import AttnvizError
 from attnviz.paths import CORPORA
 
@@ -170,8 +171,6 @@ def check_tokens(model, corpus: Corpus) -> None:
 def encode_corpus(model, corpus: Corpus) -> CorpusBatch:
     """Every sentence padded to the longest, with the mask a real batch uses: [PAD] keys off (and causal for a
     decoder). The tokens are checked against the corpus's first."""
-    from attnviz.engine.masks import combine_masks
-
     check_tokens(model, corpus)
     encs = [model.encode(s.text) for s in corpus.sentences]
     T = max(len(e.ids) for e in encs)

@@ -8,6 +8,7 @@ repeated tokens are kept apart with zero-width marks, and '<', '>' and '&' are e
 from __future__ import annotations
 
 import base64
+import copy
 
 import numpy as np
 
@@ -70,8 +71,6 @@ def figure_dict(fig) -> dict:
     """A plotly figure (or its dict) as a plain dict, a copy: the functions below change it in place without a
     second round of plotly's validation (Streamlit validates the figure it is given once; a go.Figure copy cost
     40-150 ms more per chart here)."""
-    import copy
-
     return fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(fig)
 
 

@@ -25,6 +25,7 @@ import json
 import random
 from pathlib import Path
 
+from attnviz.engine.models.loading import load_model
 from attnviz.paths import CORPORA
 
 SEED = 0
@@ -116,8 +117,6 @@ def corpus_text(records: list[dict]) -> str:
 
 def minilm_backend():
     """all-MiniLM-L6-v2's own tokenizer (the bundled model's tokenizer.json): the positions are its tokens."""
-    from attnviz.engine.models.loading import load_model
-
     return load_model().tokenizer.backend
 
 

@@ -37,7 +37,7 @@ def open_store(settings) -> LectureStore:
     with _LOCK:
         if which not in _OPENED:
             if settings.store_backend == "redis":
-                from attnviz.lecture.store.redis_store import RedisStore  # redis-py only where a Redis is used
+                from attnviz.lecture.store.redis_store import RedisStore  # noqa: PLC0415 - redis-py only where a Redis is used
 
                 _OPENED[which] = RedisStore(settings.store_url, settings.store_limits)
             else:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnviz.analysis.head_search import same_token_position
+
 URL_KEYS = {"head": "sbs_head", "query": "sbs_query", "key": "sbs_key"}
 
 
@@ -83,8 +85,6 @@ def follow_selection(sel: Selection | None, old_labels: list[str], new_labels: l
     """The selection after the text changed: the same query and key tokens in the new text (the same occurrence
     where it has as many: attnviz.analysis.head_search.same_token_position), and None with a message naming the
     token that went when the new text lacks one. Unchanged (and no message) when the text's tokens are the same."""
-    from attnviz.analysis.head_search import same_token_position
-
     if sel is None or list(old_labels) == list(new_labels):
         return sel, None
     if not (0 <= sel.query < len(old_labels) and 0 <= sel.key < len(old_labels)):

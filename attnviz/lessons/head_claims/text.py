@@ -8,6 +8,7 @@ import torch
 
 from attnviz.analysis.claims import RULES, ClaimScore, ItemScores, head_table
 from attnviz.analysis.corpus import RELATIONS, Corpus, Item
+from attnviz.lessons.explorer.selection import Selection
 
 ABLATION_LIMITS = (
     "**What a knock-out shows, and what it cannot.** Setting a head's output to zero (or to its mean) and measuring "
@@ -67,8 +68,6 @@ def baseline_rows(scores: ItemScores, layer: int, head: int, rule_rate: float) -
 
 def explorer_link(corpus: Corpus, item: Item, layer: int, head: int, model_choice: str) -> str:
     """A relative link that opens the explorer on this sentence, layer and head, the labelled cell selected."""
-    from attnviz.lessons.explorer.selection import Selection
-
     sentence = corpus.sentences[item.sentence]
     labels = list(sentence.tokens)
     params = {"text": sentence.text, "model": model_choice, "layer": str(layer), "heads": str(head),
