@@ -169,11 +169,15 @@ async def lecture(base: str, store: RedisStore, code: str, key: str, plan, n: in
         # the projector's count showing every answer the store holds, and when it first did, from the last answer
         # sent (a student's tap: the store keeps it a little later, so this is an upper bound)
         total = await asyncio.to_thread(store.answer_count, code, number)
+        unconfirmed = [f"student {s.index}: alerts {s.tab.alerts[-3:]}, widgets {sorted(s.tab.widget_ids)[:6]}"
+                       for s in students if number in s.sent and number not in s.acked]
         last_sent = max((s.sent[number][1] for s in students if number in s.sent), default=None)
         await wait_until(lambda t=total: any(int(m[1]) >= t for _, body in projector.texts
                                              if (m := COUNT.search(body))), 10)
         shown = [t for t, body in projector.texts if (m := COUNT.search(body)) and int(m[1]) >= total]
-        step_figures.update(acked=len(acked), sent=sum(number in s.sent for s in students),
+        step_figures.update(acked=len(acked), sent=sum(number in s.sent for s in students), unconfirmed=unconfirmed,
+                            unsent=[f"student {s.index}: path {s.tab.path}, alerts {s.tab.alerts[-3:]}"
+                                    for s in students if number not in s.sent],
                             count_lag=(min(shown) - last_sent) if shown and last_sent else None,
                             answer_after_start=[a[2] - s.arrived[number] for s in students
                                                 if number in s.acked and number in s.arrived for a in [s.acked[number]]])
@@ -259,6 +263,8 @@ def report(figures: dict, n: int, replicas: int, startup: float) -> None:
               + f"; answered {quantiles(f['answer_after_start'])} s after the page was drawn"
               + (f"; projector's count complete {lag:.2f} s after the last answer was sent" if lag is not None else
                  "; the projector's count never showed every answer within 10 s"))
+        for line in (f["unconfirmed"][:2] + f["unsent"][:2]):
+            print("   not confirmed or not sent:", line[:300])
         if f.get("killed"):
             print(f"   a process SIGKILLed 2 s into the question: {len(f['back_after'])} students lost their "
                   f"connection, drawn again after {quantiles(f['back_after'])} s; {f['lost_students']} never back")
