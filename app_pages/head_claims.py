@@ -47,7 +47,8 @@ view = ui.open_page(
     "One sentence invites over-reading. Here a head's claim (“it looks from the pronoun to its antecedent”) is "
     "tested over 300 labelled sentences beside baselines, heads are knocked out to see what breaks, and each "
     "key's weight is set beside the size of what it adds.",
-    waits_for_text="The weight-against-contribution rows appear")
+    waits_for_text="The weight-against-contribution rows appear",
+    settings=("text", "model"))  # its runs use no mask and the 1/√d_k scaling, as the model was trained
 
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device

@@ -9,7 +9,7 @@ from ui.menu import page_titles
 
 view = ui.open_page("The Transformer map",
                     "The whole architecture of the original encoder–decoder Transformer in one figure. Click a block "
-                    "to open the page that teaches it, set up to show it.", uses_shared_settings=False)
+                    "to open the page that teaches it, set up to show it.", settings=())
 
 with ui.guard("The Transformer map"):
     from attnviz.draw.transformer_map import map_html
