@@ -5,6 +5,7 @@ one process SIGKILLed some seconds in.
     python benchmarks/bench_class_server.py --replicas 1 --sessions 30
     python benchmarks/bench_class_server.py --replicas 2 --sessions 60
     python benchmarks/bench_class_server.py --replicas 2 --sessions 60 --kill-after 8
+    python benchmarks/bench_class_server.py --replicas 2 --sessions 20 --apart 0   # a cold class arriving at once
 
 Prints errors, seconds per rerun (p50/p95/max), and with a kill: how many sessions lost their connection, how
 many were lost for good (never drawn again within 60 s), and the seconds from the kill to each one's redraw;
@@ -112,7 +113,8 @@ class ClassServer:
             self.proc.kill()
 
 
-async def lecture(url: str, n: int, kill: tuple[float, int] | None) -> tuple[list[Student], float | None]:
+async def lecture(url: str, n: int, kill: tuple[float, int] | None,
+                  apart: float = 0.1) -> tuple[list[Student], float | None]:
     students = [Student(url, i) for i in range(n)]
     killed_at = None
 
@@ -125,7 +127,7 @@ async def lecture(url: str, n: int, kill: tuple[float, int] | None) -> tuple[lis
 
     extra = [killer()] if kill else []
     # a class opens the link within 6 s (0.1 s apart), then edits
-    await asyncio.gather(*(s.attend(0.1 * i) for i, s in enumerate(students)), *extra)
+    await asyncio.gather(*(s.attend(apart * i) for i, s in enumerate(students)), *extra)
     return students, killed_at
 
 
@@ -136,7 +138,7 @@ def quantiles(values: list[float]) -> str:
     return f"p50 {statistics.median(values):.2f}, p95 {q[18]:.2f}, max {max(values):.2f}"
 
 
-def bench(replicas: int, n: int, kill_after: float | None) -> None:
+def bench(replicas: int, n: int, kill_after: float | None, apart: float = 0.1) -> None:
     port = free_port()
     t0 = time.monotonic()
     server = ClassServer(replicas, port)
@@ -146,7 +148,7 @@ def bench(replicas: int, n: int, kill_after: float | None) -> None:
         w.start()
     try:
         kill = (kill_after, server.pids[0]) if kill_after is not None else None
-        students, killed_at = asyncio.run(lecture(f"http://127.0.0.1:{port}", n, kill))
+        students, killed_at = asyncio.run(lecture(f"http://127.0.0.1:{port}", n, kill, apart))
     finally:
         for w in watches.values():
             w.stop.set()
@@ -159,6 +161,8 @@ def bench(replicas: int, n: int, kill_after: float | None) -> None:
     for e in errors[:8]:
         print("  ", e)
     print(f"reruns timed: {len(times)} of {5 * n}; seconds per rerun {quantiles(times)}")
+    print(f"   the first visits {quantiles(sorted(s.times[0] for s in students if s.times))}; the edits "
+          f"{quantiles(sorted(t for s in students for t in s.times[1:]))}")
     if killed_at is not None:
         lost = [s for s in students if s.lost_at is not None]
         redrawn = [s.redrawn_at - killed_at for s in lost if s.redrawn_at is not None]
@@ -173,8 +177,10 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--kill-after", type=float, help="SIGKILL process 0 this many seconds after the class starts")
+    parser.add_argument("--apart", type=float, default=0.1,
+                        help="seconds between two students' arrivals (default 0.1; 0: the whole class at once)")
     args = parser.parse_args()
-    bench(max(1, min(args.replicas, 8)), max(1, min(args.sessions, 150)), args.kill_after)
+    bench(max(1, min(args.replicas, 8)), max(1, min(args.sessions, 150)), args.kill_after, max(args.apart, 0.0))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""The students' side of tests/deploy/test_class_machines.py, run inside the balancer's network namespace (`ip netns
+exec`): it reaches the two "machines" only by their namespace addresses.
+
+    python tests/deploy/machines_client.py <redis url> <balancer url> <process url> <process url>
+
+Prints one JSON line: what each process drew for a short link made in the shared Redis, and for a room's step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "deploy")]
+
+from streamlit_client import PageSession, Tab  # noqa: E402
+
+from attnviz.lecture.store.redis_store import RedisStore  # noqa: E402
+
+VIEW = "model=toy&text=Seen+on+two+machines.&layer=1"
+
+
+def healthy(url: str, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=3) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
+async def run_page(url: str, query: str) -> dict:
+    session = PageSession(url, query)
+    await session.open()
+    try:
+        run = await session.rerun(timeout=120)
+    finally:
+        await session.close()
+    return {"query": run.query, "alerts": run.alerts, "exceptions": run.exceptions, "cookie": session.cookie}
+
+
+async def follow(url: str, code: str, within: float = 90) -> dict:
+    """/follow?room=<code> on this process: where its page sends the student (the room's step, read from Redis)."""
+    tab = Tab(url)
+    await tab.load(f"/follow?room={code}")
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and not ("step=" in tab.query and tab.drawn_at is not None):
+        await asyncio.sleep(0.2)
+    await tab.close()
+    return {"path": tab.path, "query": tab.query, "exceptions": tab.exceptions}
+
+
+def main() -> None:
+    redis_url, balancer, *processes = sys.argv[1:]
+    ready = {url: healthy(url, 240) for url in [*processes, balancer]}
+    store = RedisStore(redis_url)
+    link_id = store.shorten(VIEW)
+    code, key = store.create_room("attention")
+    store.go_to(code, key, 4)
+    pages = {url: asyncio.run(run_page(url, f"v={link_id}")) for url in processes}
+    through = [asyncio.run(run_page(balancer, f"v={link_id}")) for _ in range(4)]
+    rooms = {url: asyncio.run(follow(url, code)) for url in processes}
+    print(json.dumps({"ready": ready, "view": VIEW, "pages": pages, "through_balancer": through,
+                      "room": [code, store.room(code).step], "rooms": rooms}))
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
