@@ -48,6 +48,9 @@ def pill(page, token: str):
 
 
 def follower_at(page, step: int, title: str) -> None:
+    """Until the page is step `step`'s own page (the follow page names the step too, before it sends the browser
+    there), drawn."""
+    page.wait_for_function("() => !location.pathname.endsWith('/follow')", timeout=60_000, polling=100)
     wait_for_text(page, f"Step {step} of 3", title, timeout_ms=60_000)
     wait_for_app_idle(page)
 
