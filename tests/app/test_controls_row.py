@@ -105,6 +105,8 @@ USES = {
     "app_pages/compare.py": {"text", "model", "mask", "scale"},
     "app_pages/model_view.py": {"text", "model", "mask", "scale"},
     "app_pages/qk_space.py": {"text", "model", "mask", "scale"},
+    "app_pages/head_claims.py": {"text", "model"},
+    "app_pages/transformer_map.py": set(),
 }
 
 
