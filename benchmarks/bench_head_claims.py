@@ -89,6 +89,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--results", action="store_true")
+    parser.add_argument("--skip-sweep", action="store_true", help="leave out the 72-head knock-out sweep")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     if args.threads:
@@ -102,12 +103,17 @@ def main(argv=None) -> None:
     best, median, score = timed(lambda: score_one_head(model, corpus), args.repeats)
     print(f"corpus scored for one head (batched run + scores): best {best:.2f} s, median {median:.2f} s "
           f"(target ≤ 5 s); L5H11 coreference hit {score.hit_rate:.3f}")
-    batch = encode_corpus(model, corpus)
-    best, median, sweep = timed(lambda: embedding_sweep(model, batch), max(1, args.repeats - 2))
-    worst = divmod(int(sweep.argmax()), sweep.shape[1])
-    print(f"knock-out sweep of all {sweep.numel()} single heads over the corpus: best {best:.2f} s, median "
-          f"{median:.2f} s (target ≤ 30 s); the largest change, L{worst[0]}H{worst[1]}: 1 − cos = "
-          f"{float(sweep.max()):.4f}")
+    run = run_corpus(model, corpus)
+    best, median, _ = timed(lambda: claim_score(run, "coreference", 3, 1), args.repeats)
+    print(f"another head scored, the corpus run already held (as the page does): best {best * 1000:.0f} ms, median "
+          f"{median * 1000:.0f} ms")
+    if not args.skip_sweep:
+        batch = encode_corpus(model, corpus)
+        best, median, sweep = timed(lambda: embedding_sweep(model, batch), max(1, args.repeats - 2))
+        worst = divmod(int(sweep.argmax()), sweep.shape[1])
+        print(f"knock-out sweep of all {sweep.numel()} single heads over the corpus: best {best:.2f} s, median "
+              f"{median:.2f} s (target ≤ 30 s); the largest change, L{worst[0]}H{worst[1]}: 1 − cos = "
+              f"{float(sweep.max()):.4f}")
     if args.results:
         results()
 

@@ -18,7 +18,7 @@ def corpus_run(spec: str, device: str):
     from attnviz.errors import AttnvizError
 
     try:
-        return run_corpus(model_for(spec, device), load_corpus()), None
+        return run_corpus(model_for(spec, device), load_corpus(), value_norms=True), None
     except AttnvizError as err:
         return None, str(err)
 
@@ -34,7 +34,8 @@ def relation_scores(spec: str, device: str, relation: str):
 def special_shares(spec: str, device: str):
     from attnviz.analysis.contribution import corpus_special_shares
 
-    return corpus_special_shares(model_for(spec, device), corpus_run(spec, device)[0].corpus)
+    run = corpus_run(spec, device)[0]
+    return corpus_special_shares(model_for(spec, device), run.corpus, run)  # from the run's own pass
 
 
 @shared(max_entries=4)

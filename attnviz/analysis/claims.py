@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnviz.analysis.contribution import value_vector_norms
 from attnviz.analysis.corpus import Corpus, Item, encode_corpus
 from attnviz.errors import AttnvizError
 
@@ -42,6 +43,9 @@ class CorpusRun:
     attentions: torch.Tensor  # (B, L, H, T, T) weights after softmax; padded keys get 0
     real: torch.Tensor  # (B, T) bool
     model_name: str
+    # (B, L, H, T): ‖(x_j W_V + b_V) W_O^h‖ per key, when asked for (run_corpus(value_norms=True)); times the weights
+    # it gives each key's contribution norm (contribution.py) without a second pass over the corpus
+    value_norms: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -74,18 +78,22 @@ class ClaimScore:
     by_reading: dict[str, float] | None = None
 
 
-def run_corpus(model, corpus: Corpus, batch_size: int = 512) -> CorpusRun:
+def run_corpus(model, corpus: Corpus, batch_size: int = 512, value_norms: bool = False) -> CorpusRun:
     """Every sentence through the model in padded batches ([PAD] keys masked): the weights of every head.
     batch_size: sentences per forward; the shipped corpus (300 short sentences) goes in one, which was 1.5× faster
-    on a 2-core CPU than batches of 64 (larger products)."""
+    on a 2-core CPU than batches of 64 (larger products). value_norms: also keep each key's ‖(x W_V + b_V) W_O^h‖
+    (the same pass, its traces kept)."""
     batch = encode_corpus(model, corpus)
-    chunks = []
+    chunks, norms = [], []
     with torch.inference_mode():
         for start in range(0, batch.ids.shape[0], batch_size):
             part = slice(start, start + batch_size)
-            _, weights, _ = model.forward(batch.ids[part].to(model.device), batch.mask[part], True, False)
+            _, weights, traces = model.forward(batch.ids[part].to(model.device), batch.mask[part], True, value_norms)
             chunks.append(torch.stack(weights, dim=1).float().cpu())  # (b, L, H, T, T)
-    return CorpusRun(corpus, torch.cat(chunks), batch.real, model.name)
+            if value_norms:
+                norms.append(torch.stack([value_vector_norms(model, traces, layer).float().cpu()
+                                          for layer in range(len(traces))], dim=1))  # (b, L, H, T)
+    return CorpusRun(corpus, torch.cat(chunks), batch.real, model.name, torch.cat(norms) if value_norms else None)
 
 
 def item_scores(run: CorpusRun, relation: str) -> ItemScores:

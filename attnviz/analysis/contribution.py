@@ -17,11 +17,8 @@ x W_V + b_V per query head (after the GQA repeat), so no value is recomputed.
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 
-from attnviz.analysis.corpus import encode_corpus
 from attnviz.errors import AttnvizError
 
 PUNCTUATION = set(".,;:!?'\"()-")
@@ -77,21 +74,20 @@ def shares_to_keys(weights: torch.Tensor, norms: torch.Tensor, keys: torch.Tenso
     return share(weights), share(norms)
 
 
-def corpus_special_shares(model, corpus) -> tuple[torch.Tensor, torch.Tensor]:
+def corpus_special_shares(model, corpus, run=None) -> tuple[torch.Tensor, torch.Tensor]:
     """(weight share, norm share), each (n_layers, n_heads): over every real query of every sentence of a corpus,
-    the share of each head's weight, and of its contribution norm, that goes to [CLS], [SEP] and punctuation."""
-    batch = encode_corpus(model, corpus)
-    with torch.inference_mode():
-        _, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)
-    keys = torch.stack([torch.cat([special_keys(list(s.tokens)),
-                                   torch.zeros(batch.ids.shape[1] - len(s.tokens), dtype=torch.bool)])
+    the share of each head's weight, and of its contribution norm, that goes to [CLS], [SEP] and punctuation.
+    run: a claims.CorpusRun of this corpus made with value_norms=True, if there is one (no pass is then made)."""
+    # imported here: claims imports this module (value_vector_norms) for its runs
+    from attnviz.analysis.claims import run_corpus  # noqa: PLC0415 - a real circle
+
+    run = run if run is not None and run.value_norms is not None else run_corpus(model, corpus, value_norms=True)
+    T = run.attentions.shape[-1]
+    keys = torch.stack([torch.cat([special_keys(list(s.tokens)), torch.zeros(T - len(s.tokens), dtype=torch.bool)])
                         for s in corpus.sentences])  # (B, T): padding is no key
-    traces = [_cpu(t) for t in traces]
-    pairs = [shares_to_keys(t.weights.float(), contribution_norms(model, traces, layer), keys, batch.real)
-             for layer, t in enumerate(traces)]
+    pairs = []
+    for layer in range(run.attentions.shape[1]):
+        weights = run.attentions[:, layer]  # (B, H, T, T)
+        norms = weights * run.value_norms[:, layer, :, None, :]  # (B, H, T, T): α_ij ‖f_h(x_j)‖
+        pairs.append(shares_to_keys(weights, norms, keys, run.real))
     return torch.stack([w for w, _ in pairs]), torch.stack([n for _, n in pairs])  # (L, nh) each
-
-
-def _cpu(trace):
-    """The parts of a trace the norms read, on the CPU as float32 (a GPU run's traces stay on the GPU)."""
-    return dataclasses.replace(trace, v=trace.v.float().cpu(), weights=trace.weights.float().cpu())

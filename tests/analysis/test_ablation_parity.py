@@ -11,7 +11,13 @@ import transformers
 
 import attnviz
 from attnviz.analysis.ablation import ablated_forward, check_heads, head_ablation, mean_head_outputs
-from attnviz.analysis.contribution import contribution_norms, shares_to_keys, special_keys, value_vector_norms
+from attnviz.analysis.contribution import (
+    contribution_norms,
+    corpus_special_shares,
+    shares_to_keys,
+    special_keys,
+    value_vector_norms,
+)
 from attnviz.analysis.corpus import encode_corpus, load_corpus
 from attnviz.analysis.repeats import repeated_random_batch
 from attnviz.engine.models.stack import norm
@@ -242,3 +248,21 @@ def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):
     for layer, head in [(0, 0), (3, 7), (5, 11)]:
         expected = 1 - float(embedding_cosines(model, batch, [(layer, head)]).mean())
         assert float(sweep[layer, head]) == pytest.approx(expected, abs=1e-5)
+
+
+def test_corpus_shares_from_the_runs_value_norms_equal_those_from_kept_traces(minilm_pair):
+    """The corpus run keeps ‖(x W_V + b_V) W_O^h‖ per key; weights × those norms are contribution_norms of a traced
+    run, so the shares over the corpus equal the ones counted from the traces."""
+    model = minilm_pair[0]
+    corpus = load_corpus()
+    few = corpus.subset(range(6))
+    weight_share, norm_share = corpus_special_shares(model, few)  # (L, H)
+    batch = encode_corpus(model, few)
+    _, _, traces = ablated_forward(model, batch.ids, batch.mask, (), keep=True)
+    keys = torch.zeros_like(batch.real)
+    for b, s in enumerate(few.sentences):
+        keys[b, :len(s.tokens)] = special_keys(list(s.tokens))
+    for layer in (0, 5):
+        w, n = shares_to_keys(traces[layer].weights, contribution_norms(model, traces, layer), keys, batch.real)
+        torch.testing.assert_close(weight_share[layer], w, atol=1e-5, rtol=0)
+        torch.testing.assert_close(norm_share[layer], n, atol=1e-5, rtol=0)
