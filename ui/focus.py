@@ -71,9 +71,12 @@ FOCUS = """<style>
       }
       const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
       if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
-      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held until it has
-      // stayed put for 1.5 s
-      if (now - Math.max(found, moved) > 1500) { state[id] = "done"; return; }
+      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held while the run
+      // goes on or a heatmap is still to be drawn, and until it has stayed put for 1.5 s (20 s at most)
+      const busy = doc.querySelector('[data-testid="stStatusWidget"]')
+        || Object.values(win.attnvizHeatmaps || {}).some((h) => !h.drawn);
+      if (busy) moved = now;
+      if (now - Math.max(found, moved) > 1500 || now - found > 20000) { state[id] = "done"; return; }
     } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
     win.requestAnimationFrame(tick);
   };

@@ -110,6 +110,8 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX) -> dict:
         if trace.get("text") is not None or trace.get("texttemplate"):
             # plotly shrinks a bar's or a cell's text to fit it: on a projector it stays readable, if wider
             lay["uniformtext"] = {"minsize": min_px, "mode": "show"}
+            if trace.get("type") == "bar" and trace.get("textposition") == "outside":
+                trace["cliponaxis"] = False  # a full bar's label above the plot, whole
         # a colour bar only where the trace shows one (giving a hidden one fonts would make plotly draw it)
         marker = trace.get("marker") or {}
         bars = [trace.get("colorbar")] if trace.get("type") in COLOURBAR_TRACES and trace.get("showscale") is not False else []
@@ -129,7 +131,8 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX) -> dict:
         top += (text.count("<br>") + 1 + len(text) // 70) * (min_px + 10)
         # above the plot, growing upwards into its own margin (a title anchored at the top of the figure put the
         # first of two lines above the figure's edge)
-        title.update(y=1, yref="paper", yanchor="bottom", pad={"b": 10})
+        # (plotly anchors a title of several lines by its first: the lines under it get room of their own)
+        title.update(y=1, yref="paper", yanchor="bottom", pad={"b": 10 + text.count("<br>") * (min_px + 10)})
     legend = lay["legend"]
     if legend.get("orientation") == "h" and (legend.get("y") or 0) > 1:
         # a legend above the plot: its own rows in the top margin, under the title, not over the plot
