@@ -2,9 +2,9 @@
 
 How a name is read, in this order: 'default' (or all-MiniLM-L6-v2), 'toy' and 'toy-nopos'; a model attnviz ships,
 by its short name ('tiny-llama', 'tiny-bart', 'gru-bottleneck', 'gru-attention') or its full one
-('attnviz-tiny-llama'); an existing folder; then a hub name, which is always 'owner/name' (for example
-'openai-community/gpt2'). A name without a '/' that is none of these is refused with the shipped names: attnviz
-never sends a bare name to the hub, so a typo of 'tiny-llama' cannot turn into a download.
+('attnviz-tiny-llama'); an existing folder; then a hub name ('owner/name', or a hub's older bare names such as
+'gpt2', as DESIGN.md's API contract promises). A bare name that the hub cannot give (a typo of 'tiny-llama', or no
+network) is refused with the names attnviz ships, so the message says what would have loaded offline.
 
 Only safetensors weights are read (never pickle), and never with trust_remote_code: the
 architecture is ours, the folder only supplies numbers. The network is touched only when the
@@ -95,12 +95,18 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         return load_folder(path, name=path.name, device=device)
     if _looks_like_path(spec):
         raise AttnvizError(f"No folder at '{spec}'. Give an existing Hugging Face model folder, 'toy', or a hub name.")
-    if "/" not in spec or not HUB_NAME.match(spec):
-        raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a model attnviz ships ({', '.join(offline_names())}). "
-                           "A Hugging Face hub model is named owner/name, for example openai-community/gpt2 "
-                           "(the first load needs the network).")
-    check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
-    return load_folder(download_from_hub(spec), name=spec, device=device)
+    not_shipped = (f"'{spec[:80]}' is neither a model folder nor a model attnviz ships "
+                   f"({', '.join(offline_names())})")
+    if not HUB_NAME.match(spec):
+        raise AttnvizError(f"{not_shipped}, nor a Hugging Face hub name (owner/name, or a bare name such as gpt2).")
+    try:
+        check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
+        folder = download_from_hub(spec)
+    except AttnvizError as err:
+        if "/" in spec:
+            raise
+        raise AttnvizError(f"{not_shipped}. As a hub name: {err}") from None
+    return load_folder(folder, name=spec, device=device)
 
 
 def offline_names() -> list[str]:
