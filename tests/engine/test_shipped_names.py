@@ -1,6 +1,6 @@
 """load_model takes the names the app's pickers show, offline from the package (attnviz/engine/shipped.py is the one
-registry of the models attnviz ships); a bare name that is none of them and that the hub cannot give is refused with the names, not sent to the
-hub."""
+registry of the models attnviz ships); a bare name that is none of them and that the hub cannot give is refused with
+the names that load offline."""
 
 from __future__ import annotations
 
