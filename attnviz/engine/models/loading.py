@@ -72,7 +72,7 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         raise AttnvizError(f"'{spec}' is one of attnviz's GRU encoder–decoders (the Why attention lesson), not a "
                            "transformer: load it with attnviz.engine.gru_seq2seq.load_gru_model.")
     path = Path(spec).expanduser()
-    if path.is_dir():
+    if _is_folder(path, spec):
         check_size(folder_float32_bytes(path) if max_bytes is not None else None, max_bytes, spec)
         return load_folder(path, name=path.name, device=device)
     if _looks_like_path(spec):
@@ -81,6 +81,16 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         raise AttnvizError(f"'{spec[:80]}' is neither a model folder nor a Hugging Face hub name like 'gpt2' or 'owner/name'.")
     check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
     return load_folder(download_from_hub(spec), name=spec, device=device)
+
+
+def _is_folder(path: Path, spec: str) -> bool:
+    """Whether `path` is a folder. A name the system cannot even look up (longer than a file name may be) is said as
+    such, not as an OSError with its errno."""
+    try:
+        return path.is_dir()
+    except OSError as err:
+        raise AttnvizError(f"'{spec[:80]}…' ({len(spec)} characters) cannot be a model folder: {err.strerror}. "
+                           "Give an existing Hugging Face model folder, 'toy', or a hub name.") from None
 
 
 def bundled_model_folder() -> Path:
