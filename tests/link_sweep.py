@@ -297,13 +297,16 @@ NEVER = re.compile(r"Traceback|Errno|could not be drawn|\bnan\b|\bNaN\b", re.IGN
 SHOWS = ("plotly_chart", "bidi_component", "latex", "dataframe", "table", "image", "metric", "code", "json")
 
 
-def problems(at) -> list[str]:
-    """Why this run is not 'a drawn page or a clear message' ([] when it is)."""
+def problems(at, echoed=()) -> list[str]:
+    """Why this run is not 'a drawn page or a clear message' ([] when it is). echoed: the values the link or the user
+    gave, which a clear message may quote ("no lecture plan 'NaN'"): left out of the search for NaN and the like."""
     found = [f"exception element: {e.value[:300]}" for e in at.exception]
     text = page_text(at)
     for element_kind in ("text", "code", "json", "metric"):
         with contextlib.suppress(Exception):
             text += "\n" + "\n".join(str(e.value) for e in at.get(element_kind))
+    for value in sorted((str(v) for v in echoed if str(v)), key=len, reverse=True):
+        text = text.replace(value, "«quoted»")
     for match in NEVER.finditer(text.replace("nanoseconds", "")):
         start = max(match.start() - 120, 0)
         found.append(f"{match.group(0)!r} on the page: …{text[start:match.end() + 120]}…")
@@ -330,7 +333,11 @@ def run_case(file: str, query: dict) -> tuple[list[str], object | None, float]:
         at = run_app(query, page=file, timeout=120)
     except Exception as err:  # the run itself failed: that is what the sweep reports
         return [f"the run raised {type(err).__name__}: {str(err)[:300]}"], None, time.perf_counter() - started
-    return problems(at), at, time.perf_counter() - started
+    return problems(at, _flat(query.values())), at, time.perf_counter() - started
+
+
+def _flat(values) -> list[str]:
+    return [str(x) for v in values for x in (v if isinstance(v, list) else [v])]
 
 
 def type_case(file: str, key: str, value, query: dict | None = None) -> tuple[list[str], object | None, float]:
@@ -345,7 +352,7 @@ def type_case(file: str, key: str, value, query: dict | None = None) -> tuple[li
         at.run(timeout=120)
     except Exception as err:  # the run itself failed: that is what the sweep reports
         return [f"the run raised {type(err).__name__}: {str(err)[:300]}"], None, time.perf_counter() - started
-    return problems(at), at, time.perf_counter() - started
+    return problems(at, _flat([value, *(query or {}).values()])), at, time.perf_counter() - started
 
 
 def shorten(value, limit: int = 80) -> str:
