@@ -2,11 +2,13 @@
 # Installs what the tests drive outside Python, from Debian, when it is missing:
 # - chromium for the real-browser tests (Playwright's own browser download cannot reach its servers here; the
 #   tests drive /usr/bin/chromium instead);
-# - haproxy for the class server's test (tests/deploy: deploy/class_server.py puts it in front of the processes).
+# - haproxy for the class server's test (tests/deploy: deploy/class_server.py puts it in front of the processes);
+# - node (Debian's nodejs) for the heatmap JS checks (tests/components/test_heatmap_js.py), which fail without it.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
@@ -16,3 +18,4 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 /usr/bin/chromium --version
 /usr/sbin/haproxy -v | head -1
+node --version
