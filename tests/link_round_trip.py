@@ -7,6 +7,8 @@ address bar. And what is drawn, to compare a link's view with the view it was co
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from apptest_helpers import heatmap_payloads
 
 
@@ -31,7 +33,7 @@ def written_value(element) -> str | list[str] | None:
     options = list(getattr(proto, "options", []))
     if kind in ("selectbox", "radio"):
         index = element.index
-        default = list(proto.default) if kind == "selectbox" else [proto.default]
+        default = list(proto.default) if isinstance(proto.default, Iterable) else [proto.default]
         if index is None or [index] == default:
             return None
         return options[index]
