@@ -50,9 +50,9 @@ def written_value(element) -> str | list[str] | None:
         return None if [float(v) for v in values] == list(proto.default) else [js_string(v) for v in values] \
             if len(values) > 1 else js_string(values[0])
     if kind == "select_slider":
-        value = element.value
+        label = element.format_func(element.value)  # the option's label, as the front end writes it
         labels = list(proto.options)
-        return None if [labels.index(str(value))] == list(proto.default) else str(value)
+        return None if label in labels and [labels.index(label)] == list(proto.default) else label
     if kind in ("text_input", "text_area"):
         return None if element.value == proto.default else element.value
     return None

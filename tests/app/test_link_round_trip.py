@@ -92,3 +92,22 @@ def test_a_text_too_long_for_a_link_is_left_out_of_the_address_and_the_page_says
     assert any("too long for a link" in c.value for c in at.caption)
     at.text_area(key="text").set_value("short again").run()  # fits again: back in the address, as the browser has it
     assert address_of(at)["text"] == "short again" and not any("too long for a link" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("file", pages(), ids=PATHS.get)
+def test_a_box_cleared_by_hand_reopens_cleared(file):
+    """The address keeps only what differs from a widget's own default: a box whose page put its starting text there
+    some other way (seeded into session state) would lose a clearing in the link. Every box that starts non-empty
+    (the shared sidebar's on the explorer alone: it is the same on every page)."""
+    from ui.across_pages import SHARED
+
+    at = run_app({}, page=file)
+    boxes = [e.key for e in bound_widgets(at) if e.type in ("text_input", "text_area") and e.value
+             and (file == "app_pages/explorer.py" or e.key not in SHARED)]
+    for key in boxes:
+        at = run_app({}, page=file)
+        next(e for e in bound_widgets(at) if e.key == key).set_value("")
+        at.run()
+        at.run()  # the whole page (see above)
+        link = address_of(at)
+        assert drawn(run_app(link, page=file)) == drawn(at), f"/{PATHS[file]}: {key} cleared, the link {link}"
