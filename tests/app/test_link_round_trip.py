@@ -11,7 +11,7 @@ from hypothesis import strategies as hs
 from link_round_trip import address_of, bound_widgets, drawn
 from link_sweep import pages, shorten
 
-CHANGES_PER_PAGE = 2  # generated states per page in the suite
+CHANGES_PER_PAGE = 1  # generated states per page in the suite (every page: 20 states, each 4 runs)
 PATHS = {file: path or "explorer" for file, path, _ in app_menu()}
 CHANGEABLE = ("selectbox", "toggle", "checkbox", "number_input", "slider", "text_input", "text_area")
 
