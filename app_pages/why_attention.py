@@ -103,9 +103,11 @@ with ui.guard("The comparison"):
     st.header("Try it: where does the attention model look?")
     st.segmented_control("Examples", list(EXAMPLES), key="wa_example", on_change=_use_example,
                          help="Fills the box with a sentence; the long one is where the fixed-size vector fails.")
-    if "wa_text" not in st.session_state and "wa_text" not in st.query_params:
-        st.session_state["wa_text"] = EXAMPLES["long"]  # seeded, not value=: the examples write to it too
-    text = st.text_input("A number in words (commas between numbers)", key="wa_text", max_chars=400, **ui.BOUND)
+    # value=, not a value seeded into session state: the address keeps only what differs from a widget's own
+    # default, so a box cleared by hand must have a default the link can be read back to (the examples writing to
+    # it too only logs Streamlit's note on the server)
+    text = st.text_input("A number in words (commas between numbers)", EXAMPLES["long"], key="wa_text", max_chars=400,
+                         **ui.BOUND)
     n_words = len(text.replace(",", " , ").split())  # the task counts commas as words
     # the chart sits above the box but rings the bin of what the box holds, so it is drawn after it
     plotly_chart(chart, wf.accuracy_figure(curve, wf.bin_of(curve, n_words)), width="stretch", key="wa_accuracy")

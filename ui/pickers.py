@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import streamlit as st
 
@@ -21,6 +22,11 @@ from attnviz.engine.models.catalog import FREE_FORM, FREE_FORM_DESCRIPTION, OFFE
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 BOUND = dict(bind="query-params", persist_state="session")
+# The longest free-text value a link carries, written as in an address. A class server's HAProxy takes request
+# headers of at most 15 KB (its bufsize of 16 KB less 1 KB kept for rewrites) and a lone Streamlit server refuses
+# links of 200 KB: 6,000 holds 512 tokens of English (about 3 KB) or of CJK (4.6 KB), and two such texts (Compare's
+# side B) with the rest of a link stay under 15 KB.
+LINK_VALUE_BYTES = 6000
 SCALE_SWITCH = "scaled"  # the 1/√d_k switch's widget key (the browser finds the switch by it: heatmap_switch)
 
 
@@ -28,6 +34,24 @@ def _default(value, prefix: str) -> dict:
     """`value=` for a sidebar widget. Prefixed widgets (Compare's side B) get none: side A is copied into them
     through session state before they are drawn, and Streamlit warns when a widget gets both."""
     return {"value": value} if not prefix else {}
+
+
+def bound_unless_too_long(box, key: str, what: str) -> dict:
+    """The URL binding for a free-text widget while its value fits in a link (LINK_VALUE_BYTES); past that the widget
+    keeps its value in the session alone, the address drops it (a link the server would refuse is never written),
+    and `box` says so above the widget. A first visit binds: the link's own value arrived, so it fit."""
+    value = st.session_state.get(key)
+    written = len(quote_plus(str(value))) if value is not None else 0
+    unbound = f"_unbound_{key}"
+    if written <= LINK_VALUE_BYTES:
+        if st.session_state.pop(unbound, False):  # bound again: the browser writes a bound value into the address
+            st.query_params[key] = str(value)  # only when it changes, and this one changed while unbound
+        return BOUND
+    st.session_state[unbound] = True
+    box.caption(f":material/link_off: {what} is too long for a link ({written:,} characters once written in an "
+                f"address; a link carries at most {LINK_VALUE_BYTES:,}), so the address leaves it out: a link shared "
+                "now opens without it.")
+    return dict(persist_state="session")
 
 
 def describe_choices(choices: dict[str, str]) -> str:
@@ -60,7 +84,8 @@ def draw_model(box, prefix: str = "", label: str = "Model", describe: bool = Tru
         box.caption(described[choice])
     if choice == FREE_FORM:
         typed = box.text_input("Hub name or local folder", key=prefix + "model_path",
-                               placeholder="gpt2 or /path/to/model", **BOUND,
+                               placeholder="gpt2 or /path/to/model",
+                               **bound_unless_too_long(box, prefix + "model_path", "This model name"),
                                help="A Hugging Face hub name needs the network; a folder needs config.json, "
                                     "a tokenizer and .safetensors weights. This server loads models of at most "
                                     f"{server_settings().max_weights_gb:g} GB of float32 weights.")
@@ -93,7 +118,7 @@ def draw_examples(box) -> None:
 
 def draw_text(box, prefix: str = "", label: str = "Text", height: int = 110) -> None:
     box.text_area(label, key=prefix + "text", height=height, max_chars=20000, **_default(DEFAULT_TEXT, prefix),
-                  **BOUND)
+                  **bound_unless_too_long(box, prefix + "text", "This text"))
 
 
 def read_text(state, prefix: str = "") -> str:
@@ -120,8 +145,10 @@ def read_device(state) -> str:
 
 def _draw_parameter(box, p: MaskParameter, prefix: str) -> None:
     key = prefix + p.name
-    common = dict(key=key, help=p.help or None, **BOUND)
-    if isinstance(p.default, str):
+    typed = isinstance(p.default, str)  # free text (a custom mask's rows) may outgrow a link
+    common = dict(key=key, help=p.help or None,
+                  **(bound_unless_too_long(box, key, f"The {p.label.lower()}") if typed else BOUND))
+    if typed:
         box.text_input(p.label, **_default(p.default, prefix), **common)
     elif isinstance(p.default, int) and p.high - p.low <= 20:
         box.slider(p.label, p.low, p.high, step=p.step, **_default(p.default, prefix), **common)

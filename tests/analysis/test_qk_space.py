@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from tolerances import WEIGHTS_REFORMULATED
 
 from attnviz.analysis.qk_space import (
     fixed_sign,
@@ -64,7 +65,7 @@ def test_the_shared_space_leaves_every_weight_as_it_was(mask):
     q2, k2 = shared_space(q, k)
     _, before = scaled_dot_product_attention(q, k, k, mask=allowed)
     _, after = scaled_dot_product_attention(q2, k2, k2, mask=allowed)
-    torch.testing.assert_close(after, before, atol=1e-6, rtol=0)
+    torch.testing.assert_close(after, before, atol=WEIGHTS_REFORMULATED, rtol=0)
     assert q2.norm(dim=1).mean() == pytest.approx(float(k2.norm(dim=1).mean()), rel=1e-5)
     # the keys' mean sits on the queries' mean (before the common scaling by a and 1/a)
     a = math.sqrt(float((k - k.mean(0) + q.mean(0)).norm(dim=1).mean() / q.norm(dim=1).mean()))

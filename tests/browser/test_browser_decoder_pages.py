@@ -4,6 +4,8 @@ tiny Llama: they draw, raise nothing, and the KV page shows the cached-vs-full p
 import pytest
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps, wait_for_text
 
+pytestmark = pytest.mark.browser  # real headless Chromium: left out by -m "not browser"
+
 ARTIFACTS = ROOT / "test-artifacts"
 SIZES = [(1024, 768), (1920, 1080)]
 

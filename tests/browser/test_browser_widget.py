@@ -13,6 +13,8 @@ from browser_helpers import cell_on_screen, chromium_page
 
 import attnviz
 
+pytestmark = pytest.mark.browser  # real headless Chromium: left out by -m "not browser"
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 HOOK = "window.attnvizHeatmaps['attnviz-heads']"
 RENDER = """async ({ esm, b64, into }) => {

@@ -44,8 +44,14 @@ def test_a_part_that_imports_a_later_part_is_refused(monkeypatch):
         component_js()
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_node_parses_the_joined_module_and_each_part_alone(tmp_path):
+@pytest.fixture(scope="module")
+def node():
+    """node runs these checks; tests/install_browser.sh installs it (Debian's nodejs). Missing, they fail: they do
+    not skip without a word."""
+    assert shutil.which("node"), "node is missing: run bash tests/install_browser.sh (it installs Debian's nodejs)"
+
+
+def test_node_parses_the_joined_module_and_each_part_alone(node, tmp_path):
     """A top-level name declared in two parts (one scope once joined) fails here, not in a browser."""
     every_file = PARTS + tuple(sorted({name for files in HOSTS.values() for name in files}))
     for name, source in [(f"joined-{h}", component_js(h)) for h in HOSTS] + [(p, (HERE / p).read_text(encoding="utf-8"))
@@ -56,8 +62,7 @@ def test_node_parses_the_joined_module_and_each_part_alone(tmp_path):
         assert run.returncode == 0, f"{name}: {run.stderr}"
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_up_to_16_tokens_every_label_shows_and_longer_texts_are_thinned(tmp_path):
+def test_up_to_16_tokens_every_label_shows_and_longer_texts_are_thinned(node, tmp_path):
     """The explorer's thumbnails at 16 tokens labelled every other row ("it" and "tired" could not be told apart):
     up to 16 tokens no label is skipped (a smaller font where cells are small); beyond, labels are thinned. On a
     projector (presentation mode's 20 px type) a label is never smaller than 20 px: thinned instead, and 24 tokens in

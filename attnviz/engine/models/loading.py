@@ -90,7 +90,7 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
     if shipped is not None:
         return load_folder(shipped_model_folder(shipped.name), name=shipped.name, device=device)
     path = Path(spec).expanduser()
-    if path.is_dir():
+    if _is_folder(path, spec):
         check_size(folder_float32_bytes(path) if max_bytes is not None else None, max_bytes, spec)
         return load_folder(path, name=path.name, device=device)
     if _looks_like_path(spec):
@@ -112,6 +112,16 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
 def offline_names() -> list[str]:
     """Every name load_model loads without the network: the bundled model, the toys, the shipped models."""
     return [DEFAULT_MODEL, *TOYS, *short_names()]
+
+
+def _is_folder(path: Path, spec: str) -> bool:
+    """Whether `path` is a folder. A name the system cannot even look up (longer than a file name may be) is said as
+    such, not as an OSError with its errno."""
+    try:
+        return path.is_dir()
+    except OSError as err:
+        raise AttnvizError(f"'{spec[:80]}…' ({len(spec)} characters) cannot be a model folder: {err.strerror}. "
+                           "Give an existing Hugging Face model folder, 'toy', or a hub name.") from None
 
 
 def bundled_model_folder() -> Path:

@@ -30,6 +30,10 @@ from attnviz.engine.efficient.reformer import MAX_ROUNDS
 from attnviz.engine.masks import global_local_mask, window_mask
 from attnviz.lessons.efficient.tiles import tile_sizes_for
 
+# The page's cap on the Performer's random features: the cost chart times the page's m at n up to 4,096 tokens, where
+# the engine's own cap (MAX_FEATURES, 65,536) would hold two 4,096 x 65,536 feature matrices (2 GB) and take minutes;
+# 4,096 features hold 64 MB each, about what exact attention's scores hold there.
+PAGE_MAX_FEATURES = min(4096, MAX_FEATURES)
 MIN_TIMING_TILE = 128  # the cost chart's tiles: smaller ones time Python's loop, not the arithmetic
 
 
@@ -104,7 +108,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
     Method("performer", "Performer (FAVOR+ random features)", False,
            "Replaces the softmax kernel by m positive random features: cost n·m and no n × n matrix, paid "
            "for with random error that shrinks only like 1/√m and grows with the size of q and k.",
-           (Knob("features", "Random features m", 1, lambda n: MAX_FEATURES, 64),),
+           (Knob("features", "Random features m", 1, lambda n: PAGE_MAX_FEATURES, 64),),
            lambda q, k, v, kn, s: performer_attention(q, k, v, kn["features"], scale=s)),
     Method("reformer", "Reformer (LSH buckets)", False,
            "Hashes similar vectors into the same bucket and attends within buckets: cost about n·n/b, but "
