@@ -123,8 +123,8 @@ def table_height(rows: int, most: int | None = None) -> int:
     at most `most` rows (a longer list scrolls): a row is 35 px, and on a projector 19/16 of that (its larger type
     makes the grid's rows taller, and a height worked out at 35 px cut the table's last rows off)."""
     shown = rows if most is None else min(rows, most)
-    row = 35 * 19 / 16 if presenting() else 35
-    return int(row * (shown + 1) + 0.999) + 3
+    row = 42 if presenting() else 35  # 35 × 19/16, as the browser rounds it
+    return row * (shown + 1) + 5  # and the grid's border
 
 
 def asked_in_link() -> bool:

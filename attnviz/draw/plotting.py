@@ -98,6 +98,10 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX) -> dict:
     at_least(sub(lay, "legend"))
     title = sub(lay, "title")
     at_least(title, px=min_px + 2)
+    if any(t.get("type", "scatter") in CARTESIAN for t in d.get("data") or []):
+        # axes the figure left to defaults get them from Streamlit's theme, ticks at 14 px: named here
+        lay.setdefault("xaxis", {})
+        lay.setdefault("yaxis", {})
     for name, axis in list(lay.items()):
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             at_least(sub(axis, "title"))
@@ -148,6 +152,7 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX) -> dict:
     return legend_below_axis_title(d)
 
 
+CARTESIAN = ("scatter", "bar", "histogram", "heatmap", "box", "violin", "image", "contour")  # traces with x/y axes
 COLOURBAR_TRACES = ("heatmap", "contour", "histogram2d", "histogram2dcontour", "surface")  # show a colour bar unless told
 
 
