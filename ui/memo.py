@@ -60,7 +60,7 @@ def shared(max_entries: int):
     of the Streamlit layer, for models, runs and every page's own computations alike."""
 
     def wrap(function: Callable):
-        cache = SharedCache(max_entries)
+        cache = cache_of(function, max_entries)
 
         def cached(*args):
             return cache.get(tuple(_key_of(a) for a in args), lambda: function(*args))
@@ -70,6 +70,25 @@ def shared(max_entries: int):
         return cached
 
     return wrap
+
+
+_CACHES: dict[tuple, SharedCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def cache_of(function: Callable, max_entries: int) -> SharedCache:
+    """The one cache of this function, found again when its definition runs again. A page script runs anew on every
+    rerun and defines its functions anew each time: a cache made per definition would hold a value for one run only.
+    Keyed by where the function is written and its compiled code, so an edited function starts afresh."""
+    where = (function.__code__.co_filename, function.__qualname__, _code_key(function.__code__))
+    with _CACHES_LOCK:
+        return _CACHES.setdefault(where, SharedCache(max_entries))
+
+
+def _code_key(code) -> tuple:
+    """A compiled function's instructions and constants, nested functions' included (their repr holds an address)."""
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts)
+    return code.co_code, consts
 
 
 def _key_of(value) -> Hashable:

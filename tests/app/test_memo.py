@@ -56,3 +56,21 @@ def test_peek_reads_a_held_value_and_makes_nothing():
     assert cache.peek("k") is None and len(cache) == 0
     cache.get("k", lambda: 7)
     assert cache.peek("k") == 7
+
+
+def test_a_function_defined_again_keeps_its_cache():
+    """A page script defines its cached functions anew on every rerun: the second definition must find the values
+    the first made (a cache per definition held a value for one run only)."""
+    from ui.memo import shared
+
+    made = []
+    source = "def page_part(x):\n    made.append(x)\n    return x * 2\n"
+    results = []
+    for _ in range(3):  # three reruns of the same script
+        scope = {"made": made}
+        exec(compile(source, "/virtual/page_script.py", "exec"), scope)
+        results.append(shared(max_entries=4)(scope["page_part"])(21))
+    assert results == [42, 42, 42] and made == [21]
+    scope = {"made": made}  # the same name in another file is another function
+    exec(compile(source, "/virtual/other_page.py", "exec"), scope)
+    assert shared(max_entries=4)(scope["page_part"])(21) == 42 and made == [21, 21]
