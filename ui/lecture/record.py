@@ -10,7 +10,7 @@ from attnviz.engine.mask_kinds import MASKS
 from attnviz.errors import AttnvizError
 from attnviz.lecture.plan import Step
 from attnviz.lecture.record import StepFigure, StepRecord, TokenRow, record_html
-from attnviz.notebook.inputs import attention_sets
+from attnviz.notebook.inputs import run_input
 from ui import pickers
 from ui.access import server_settings
 from ui.lecture.answers import token_truth
@@ -66,7 +66,7 @@ def room_record(code: str, key: str) -> str:
         if shows_the_shared_run(step):
             # a step whose text cannot run has no figure in the record (its page says why)
             with contextlib.suppress(AttnvizError):
-                figures.append(StepFigure(number, attention_sets(step_view(step).run())[0]))
+                figures.append(StepFigure(number, run_input(step_view(step).run()).sets[0]))
         if step.answer is None:
             continue
         values = tuple(a.value for a in store.answers(code, number, key))
