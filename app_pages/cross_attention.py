@@ -5,7 +5,7 @@ names (hub or folder) shows its own cross-attention for a typed target."""
 import streamlit as st
 
 import ui
-from attnviz.lessons.cross_attention.views import is_encoder_decoder
+from attnviz.lessons.cross_attention.views import decoder_mask_for, decoder_mask_name, is_encoder_decoder
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.memo import shared
@@ -38,6 +38,26 @@ def _truth(spec: str, device: str, source: str, target: str):
     return check_against_transformers(model_for(spec, device), source, target=target)
 
 
+APPLIED_MASK = "_xa_applied_mask"  # (the mask picked, the decoder mask the page applied for it) on the last run
+
+
+def _mask_words(model, mask_choice: str, state) -> str:
+    """The top row's mask button: what this page applies (the decoder's self-attention alone, over its built-in
+    causal mask), from decoder_mask_spec's rules; whether a mask fits the target is known once the page ran it."""
+    kept = state.get(APPLIED_MASK)
+    applied = kept[1] if kept and kept[0] == mask_choice else decoder_mask_for(mask_choice, None)[0]
+    return decoder_mask_name(applied)
+
+
+def _keep_applied_mask(mask_choice: str, applied: str) -> None:
+    """Keep the mask the page applied; when the top row named another (a mask that did not fit the target), draw the
+    page once more so that the row names this one."""
+    shown = _mask_words(None, mask_choice, st.session_state)
+    st.session_state[APPLIED_MASK] = (mask_choice, applied)
+    if presenting() and shown != decoder_mask_name(applied):
+        st.rerun()
+
+
 def _forget_example() -> None:
     """A source typed by hand is no longer the example the picker names."""
     st.session_state["xa_example"] = None
@@ -66,7 +86,7 @@ INTRO = (
 view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.LessonModel(
     is_encoder_decoder, TINY_BART,
     "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
-    "on numbers in words → digits."),
+    "on numbers in words → digits.", mask_words=_mask_words),
     settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
 
 with ui.guard("The cross-attention page"):
@@ -145,6 +165,7 @@ with ui.guard("The cross-attention page"):
         pick[2].caption(f"**{model.name}** is an encoder–decoder: this is its own cross-attention (`encoder_attn`), "
                         f"{n_layers} decoder layers × {n_heads} heads.")
     mask_spec, mask_note = decoder_mask_spec(model, target, view.mask_choice)
+    _keep_applied_mask(view.mask_choice, mask_spec)
     if mask_note:
         st.info(mask_note, icon=":material/grid_on:")
     with st.spinner("Running the attention…"):

@@ -146,6 +146,8 @@ def mask_label(state, lesson: LessonModel | None = None, first_frame: bool = Fal
 
     view = view_state(lesson=lesson, state=FirstFrame() if first_frame else state)
     model = view.model
+    if lesson is not None and lesson.mask_words is not None:  # the page applies the mask its own way: it says how
+        return "Mask: " + lesson.mask_words(model, view.mask_choice, FirstFrame() if first_frame else state)
     return "Mask: " + mask_button_name(view.mask_spec, bool(model.cfg.causal), model.cfg.shared_window)
 
 

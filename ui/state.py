@@ -60,6 +60,9 @@ class LessonModel:
     fits: object  # fits(model) -> True when the model can teach the page
     fallback: str  # the spec shown otherwise
     why: str  # "{model} …": why the sidebar's model cannot teach the page
+    # mask_words(model, mask_choice, state) -> the mask button's words, for a page that applies the shared mask its
+    # own way (Cross-attention: to the decoder's self-attention alone, over its built-in causal mask); None: as a run
+    mask_words: object = None
 
 
 def view_state(prefix: str = "", lesson: LessonModel | None = None, state=None) -> ViewState:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from attnviz.draw.describe import mask_button_name
 from attnviz.engine.masks import padding_count, parse_mask
 from attnviz.errors import AttnvizError
 
@@ -59,18 +60,37 @@ def decoder_mask_spec(model, target: str, spec) -> tuple[str, str | None]:
     An empty custom mask means the causal pattern for this target; a padding mask or one that does not fit the
     target becomes 'none'.
     """
+    applied, note = decoder_mask_for(spec, None)
+    if applied == "none":  # no mask, or a padding mask: the target is not read here (its own errors come later)
+        return applied, note
+    return decoder_mask_for(spec, len(model.decoder_input(target)[1]))
+
+
+def decoder_mask_for(spec, n: int | None) -> tuple[str, str | None]:
+    """decoder_mask_spec for a target of n decoder positions; n None (the target not known yet: the top row, drawn
+    before the page's target boxes) skips only the check that a mask fits the target."""
     if not spec or spec == "none":
         return "none", None
     if padding_count(spec):
         return "none", "Padding masks are not offered on an encoder–decoder: no extra mask is used."
-    n = len(model.decoder_input(target)[1])
     if spec == "custom:":
+        if n is None:
+            return "causal", None  # the causal pattern, for whatever target comes
         spec = "custom:" + "/".join("1" * (i + 1) + "0" * (n - i - 1) for i in range(n))
+    if n is None:
+        return spec, None
     try:
         parse_mask(spec, n)
     except AttnvizError as err:
         return "none", f"Mask: {err} No extra mask is used."
     return spec, None
+
+
+def decoder_mask_name(applied: str) -> str:
+    """The mask button's words for what the page applies (`applied`: decoder_mask_spec's spec): the decoder's
+    built-in causal mask, then the shared mask on top of it; cross-attention (and the encoder) take no mask."""
+    extra = mask_button_name(applied, causal_model=True).removeprefix("built-in causal")
+    return "built-in causal (decoder)" + (f"{extra} (decoder)" if extra else "")
 
 
 def wordpiece_note(sides: dict[str, list[str]]) -> str | None:
