@@ -204,7 +204,7 @@ def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
 
 @pytest.mark.parametrize("mask, label", [("none", "Mask: built-in causal (decoder)"),
                                          ("causal", "Mask: built-in causal (decoder)"),
-                                         ("window", "Mask: built-in causal (decoder) + window 1 (decoder)")])
+                                         ("window", "Mask: built-in causal + window 1 (decoder)")])
 def test_the_projectors_mask_button_names_the_decoders_causal_mask_and_where_the_shared_one_applies(mask, label):
     """tiny-bart's decoder self-attention is causal and the shared mask applies to it alone (decoder_mask_spec):
     the top row says so on the first frame and after a rerun, not "Mask: none"."""

@@ -89,8 +89,7 @@ def decoder_mask_for(spec, n: int | None) -> tuple[str, str | None]:
 def decoder_mask_name(applied: str) -> str:
     """The mask button's words for what the page applies (`applied`: decoder_mask_spec's spec): the decoder's
     built-in causal mask, then the shared mask on top of it; cross-attention (and the encoder) take no mask."""
-    extra = mask_button_name(applied, causal_model=True).removeprefix("built-in causal")
-    return "built-in causal (decoder)" + (f"{extra} (decoder)" if extra else "")
+    return mask_button_name(applied, causal_model=True) + " (decoder)"  # "built-in causal + window 1 (decoder)"
 
 
 def wordpiece_note(sides: dict[str, list[str]]) -> str | None:
