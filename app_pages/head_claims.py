@@ -62,7 +62,10 @@ with ui.guard("Head claims"):
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")
     pick = st.columns([3, 1, 1], vertical_alignment="bottom")
-    relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation", **ui.BOUND)
+    # kept in the link by its name (?hc_relation=specials), not by bind=, which would write the picker's label
+    ui.page.seed_choice_from_url("hc_relation", list(RELATIONS), "coreference")
+    relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation")
+    ui.page.keep_in_link("hc_relation", relation)
     layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
     head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
     with st.spinner(f"Running {model.name} on every sentence of the corpus (one batched pass)…"):

@@ -46,13 +46,14 @@ def test_a_7b_config_without_weights_is_refused_before_any_load(tmp_path, monkey
 
 
 def test_a_7b_hub_model_is_refused_from_its_metadata_before_any_download(monkeypatch):
-    import huggingface_hub
+    from attnviz.engine.models import size
 
     class Metadata:
         parameter_count = {"BF16": 7_241_732_096}
 
-    monkeypatch.setattr(huggingface_hub, "get_safetensors_metadata", lambda name, **kw: Metadata())
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", never)
+    # the names as the engine imported them (at the top of its modules)
+    monkeypatch.setattr(size, "get_safetensors_metadata", lambda name, **kw: Metadata())
+    monkeypatch.setattr(loading, "snapshot_download", never)
     monkeypatch.setattr(loading, "load_folder", never)
     with pytest.raises(AttnvizError, match=r"about 29\.0 GB"):
         attnviz.load_model("mistralai/Mistral-7B-v0.1", max_bytes=CAP)
