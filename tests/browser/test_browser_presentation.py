@@ -18,7 +18,7 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
 # pages whose figures ignore the shared settings leave the sentence/model/mask row off
 # (ui.open_page(settings=())): their own control to change, and what the link then says
 # pages whose figures ignore the shared scaling (ui.open_page's settings=): no switch in their row
-NO_SCALING = ("scaling_lab", "additive_attention", "kv_cache", "induction_heads")
+NO_SCALING = ("scaling_lab", "additive_attention", "kv_cache", "induction_heads", "head_claims")
 OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b"), "why_attention": ("short", "wa_text=forty")}
 
 

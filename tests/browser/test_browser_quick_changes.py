@@ -19,7 +19,9 @@ from attnviz.draw.describe import describe_scale
 
 pytestmark = pytest.mark.browser
 FIRST = "Bright students ask sharp questions"
-SECOND = "The old dog slept by the warm fire tonight"
+# holds the selected cell's tokens ('students' looking at 'bright') at other positions: the selection follows the
+# tokens to them (query 3, key 2), as a new text does on every page
+SECOND = "The bright students slept by the warm fire tonight"
 
 
 def drawn(page, key: str) -> tuple[list[str], np.ndarray]:
@@ -64,7 +66,8 @@ def test_type_then_flip_the_switch_without_waiting_draws_the_new_sentence_unscal
         if selected:  # the selected cell's row, titled with the factor the switch now says: × 1 (unscaled)
             title = page.evaluate("() => window.attnvizHeatmaps.why_row.meta().titles[0]")
             assert "× 1 (unscaled)" in title, title
-            assert f"“{new.labels[2]}”" in why and f"“{new.labels[1]}”" in why
+            assert new.labels[3] == "students" and new.labels[2] == "bright"
+            assert f"“{new.labels[3]}”" in why and f"“{new.labels[2]}”" in why
         else:  # the equations, which name the switch's state
             assert describe_scale(1.0, toy.d_head, trained=False) in why
         assert not page.get_by_role("switch", name="Scale scores by 1/√d_k").is_checked()
