@@ -14,6 +14,7 @@ import streamlit as st
 
 import ui
 from ui import heatmap as hm
+from ui.charts import plotly_chart
 from ui.claims import comparison_for, corpus_run, outcome_for, relation_scores, special_shares
 from ui.runs import run_for
 
@@ -127,8 +128,7 @@ with ui.guard("Knock heads out"):
         st.markdown(ablation_sentence(heads, kind, comparison.chosen_value, comparison.baseline,
                                       comparison.share_below, len(comparison.others), outcome.name, outcome.unit,
                                       outcome.chance, sampled))
-        st.plotly_chart(comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), width="stretch",
-                        key="hc_chart")
+        plotly_chart(st, comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), key="hc_chart")
         if outcome.sample is not None:
             before, after = closeness(model, outcome, heads, kind)
             st.dataframe([{"": "nothing knocked out", "cos(pronoun, antecedent)": before.to_antecedent,

@@ -85,12 +85,14 @@ STATE = """() => ({url: location.href, running: !!document.querySelector('[data-
   heatmaps: Object.entries(window.attnvizHeatmaps || {}).map(([k, h]) => [k, !!h.drawn]),
   plots: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(c => !!c.querySelector('.main-svg')),
   exceptions: document.querySelectorAll('[data-testid="stException"]').length})"""
-# the step drawn: its bar, no run going, no question waiting, every heatmap and plotly chart drawn, the focus figure
+# the step drawn: its bar, no run going, no predict-first question waiting (a question that only takes answers keeps
+# its Reveal, which closes the answers, above the figures), every heatmap and plotly chart drawn, the focus figure
 # brought up and held (ui/focus.py); true for 250 ms in a row
-SETTLED = """([number, total, focus]) => {
+SETTLED = """([number, total, focus, gated]) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const ok = !!main && main.innerText.includes(`Step ${number} of ${total}`)
-    && !document.querySelector('[data-testid="stStatusWidget"]') && !document.querySelector('.st-key-lecture_reveal')
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !(gated && document.querySelector('.st-key-lecture_reveal'))
     && Object.values(window.attnvizHeatmaps || {}).every(h => h.drawn)
     && [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')].every(h => h.shadowRoot
          && h.shadowRoot.childElementCount
@@ -128,7 +130,8 @@ def drawn(page, plan_id: str, number: int) -> None:
         if step.predict_first:
             reveal(page)
         page.evaluate("() => { window.__walkSettled = null; }")
-        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus], timeout=240_000, polling=50)
+        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, step.predict_first], timeout=240_000,
+                               polling=50)
     except PlaywrightTimeout:
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}_stuck.png"))
         raise AssertionError(f"{plan_id} step {number} was not drawn: {page.evaluate(STATE)}") from None

@@ -18,6 +18,7 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import answer_kinds as kinds
 from attnviz.lecture.store import StoreError
 from attnviz.lessons.explorer.selection import Selection
+from ui.charts import plotly_chart
 from ui.lecture.store import lecture_store, store_message
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
@@ -163,11 +164,11 @@ def class_panel(at, view, key: str = "") -> None:
             class_vs_model(truth, kinds.token_counts(values, len(truth.tokens)))
         elif spec.kind == "choice":
             right = kinds.right_choice(spec, at.step.expected)
-            st.plotly_chart(choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
-                            width="stretch", key="lecture_class_choice")
+            plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
+                         key="lecture_class_choice")
         else:
-            st.plotly_chart(number_figure(kinds.numbers(values), kinds.right_number(at.step.expected), "the plan's"),
-                            width="stretch", key="lecture_class_number")
+            plotly_chart(st, number_figure(kinds.numbers(values), kinds.right_number(at.step.expected), "the plan's"),
+                         key="lecture_class_number")
 
 
 def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
