@@ -3,9 +3,9 @@
 import streamlit as st
 
 import ui
+from app_pages import compare_side as side_b
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
-from ui.parts import compare_side as side_b
 
 view = ui.open_page("Compare two settings",
                     "Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "

@@ -1,6 +1,6 @@
 """The encoder layer: Step by step continued past W_O, through residual, LayerNorm and the FFN, for one token,
 recomputed from the layer's weights and checked against the model; then the residual stream over all layers;
-then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by stage (ui/parts/decoder_block.py)."""
+then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by stage (app_pages/encoder_layer_decoder.py)."""
 
 import streamlit as st
 
@@ -103,7 +103,7 @@ with ui.guard("The encoder-layer page"):
                  hide_index=True)
 
 with ui.guard("The decoder block"), ui.figure("decoder_block"):
-    from ui.parts.decoder_block import draw_decoder_block
+    from app_pages.encoder_layer_decoder import draw_decoder_block
 
     draw_decoder_block(view)
 ui.mark_drawn(view)

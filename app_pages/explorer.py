@@ -6,9 +6,9 @@ from functools import partial
 import streamlit as st
 
 import ui
+from app_pages import explorer_why as why
 from ui import heatmap as hm
 from ui.focus import focused
-from ui.parts import why
 from ui.present import presenting
 from ui.scale_swap import flipped_scale_state
 
