@@ -3,6 +3,12 @@
 import streamlit as st
 
 import ui
+from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
+from attnviz.lessons.efficient.costs import MAX_COST_N, cost_ns, exact_costs, method_costs, overtakes_at, ratio_words
+from attnviz.lessons.efficient.explain import cost_sentence
+from attnviz.lessons.efficient.figures import cost_figure
+from attnviz.lessons.efficient.method import cap_knobs, knob_default, timing_knobs, timing_notes
+from attnviz.lessons.efficient.methods import METHODS
 from ui import heatmap as _heatmap
 from ui.charts import plotly_chart
 from ui.memo import shared
@@ -10,32 +16,25 @@ from ui.memo import shared
 
 @shared(max_entries=4)
 def _exact_costs(ns: tuple[int, ...]):
-    from attnviz.lessons.efficient.costs import exact_costs
-
     return exact_costs(list(ns))
 
 
 @shared(max_entries=16)
 def _method_costs(method_key: str, knobs: tuple, ns: tuple[int, ...]):
-    from attnviz.lessons.efficient.costs import method_costs
-    from attnviz.lessons.efficient.methods import METHODS
-
     return method_costs(METHODS[method_key], dict(knobs), list(ns))
+
+
+def _named(exact: bool) -> str:
+    """'flash, window, longformer, block-sparse': the registered methods that are (or are not) exact."""
+    return ", ".join(m.key for m in METHODS.values() if m.exact == exact)
 
 
 view = ui.open_page("Efficient attention",
                     "Exact attention scores every (query, key) pair: n² of them. Each method below avoids that in its "
-                    "own way. The exact kernels (flash, window, longformer, block-sparse) give the same numbers as exact "
-                    "attention with their mask, but skip the work; the approximations (linformer, performer, reformer) "
-                    "change the math.")
+                    f"own way. The exact kernels ({_named(True)}) give the same numbers as exact attention with their "
+                    f"mask, but skip the work; the approximations ({_named(False)}) change the math.")
 
 with ui.guard("The efficient attention page"):
-    from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
-    from attnviz.lessons.efficient.costs import MAX_COST_N, cost_ns, overtakes_at, ratio_words
-    from attnviz.lessons.efficient.explain import cost_sentence
-    from attnviz.lessons.efficient.figures import cost_figure
-    from attnviz.lessons.efficient.methods import METHODS, MIN_TIMING_TILE, cap_knobs, knob_default, timing_knobs
-
     top = st.columns([2, 3])
     method = METHODS[top[0].selectbox("Method", list(METHODS), key="eff_method", **ui.BOUND,
                                       help="\n".join(f"- **{m.key}**: {m.title}" for m in METHODS.values()))]
@@ -43,13 +42,11 @@ with ui.guard("The efficient attention page"):
                           help="model: the sidebar's model and text; random: entries from N(0, 1)", **ui.BOUND)
     st.info(f"**{method.title}. What it trades:** {method.trade}", icon=":material/balance:")
 
-    knob_cols = st.columns(max(len(method.knobs) + 1, 3))
-    raw = {}  # the knobs' widgets are drawn into knob_cols once n is known, below
-    if method.key == "linformer":
-        raw["projection"] = knob_cols[len(method.knobs)].radio(
-            "Projections E, F", ["pooled", "random"], key="eff_projection", horizontal=True, **ui.BOUND,
-            help="pooled: each row averages a segment of about n/k tokens (the identity at k = n); "
-                 "random: Gaussian entries N(0, 1/k), seed 0.")
+    knob_cols = st.columns(max(len(method.knobs) + len(method.switches), 3))
+    raw = {}  # the knobs' widgets are drawn into knob_cols once n is known, below; the switches now
+    for j, switch in enumerate(method.switches):
+        raw[switch.key] = knob_cols[len(method.knobs) + j].radio(
+            switch.label, list(switch.options), key=f"eff_{switch.key}", horizontal=True, help=switch.help, **ui.BOUND)
 
     if source == "model":
         view, head = ui.page.layer_and_head("eff_head", "The comparison appears")
@@ -102,7 +99,7 @@ with ui.guard("The efficient attention page"):
     st.markdown(f"Measured against **{reference}**. " + (
         "This kernel is exact: the error is float rounding only." if method.exact else
         "This method is an approximation: the error is what it gives up."))
-    signed_method = method.key == "linformer" and knobs.get("projection") == "random"
+    signed_method = method.signed(knobs)
     values = n <= 10  # numbers in the cells only while they fit
     left, right = st.columns(2, gap="medium")
     with left:
@@ -156,6 +153,5 @@ with ui.guard("The efficient attention page"):
                "a warm-up, on one CPU thread (the machine may be shared, so times wobble). Peak memory: the most "
                "bytes of torch tensors held at once, counted op by op as they are allocated and freed (inputs not "
                "counted); tracemalloc cannot see torch's memory."
-               + (f" Tiles are at least {MIN_TIMING_TILE} here: smaller ones would time Python's loop." if method.key == "flash"
-                  else ""))
+               + "".join(f" {note}" for note in timing_notes(method)))
 ui.mark_drawn(view)

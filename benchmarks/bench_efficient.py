@@ -44,7 +44,7 @@ from attnviz.engine.efficient import (  # noqa: E402
 )
 from attnviz.engine.efficient.measure import peak_tensor_bytes, seconds  # noqa: E402
 from attnviz.engine.masks import window_mask  # noqa: E402
-from attnviz.lessons.efficient.methods import page_layout  # noqa: E402
+from attnviz.lessons.efficient.methods.block_sparse import page_layout  # noqa: E402
 
 NS = (512, 1024, 2048, 4096)
 D = 64

@@ -11,9 +11,9 @@ from attnviz.lessons.efficient.compare import MAX_PATTERN_N, compare, random_qkv
 from attnviz.lessons.efficient.costs import MAX_COST_N, CostPoint, cost_ns, method_costs, overtakes_at, ratio_words
 from attnviz.lessons.efficient.explain import cost_sentence
 from attnviz.lessons.efficient.figures import cost_figure
-from attnviz.lessons.efficient.methods import METHODS, cap_knobs, knob_default, knob_defaults, timing_knobs
+from attnviz.lessons.efficient.method import cap_knobs, knob_default, knob_defaults, timing_knobs
+from attnviz.lessons.efficient.methods import METHODS
 from attnviz.lessons.efficient.tiles import tile_sizes_for
-from attnviz.lessons.efficient.work import scores_computed
 
 
 def defaults(method):
@@ -146,13 +146,13 @@ def test_scores_computed_is_what_the_kernel_computes(key, knobs):
     q, k, v = torch.randn(n, 5, generator=g), torch.randn(n, 5, generator=g), torch.randn(n, 3, generator=g)
     with torch.no_grad(), _ScoreCount({3, 5, 2, 4} if key == "reformer" else {3, 5}) as count:
         method.run(q, k, v, knobs, None)
-    assert count.total == scores_computed(method, knobs, n)
+    assert count.total == method.scores(knobs, n)
 
 
 def test_block_sparse_scores_at_4096_are_a_small_share_of_dense():
     """The page's layout at n = 4096: one global block row used to pad every row to all key blocks (n² and more)."""
-    assert scores_computed(METHODS["block-sparse"], {"block": 4}, 4096) < 0.01 * 4096**2
-    assert scores_computed(METHODS["block-sparse"], {"block": 64}, 4096) < 0.25 * 4096**2
+    assert METHODS["block-sparse"].scores({"block": 4}, 4096) < 0.01 * 4096**2
+    assert METHODS["block-sparse"].scores({"block": 64}, 4096) < 0.25 * 4096**2
 
 
 @pytest.mark.parametrize("key", list(METHODS))

@@ -14,21 +14,33 @@ attend; a fully masked row gives zeros; scale True/None = 1/√d_k, False = 1, a
 
 from attnviz.engine.efficient.linformer import linformer_attention, linformer_projections
 from attnviz.engine.efficient.performer import orthogonal_random_features, performer_attention, positive_features
-from attnviz.engine.efficient.reformer import lsh_buckets, reformer_attention, shared_keys, shared_qk_attention
+from attnviz.engine.efficient.reformer import (
+    lsh_buckets,
+    reformer_attention,
+    reformer_scores_count,
+    shared_keys,
+    shared_qk_attention,
+)
 from attnviz.engine.efficient.sparse import (
+    band_scores_count,
     bigbird_layout,
     block_sparse_attention,
+    block_sparse_scores_count,
     global_local_attention,
+    global_local_scores_count,
     layout_mask,
     sliding_window_attention,
 )
 from attnviz.engine.efficient.tiled import flash_attention
 
 __all__ = [
+    "band_scores_count",
     "bigbird_layout",
     "block_sparse_attention",
+    "block_sparse_scores_count",
     "flash_attention",
     "global_local_attention",
+    "global_local_scores_count",
     "layout_mask",
     "linformer_attention",
     "linformer_projections",
@@ -37,6 +49,7 @@ __all__ = [
     "performer_attention",
     "positive_features",
     "reformer_attention",
+    "reformer_scores_count",
     "shared_keys",
     "shared_qk_attention",
     "sliding_window_attention",

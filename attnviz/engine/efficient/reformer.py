@@ -74,11 +74,22 @@ def reformer_attention(qk: torch.Tensor, v: torch.Tensor, n_buckets: int, n_roun
     return (round_weights * torch.stack(outs)).sum(0)  # (..., n, d_v)
 
 
+def chunks(n: int, n_buckets: int) -> tuple[int, int]:
+    """(c, nc): the chunk length ⌈n / b⌉ a round cuts the sorted positions into, and the number of chunks."""
+    c = -(-n // n_buckets)
+    return c, -(-n // c)
+
+
+def reformer_scores_count(n: int, n_buckets: int, n_rounds: int) -> int:
+    """The scores reformer_attention computes for n tokens: per round, nc chunks of c queries × 2c keys."""
+    c, nc = chunks(n, n_buckets)
+    return n_rounds * nc * c * 2 * c
+
+
 def _one_round(q: torch.Tensor, keys: torch.Tensor, v: torch.Tensor, buckets: torch.Tensor, r: int, b: int):
     """One hashing round -> (output (..., n, d_v), log-sum-exp of each query's scores (..., n))."""
     n = q.shape[-2]
-    c = -(-n // b)  # chunk length
-    nc = -(-n // c)  # number of chunks
+    c, nc = chunks(n, b)  # chunk length, number of chunks
     n_pad = nc * c
     positions = torch.arange(n, device=q.device)
     order = torch.argsort(buckets[r] * n + positions, dim=-1)  # sort by bucket, then position  (..., n)

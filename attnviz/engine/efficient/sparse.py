@@ -84,14 +84,49 @@ def global_local_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, wi
     return out
 
 
+def band_block_size(n: int, w: int, block_size: int | None = None) -> int:
+    """B, the queries in one band of the window kernels: block_size if given, else max(w // 2, 16); at most n."""
+    B = check_knob("The block size", block_size, 1, None) if block_size is not None else max(w // 2, 16)
+    return min(B, n)
+
+
+def band_scores_count(n: int, window: int, block_size: int | None = None) -> int:
+    """The scores q·k the sliding-window kernel computes for n tokens: nb bands of B queries × (B + 2w) keys,
+    the last band padded (w capped at n − 1, as the kernel caps it)."""
+    w = min(window, n - 1)
+    B = band_block_size(n, w, block_size)
+    return -(-n // B) * B * (B + 2 * w)
+
+
+def global_local_scores_count(n: int, window: int, n_global: int, block_size: int | None = None) -> int:
+    """The scores global_local_attention computes: the band, + every (padded) query against the g global keys,
+    + the g global query rows against all n keys."""
+    w = min(window, n - 1)
+    B = band_block_size(n, w, block_size)
+    g = min(n_global, n)
+    return band_scores_count(n, window, block_size) + -(-n // B) * B * g + g * n
+
+
+def wide_query_blocks(layout: torch.Tensor) -> torch.Tensor:
+    """(nb,) bool: the query blocks block_sparse_attention scores against all n keys (more than half the key
+    blocks allowed: BigBird's global rows) rather than by gathering their key blocks."""
+    return 2 * layout.sum(-1) > layout.shape[-1]
+
+
+def block_sparse_scores_count(layout: torch.Tensor, block_size: int, n: int) -> int:
+    """The scores block_sparse_attention computes: B·n per wide query block, B·B per allowed block of the others."""
+    B = min(block_size, n)
+    wide = wide_query_blocks(layout)
+    return int(wide.sum()) * B * n + int(layout.sum(-1)[~wide].sum()) * B * B
+
+
 def _band_scores(q, k, v, w: int, block_size: int | None, s: float, causal: bool):
     """Scores of each query block against its chunk of B + 2w keys, the band mask, and the value chunks.
 
     -> scores (..., nb, B, B + 2w), allowed (nb, B, B + 2w), v_chunks (..., nb, B + 2w, d_v), n_pad = nb·B.
     """
     n = q.shape[-2]
-    B = check_knob("The block size", block_size, 1, None) if block_size is not None else max(w // 2, 16)
-    B = min(B, n)
+    B = band_block_size(n, w, block_size)
     nb = -(-n // B)  # number of query blocks, the last one padded
     n_pad = nb * B
     span = B + 2 * w  # keys one block meets: w before its first query, w after its last
@@ -145,7 +180,8 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, la
     counts = layout.sum(-1)  # (nb,) key blocks each query block may see
 
     # 1) wide query blocks against all n keys: S = Q_a Kᵀ, M = the layout row spread over its B·B tokens
-    wide = torch.nonzero(2 * counts > nb).flatten()  # (g,)
+    is_wide = wide_query_blocks(layout)  # (nb,)
+    wide = torch.nonzero(is_wide).flatten()  # (g,)
     if len(wide):
         scores = q_blocks[..., wide, :, :] @ k.transpose(-2, -1).unsqueeze(-3)  # (..., g, B, n)
         rows = layout[wide]  # (g, nb)
@@ -157,7 +193,7 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, la
         out[..., wide.to(q.device), :, :] = weights @ v.unsqueeze(-3)  # (..., g, B, d_v)
 
     # 2) the other query blocks, a group per count c: each block meets exactly its c key blocks
-    narrow = (counts > 0) & (2 * counts <= nb)
+    narrow = (counts > 0) & ~is_wide
     for c in sorted(set(counts[narrow].tolist())):
         group = torch.nonzero(narrow & (counts == c)).flatten()  # (r,) query blocks with c key blocks
         idx = torch.nonzero(layout[group])[:, 1].view(len(group), c)  # (r, c) their key blocks, row by row

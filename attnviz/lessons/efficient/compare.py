@@ -15,7 +15,7 @@ import torch
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.engine.efficient import shared_keys
 from attnviz.errors import AttnvizError
-from attnviz.lessons.efficient.methods import Method, dense_mask, reference_output
+from attnviz.lessons.efficient.method import Method, reference_output
 
 MAX_PATTERN_N = 192  # the most tokens drawn as heatmaps (192² cells, each one a number sent to the browser)
 MAX_RANDOM_D = 256
@@ -58,7 +58,7 @@ def compare(method: Method, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, k
     if method.reference == "shared-qk":
         keys, mask = shared_keys(q), None
     else:
-        keys, mask = k, dense_mask(method, n, knobs)
+        keys, mask = k, method.mask(n, knobs)
     _, reference_weights = scaled_dot_product_attention(q, keys, v, mask=mask, scale=scale)  # (n, n)
     out = method.run(q, k, v, knobs, scale)  # (n, d_v)
     full = scaled_dot_product_attention(q, k, v, scale=scale)[0]

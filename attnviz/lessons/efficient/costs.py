@@ -8,7 +8,7 @@ import torch
 
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.engine.efficient.measure import peak_tensor_bytes, seconds
-from attnviz.lessons.efficient.methods import Method, timing_knobs
+from attnviz.lessons.efficient.method import Method, timing_knobs
 
 MAX_COST_N = 4096  # the largest n the page times on this CPU (dense exact then holds ~200 MB of scores)
 COST_NS = (128, 256, 512, 1024, 2048, 4096)
