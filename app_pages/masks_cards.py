@@ -12,6 +12,7 @@ import streamlit as st
 
 import ui
 from attnviz.draw.describe import describe_mask
+from attnviz.engine.mask_kinds import MASKS
 from attnviz.errors import AttnvizError
 from attnviz.lessons.masks.editor import (
     MAX_EDITOR_TOKENS,
@@ -23,7 +24,6 @@ from attnviz.lessons.masks.editor import (
     starting_mask,
 )
 from attnviz.lessons.masks.gallery import (
-    MASK_TITLES,
     additive_matrix,
     attended_pairs,
     attended_pairs_chart,
@@ -100,7 +100,7 @@ def gallery_card(run: Runner, kind: str, spec: str, n: int) -> tuple[str, str, l
     res = run.run(spec)
     m = len(res.tokens)
     shown = f"custom, {n}×{n}" if kind == "custom" else spec
-    heading = f"**{MASK_TITLES[kind]}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}"
+    heading = f"**{MASKS[kind].title}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}"
     return heading, describe_mask(spec, causal_model=run.model.cfg.causal), mask_and_weights(
         f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels, f"L{run.layer} H{run.head}")
 

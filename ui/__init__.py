@@ -3,7 +3,7 @@
 One module per idea: state (the view state of a run), pickers (one per kind of choice), runs (models and runs,
 shared), memo (the one cache style), guard (errors and the truth badge), page (the one shape of a page),
 present (presentation mode), heatmap (the canvas heatmap component), scale_swap (heatmaps that carry the
-switch's other state), parts/ (the bigger pieces of single pages).
+switch's other state). A page's own bigger pieces live beside it in app_pages/.
 """
 
 from ui.focus import figure

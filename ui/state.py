@@ -101,7 +101,7 @@ def applied_mask(spec: str, device: str, text: str, mask_choice: str, max_tokens
     or longer than this server's cap of max_tokens, whose n × n matrices per head it keeps small).
     Kept per text and mask: every part of a page resolves the state, and tokenizing 512 tokens and building a
     512 × 512 mask to check it took 10 ms each time."""
-    from attnviz.engine.masks import padding_count, parse_mask
+    from attnviz.engine.mask_kinds import padding_count, parse_mask
     from attnviz.errors import AttnvizError
 
     try:

@@ -8,9 +8,6 @@ from itertools import groupby
 from attnviz.engine.attention import is_standard_scale
 from attnviz.engine.mask_kinds import MASKS
 
-MASK_SENTENCES = {name: kind.sentence for name, kind in MASKS.items()}  # the registry's own sentences
-
-
 CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in causal mask applies, and each token "
                         "sees itself and the tokens before it, never the ones after")
 
@@ -55,7 +52,7 @@ def describe_mask(spec, causal_model: bool = False, builtin_window: int | None =
     for part in spec.split("&"):
         name, _, arg = part.strip().partition(":")
         name = name.lower() or "none"
-        template = MASK_SENTENCES.get(name, name)
+        template = MASKS[name].sentence if name in MASKS else name  # the registry's own sentence
         parts.append(template.format(arg=arg.split(":")[0] if arg else "?"))
     sentence = "; and ".join(parts)
     if causal_model and "causal" not in spec:
@@ -132,20 +129,22 @@ def describe_effect(spec, scale: float, d_k: int, trained: bool = True) -> str |
             "layer's mask or scale alone.")
 
 
-def describe_input_embedding(family: str, has_position: bool = True, has_segment: bool = False,
-                             layer_norm: bool = False) -> str:
-    """What X is in layer 0 for this model, in words: e.g. BERT's LayerNorm(token + position + segment)."""
-    if family == "toy":
-        return ("token embeddings + sinusoidal position encodings" if has_position
-                else "token embeddings alone (this toy has no positions)")
-    parts = ["token"] + (["position"] if has_position else []) + (["segment"] if has_segment else [])
-    summed = " + ".join(parts) + " embeddings"
-    if not has_position:
-        summed += " (positions enter later, inside attention)"
+def describe_input_embedding(positions: str, has_segment: bool = False, layer_norm: bool = False) -> str:
+    """What X is in layer 0 for this model, in words, from its config's positions field (ModelConfig.positions):
+    e.g. BERT's LayerNorm(token + position + segment embeddings)."""
+    segment = " + segment" if has_segment else ""
+    if positions == "none":
+        summed = f"token{segment} embeddings alone (this model has no positions)"
+    elif positions == "sinusoidal":
+        summed = f"token{segment} embeddings + sinusoidal position encodings"
+    elif positions == "learned":
+        summed = f"token + position{segment} embeddings"
+    else:  # rope
+        summed = f"token{segment} embeddings (positions enter later, inside attention)"
     return f"LayerNorm({summed})" if layer_norm else summed
 
 
 def model_input_embedding(model) -> str:
     """describe_input_embedding for a loaded attnviz Model, read from its embedder."""
     emb = model.embedder
-    return describe_input_embedding(model.family, emb.position is not None, emb.token_type is not None, emb.ln is not None)
+    return describe_input_embedding(model.cfg.positions, emb.token_type is not None, emb.ln is not None)

@@ -6,19 +6,9 @@ M = -inf where False, so forbidden keys get weight exactly 0 after the softmax.
 A row with no True entries (a query that may attend to nothing) gets zero weights and zero output,
 the policy of PyTorch's SDPA; see `attnviz.engine.attention.masked_softmax`.
 
-Masks are also named by short string specs, used by the API and in the app's URL:
-    "none"             every query sees every key
-    "causal"           each query sees itself and earlier tokens
-    "padding:K"        the last K tokens are [PAD]: no query may attend to them
-    "window:W"         each query sees keys at most W positions away (sliding window / local)
-    "strided:S"        each query sees keys a multiple of S positions away (dilated). No local window:
-                       the Sparse Transformer's strided pattern is a local window OR every s-th key; this is the
-                       stride alone
-    "global:W:i,j"     a window of W plus global tokens i, j that see and are seen by all (Longformer)
-    "random:P:SEED"    each pair kept with probability P (Bernoulli per pair, ~p·n² pairs, not BigBird's r keys
-                       per query), seeded; the diagonal is always kept
-    "custom:101/011"   rows of 0/1 written out, '/' between rows
-Specs combine with '&' (logical AND): "causal&window:2".
+This module builds the matrices. The kinds of mask, their short string specs (used by the API and in the app's
+URL: "causal", "window:2", "global:1:0,5", "causal&window:2", ...) and the parser `parse_mask` are the registry's,
+in attnviz.engine.mask_kinds: each kind there names the function here that builds it.
 """
 
 from __future__ import annotations
@@ -28,8 +18,6 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-# the kinds, their labels and parameters: one registry (mask_kinds.py); this module builds their matrices
-from attnviz.engine.mask_kinds import MASK_KINDS
 from attnviz.errors import AttnvizError
 
 
@@ -129,75 +117,6 @@ def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
     for m in present[1:]:
         out = out & m
     return out
-
-
-def parse_mask(spec, n: int) -> torch.Tensor | None:
-    """A mask spec (see the module doc), a bool tensor, or None -> an (n, n) bool mask or None (no mask)."""
-    if spec is None:
-        return None
-    if isinstance(spec, torch.Tensor):
-        if spec.dtype != torch.bool:
-            raise AttnvizError(f"A mask tensor must be boolean (True = may attend), got dtype {spec.dtype}.")
-        if tuple(spec.shape[-2:]) != (n, n):
-            raise AttnvizError(f"The mask must be {n}×{n} for {n} tokens, got shape {tuple(spec.shape)}.")
-        return spec
-    if not isinstance(spec, str):
-        raise AttnvizError(f"A mask must be a name such as 'causal', a bool tensor or None, not {type(spec).__name__}.")
-    return combine_masks(*(_parse_one(part.strip(), n) for part in spec.split("&")))
-
-
-def padding_count(spec) -> int:
-    """How many [PAD] tokens a spec asks to append (its 'padding:K' part), 0 if none."""
-    if not isinstance(spec, str):
-        return 0
-    total = 0
-    for part in spec.split("&"):
-        name, _, args = part.strip().partition(":")
-        if name.lower() == "padding":
-            total += _int_arg("padding", args or "0")
-    return total
-
-
-def _parse_one(part: str, n: int) -> torch.Tensor | None:
-    name, _, args = part.partition(":")
-    name = name.strip().lower()
-    if name in ("", "none", "full", "bidirectional"):
-        return None
-    if name == "causal":
-        return causal_mask(n)
-    if name == "padding":
-        return key_padding_mask(n, _int_arg(name, args or "0"))
-    if name == "window":
-        return window_mask(n, _int_arg(name, args))
-    if name == "strided":
-        return strided_mask(n, _int_arg(name, args))
-    if name == "global":
-        width, _, tokens = args.partition(":")
-        return global_local_mask(n, _int_arg(name, width), _int_list(tokens or "0"))
-    if name == "random":
-        keep, _, seed = args.partition(":")
-        return random_mask(n, _float_arg(name, keep), _int_arg(name, seed or "0"))
-    if name == "custom":
-        return custom_mask(args, n)
-    raise AttnvizError(f"Unknown mask '{name}'. Choose one of: {', '.join(MASK_KINDS)}.")
-
-
-def _int_arg(name: str, text: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise AttnvizError(f"{name}: expected a whole number, got '{text}'.") from None
-
-
-def _float_arg(name: str, text: str) -> float:
-    try:
-        return float(text.strip())
-    except ValueError:
-        raise AttnvizError(f"{name}: expected a number, got '{text}'.") from None
-
-
-def _int_list(text: str) -> list[int]:
-    return [_int_arg("global", t) for t in text.split(",") if t.strip()]
 
 
 def _check_count(name: str, value: int, low: int, high: int | None) -> None:

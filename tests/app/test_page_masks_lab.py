@@ -11,9 +11,10 @@ from apptest_helpers import assert_healthy, drawn_heatmap, has_heatmap, page_tex
 
 import attnviz
 from attnviz.draw.line_chart import chart_lines
-from attnviz.engine.masks import MASK_KINDS, causal_mask, parse_mask
+from attnviz.engine.mask_kinds import MASKS, parse_mask
+from attnviz.engine.masks import causal_mask
 from attnviz.lessons.masks.editor import mask_to_spec, position_names
-from attnviz.lessons.masks.gallery import MASK_TITLES, gallery_specs
+from attnviz.lessons.masks.gallery import gallery_specs
 
 PAGE = "app_pages/masks.py"
 TEXT = "the cat sat on the mat"
@@ -43,13 +44,13 @@ def panels(at, key: str) -> tuple[np.ndarray, np.ndarray]:
 def test_page_loads_with_the_bundled_model():
     at = run_app(page=PAGE)
     assert_healthy(at)
-    assert all(has_heatmap(at, f"masks_gallery_{kind}_weights") for kind in MASK_KINDS)
+    assert all(has_heatmap(at, f"masks_gallery_{kind}_weights") for kind in tuple(MASKS))
 
 
 def test_gallery_shows_every_mask_with_its_real_weights(toy, toy_page):
     text = page_text(toy_page)
     for kind, spec in gallery_specs(custom=mask_to_spec(causal_mask(8))).items():
-        assert f"**{MASK_TITLES[kind]}**" in text
+        assert f"**{MASKS[kind].title}**" in text
         res = toy.run(TEXT, mask=spec)
         m, w = panels(toy_page, f"masks_gallery_{kind}")
         np.testing.assert_allclose(w, res.attentions[0, 0].numpy(), atol=ATOL, err_msg=kind)
@@ -87,7 +88,7 @@ def cost_chart(at) -> str:
 
 def test_cost_chart_shows_quadratic_full_attention(toy_page):
     lines = chart_lines(cost_chart(toy_page))
-    full, window = lines[MASK_TITLES["none"]], lines[MASK_TITLES["window"]]
+    full, window = lines[MASKS["none"].title], lines[MASKS["window"].title]
     assert full[0] == 64 and full[-1] == 512 * 512 and window[-1] == 512 * 5 - 6
     assert "O(n²)" in page_text(toy_page)
 
@@ -195,5 +196,5 @@ def test_a_card_whose_mask_cannot_run_says_why_and_the_others_still_draw(toy):
     messages = [m.value for m in [*at.error, *at.warning]]
     assert any("Padding to 66 tokens is more than the model's 64" in m for m in messages), messages
     assert not has_heatmap(at, "masks_gallery_padding_weights")
-    for kind in set(MASK_KINDS) - {"padding"}:
+    for kind in set(tuple(MASKS)) - {"padding"}:
         assert has_heatmap(at, f"masks_gallery_{kind}_weights"), kind

@@ -101,9 +101,11 @@ def test_a_causal_model_with_no_mask_is_never_said_to_look_both_ways():
 
 
 def test_input_embedding_is_named_per_family():
-    assert describe_input_embedding("bert", True, True, True) == "LayerNorm(token + position + segment embeddings)"
-    assert describe_input_embedding("gpt2", True, False, False) == "token + position embeddings"
-    assert "sinusoidal" in describe_input_embedding("toy", True)
+    assert describe_input_embedding("learned", True, True) == "LayerNorm(token + position + segment embeddings)"  # BERT
+    assert describe_input_embedding("learned", False, False) == "token + position embeddings"  # GPT-2
+    assert describe_input_embedding("sinusoidal") == "token embeddings + sinusoidal position encodings"  # the toy
+    assert describe_input_embedding("none") == "token embeddings alone (this model has no positions)"  # toy-nopos
+    assert describe_input_embedding("rope") == "token embeddings (positions enter later, inside attention)"  # Llama
     assert "√32" in describe_scale(1 / math.sqrt(32), 32)
     assert "off" in describe_scale(1.0, 32)
     assert describe_effect("none", 1 / math.sqrt(32), 32) is None

@@ -6,15 +6,14 @@ import torch
 
 import attnviz
 from attnviz import AttnvizError
+from attnviz.engine.mask_kinds import padding_count, parse_mask
 from attnviz.engine.masks import (
     causal_mask,
     combine_masks,
     custom_mask,
     global_local_mask,
     key_padding_mask,
-    padding_count,
     padding_mask_from_attention_mask,
-    parse_mask,
     random_mask,
     strided_mask,
     window_mask,
@@ -159,7 +158,7 @@ def test_unknown_mask_name_lists_the_choices():
 
 
 def test_window_with_a_non_number_says_a_number_is_expected():
-    assert_user_error(r"window: expected a whole number, got 'x'", parse_mask, "window:x", 4)
+    assert_user_error(r"Window: keys at most this far away: expected a whole number, got 'x'", parse_mask, "window:x", 4)
 
 
 def test_negative_window_says_the_allowed_range():

@@ -2,7 +2,8 @@
 
 import torch
 
-from attnviz.engine.masks import causal_mask, parse_mask
+from attnviz.engine.mask_kinds import parse_mask
+from attnviz.engine.masks import causal_mask
 from attnviz.lessons.masks.editor import (
     forbidden_rows,
     frame_to_mask,

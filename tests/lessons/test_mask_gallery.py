@@ -7,9 +7,8 @@ import pytest
 import torch
 
 from attnviz.draw.line_chart import chart_lines
-from attnviz.engine.masks import MASK_KINDS, parse_mask
+from attnviz.engine.mask_kinds import MASKS, parse_mask
 from attnviz.lessons.masks.gallery import (
-    MASK_TITLES,
     attended_pairs,
     attended_pairs_chart,
     attended_pairs_curves,
@@ -27,7 +26,7 @@ PARAMS = {"window": 2, "stride": 3, "n_pad": 2, "keep": 0.3}
 
 def test_gallery_offers_every_mask_kind_in_order():
     specs = gallery_specs(custom="custom:10/11")
-    assert list(specs) == list(MASK_KINDS)
+    assert list(specs) == list(tuple(MASKS))
     assert specs["window"] == "window:2" and specs["custom"] == "custom:10/11"
 
 
@@ -73,13 +72,13 @@ def test_random_formula_is_the_expected_count():
 def test_curves_cover_every_sized_mask_and_full_grows_quadratically():
     ns = np.array([8, 16, 512])
     curves = attended_pairs_curves(ns, **PARAMS)
-    assert set(curves) == set(MASK_KINDS) - {"custom"}
+    assert set(curves) == set(tuple(MASKS)) - {"custom"}
     assert curves["none"].tolist() == [64, 256, 512 * 512]
     assert curves["window"][-1] < 0.02 * curves["none"][-1]
     chart = attended_pairs_chart(ns, curves, current_n=16, log_axes=True)
     drawn = chart_lines(chart)
-    assert list(drawn) == [MASK_TITLES[k] for k in curves]
-    np.testing.assert_array_equal(drawn[MASK_TITLES["none"]], curves["none"])
+    assert list(drawn) == [MASKS[k].title for k in curves]
+    np.testing.assert_array_equal(drawn[MASKS["none"].title], curves["none"])
     assert "your text: n = 16" in chart and ">100k<" in chart  # log axes: decade ticks up to 512² ≈ 262k
 
 
@@ -90,7 +89,7 @@ def test_the_cost_grid_holds_both_ends_and_the_users_n_whose_dots_are_exact():
     curves = attended_pairs_curves(ns, **PARAMS)
     chart = attended_pairs_chart(ns, curves, current_n=13)
     full = attended_pairs_formula("none", 13)
-    assert f"{MASK_TITLES['none']}: n (tokens) = 13, (query, key) pairs scored = {full:,.0f}</title>" in chart
+    assert f"{MASKS['none'].title}: n (tokens) = 13, (query, key) pairs scored = {full:,.0f}</title>" in chart
     assert len(chart) < 25_000  # the page sends it as markdown, which the browser parses on every draw
 
 
@@ -116,4 +115,4 @@ def test_padding_helpers():
 def test_cost_lesson_says_a_dense_mask_saves_no_compute():
     text = cost_lesson(512, 2)
     assert "computes every one of the n² scores anyway" in text and "Efficient attention page" in text
-    assert "p·n²" in text and MASK_TITLES["random"] == "random (Bernoulli per pair)"
+    assert "p·n²" in text and MASKS["random"].title == "random (Bernoulli per pair)"

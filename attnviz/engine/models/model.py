@@ -15,7 +15,8 @@ import torch
 from attnviz.engine.attention import resolve_scale
 from attnviz.engine.generation import generate
 from attnviz.engine.kv_cache import KVCache
-from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
+from attnviz.engine.mask_kinds import padding_count, parse_mask
+from attnviz.engine.masks import causal_mask, combine_masks
 from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.stack import (
     LayerTrace,

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 import torch
 
 from attnviz.engine.attention import merge_heads, resolve_scale, scaled_dot_product_attention_trace, split_heads
-from attnviz.engine.masks import causal_mask, combine_masks, padding_count, parse_mask
+from attnviz.engine.mask_kinds import padding_count, parse_mask
+from attnviz.engine.masks import causal_mask, combine_masks
 from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.model import Embedder, Model, RunResult
 from attnviz.engine.models.stack import LayerWeights, attention_sublayer, mlp, norm

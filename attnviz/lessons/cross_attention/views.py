@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from attnviz.draw.describe import mask_button_name
-from attnviz.engine.masks import padding_count, parse_mask
+from attnviz.engine.mask_kinds import padding_count, parse_mask
 from attnviz.errors import AttnvizError
 
 

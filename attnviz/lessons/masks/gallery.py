@@ -11,26 +11,23 @@ import numpy as np
 import torch
 
 from attnviz.draw.line_chart import line_chart_svg
-from attnviz.engine.mask_kinds import MASKS
-from attnviz.engine.masks import MASK_KINDS, parse_mask
-
-MASK_TITLES = {name: kind.title for name, kind in MASKS.items()}  # the registry's short titles
+from attnviz.engine.mask_kinds import MASKS, parse_mask
 
 
-def gallery_specs(window: int = 2, stride: int = 3, n_pad: int = 2, keep: float = 0.3, seed: int = 0,
-                  global_tokens: tuple[int, ...] = (0,), custom: str = "custom:") -> dict[str, str]:
-    """kind -> the mask spec the gallery shows for it, one per entry of MASK_KINDS, in that order."""
-    specs = {
-        "none": "none",
-        "causal": "causal",
-        "padding": f"padding:{n_pad}",
-        "window": f"window:{window}",
-        "strided": f"strided:{stride}",
-        "global": f"global:{window}:{','.join(str(g) for g in global_tokens)}",
-        "random": f"random:{keep}:{seed}",
-        "custom": custom,
-    }
-    return {kind: specs[kind] for kind in MASK_KINDS}
+def gallery_values(window: int = 2, stride: int = 3, n_pad: int = 2, keep: float = 0.3, seed: int = 0,
+                   global_tokens: tuple[int, ...] = (0,), custom: str = "custom:") -> dict:
+    """The gallery's controls as the mask kinds' parameter values (by parameter name): the window slider sets both
+    the sliding window and global + local's window; custom is a whole 'custom:…' spec. A kind with a parameter no
+    control names is shown at that parameter's default: its example."""
+    return {"window": window, "gwindow": window, "stride": stride, "pad": n_pad, "keep": keep, "seed": seed,
+            "globals": ",".join(str(g) for g in global_tokens), "custom": custom.partition(":")[2]}
+
+
+def gallery_specs(**controls) -> dict[str, str]:
+    """kind -> the mask spec the gallery shows for it, one per registered kind, in the registry's order.
+    controls: those of gallery_values."""
+    values = gallery_values(**controls)
+    return {name: kind.spec(values) for name, kind in MASKS.items()}
 
 
 # ---- how many pairs a mask lets through ---------------------------------------------------------
@@ -41,46 +38,14 @@ def attended_pairs(mask: torch.Tensor | None, n: int) -> int:
     return n * n if mask is None else int(mask.reshape(n, n).sum())
 
 
-def _window_pairs(n: int, w: int) -> int:
-    """Σ_i |{j : |i - j| <= w}| = n(2w'+1) - w'(w'+1) with w' = min(w, n-1): the ends lose w'(w'+1)."""
-    w = min(w, n - 1)
-    return n * (2 * w + 1) - w * (w + 1)
-
-
-def _row_window(n: int, i: int, w: int) -> int:
-    """How many keys of row i lie inside the window: positions max(0, i-w) .. min(n-1, i+w)."""
-    return min(n - 1, i + w) - max(0, i - w) + 1
-
-
-def attended_pairs_formula(kind: str, n: int, *, window: int = 2, stride: int = 3, n_pad: int = 2,
-                           keep: float = 0.3, global_tokens: tuple[int, ...] = (0,)) -> float:
-    """Allowed pairs for `kind` at n tokens, in closed form (exact for every kind but random and custom).
-
-    none n² · causal n(n+1)/2 · padding n(n - p) · window n(2w+1) - w(w+1) · strided Σ_r c_r² (c_r = how
-    many positions have residue r mod s) · global window + the g full rows and columns not already in it
-    · random p·n² + (1-p)·n, its expected value (the diagonal is always kept). Custom has no formula: nan.
-    """
-    if kind == "none":
-        return float(n * n)
-    if kind == "causal":
-        return n * (n + 1) / 2
-    if kind == "padding":
-        return float(n * (n - min(n_pad, n)))
-    if kind == "window":
-        return float(_window_pairs(n, window))
-    if kind == "strided":
-        q, r = divmod(n, stride)  # r residues occur q + 1 times, the other s - r occur q times
-        return float(r * (q + 1) ** 2 + (stride - r) * q**2)
-    if kind == "global":
-        g = sorted({t for t in global_tokens if 0 <= t < n})
-        rows_and_cols = 2 * len(g) * n - len(g) ** 2  # |rows G ∪ cols G|
-        # pairs of rows G ∪ cols G already inside the window: g's row and column, minus G×G counted twice
-        in_window = 2 * sum(_row_window(n, t, window) for t in g) - sum(
-            1 for a in g for b in g if abs(a - b) <= window)
-        return float(_window_pairs(n, window) + rows_and_cols - in_window)
-    if kind == "random":
-        return keep * n * n + (1 - keep) * n
-    return float("nan")
+def attended_pairs_formula(kind: str, n: int, **controls) -> float:
+    """Allowed pairs for `kind` at n tokens, in closed form, from the kind's own count (engine/mask_kinds.py), at the
+    gallery's controls (gallery_values): exact for every kind but random (its expected value); nan for a kind with
+    no size of its own (custom)."""
+    mask_kind = MASKS[kind]
+    if mask_kind.pairs is None:
+        return float("nan")
+    return float(mask_kind.pairs(n, mask_kind.values(mask_kind.spec(gallery_values(**controls)))))
 
 
 def cost_grid(current_n: int | None = None, lo: int = 8, hi: int = 512, points: int = 48) -> np.ndarray:
@@ -93,11 +58,11 @@ def cost_grid(current_n: int | None = None, lo: int = 8, hi: int = 512, points: 
     return np.unique(np.rint(grid).astype(np.int64))
 
 
-def attended_pairs_curves(ns, **params) -> dict[str, np.ndarray]:
-    """kind -> allowed pairs at every n in ns (custom left out: it has no size of its own)."""
+def attended_pairs_curves(ns, **controls) -> dict[str, np.ndarray]:
+    """kind -> allowed pairs at every n in ns, for every kind with a count of its own (custom has none)."""
     return {
-        kind: np.array([attended_pairs_formula(kind, int(n), **params) for n in ns], dtype=np.float64)
-        for kind in MASK_KINDS if kind != "custom"
+        name: np.array([attended_pairs_formula(name, int(n), **controls) for n in ns], dtype=np.float64)
+        for name, kind in MASKS.items() if kind.pairs is not None
     }
 
 
@@ -105,10 +70,10 @@ def attended_pairs_chart(ns, curves: dict[str, np.ndarray], current_n: int | Non
                          log_axes: bool = False) -> str:
     """One line per mask: how the scored pairs grow with n (an SVG, see attnviz.draw.line_chart). Log-log turns
     n² into slope 2, n into slope 1. The x axis runs over the data (and the user's n), not beyond."""
-    return line_chart_svg(ns, {MASK_TITLES.get(kind, kind): pairs for kind, pairs in curves.items()},
+    return line_chart_svg(ns, {MASKS[kind].title: pairs for kind, pairs in curves.items()},
                           x_title="n (tokens)", y_title="(query, key) pairs scored", log_axes=log_axes,
                           marker_x=current_n, marker_label="" if current_n is None else f"your text: n = {current_n}",
-                          dashed=(MASK_TITLES["padding"],),  # padding runs just under full: keep both visible
+                          dashed=(MASKS["padding"].title,),  # padding runs just under full: keep both visible
                           label="pairs scored as the text grows, one line per mask")
 
 
