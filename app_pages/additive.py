@@ -2,8 +2,15 @@
 
 import numpy as np
 import streamlit as st
+import torch
 
 import ui
+from attnviz.engine.masks import causal_mask
+from attnviz.errors import AttnvizError
+from attnviz.lessons.additive import figures as af
+from attnviz.lessons.additive import scoring as sc
+from attnviz.lessons.additive.cost import MAX_COST_N, WHY_DOT_PRODUCT_WON, cost_sentence, measure_cost
+from attnviz.lessons.additive.scoring import fit_additive_to_dot_product
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
@@ -11,9 +18,6 @@ from ui.memo import shared
 
 @shared(max_entries=16)
 def _fit(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, d_a: int, steps: int, seed: int):
-    import torch
-
-    from attnviz.lessons.additive.scoring import fit_additive_to_dot_product
 
     m = None if mask is None else torch.from_numpy(mask)
     return fit_additive_to_dot_product(torch.from_numpy(q), torch.from_numpy(k), d_a, steps, seed=seed, mask=m)
@@ -21,8 +25,6 @@ def _fit(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, d_a: int, steps:
 
 @shared(max_entries=4)
 def _cost(d: int, d_a: int):
-    from attnviz.lessons.additive.cost import measure_cost
-
     return measure_cost(d=d, d_a=d_a)
 
 
@@ -32,10 +34,6 @@ view = ui.open_page("Additive vs dot-product attention",
                     "queries and keys.", settings=("text", "model", "mask"))  # both scorings at their own scale
 
 with ui.guard("The comparison"):
-    from attnviz.errors import AttnvizError
-    from attnviz.lessons.additive import figures as af
-    from attnviz.lessons.additive import scoring as sc
-
     st.markdown("**Additive** scoring feeds each (query, key) pair through a one-hidden-layer network W, U, v; "
                 "**dot-product** scoring multiplies them. Either way a softmax over the keys turns scores into "
                 "weights, and the output is the weighted sum of the values:")
@@ -62,8 +60,6 @@ with ui.guard("The comparison"):
         q, k, v = sc.random_qkv(n, d, seed)
         labels = [f"t{i}" for i in range(n)]
         if causal:
-            from attnviz.engine.masks import causal_mask
-
             mask = causal_mask(n)
         where = f"Q, K, V: {n} × {d}, entries from N(0, 1), seed {seed}"
     else:
@@ -126,8 +122,6 @@ with ui.guard("The comparison"):
 
 st.header("What each costs as n grows")
 with ui.guard("The cost measurement"):
-    from attnviz.lessons.additive.cost import MAX_COST_N, cost_sentence
-
     c = st.columns(2)
     cost_d = int(c[0].select_slider("d for the measurement", [16, 32, 64, 128], 64, key="add_cost_d", **ui.BOUND))
     cost_da = int(c[1].select_slider("d_a for the measurement", [16, 32, 64, 128], 64, key="add_cost_da", **ui.BOUND))
@@ -147,7 +141,5 @@ with ui.guard("The cost measurement"):
 
 st.header("Why dot-product won")
 with ui.guard("Why dot-product won"):
-    from attnviz.lessons.additive.cost import WHY_DOT_PRODUCT_WON
-
     st.markdown(WHY_DOT_PRODUCT_WON)
 ui.mark_drawn(view)

@@ -14,6 +14,12 @@ import pandas as pd
 import streamlit as st
 
 import ui
+from attnviz.lessons.attention_layer import figures as fg
+from attnviz.lessons.attention_layer import latex as lx
+from attnviz.lessons.attention_layer import layer as ly
+from attnviz.lessons.attention_layer import queries as qs
+from attnviz.lessons.attention_layer.regions import FEATURE_MEANINGS, FEATURES, parse_grid, picture_png, picture_regions
+from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
@@ -23,15 +29,11 @@ STEPS = {"a": "a · one query", "b": "b · many queries", "c": "c · keys and va
 
 @shared(max_entries=16)
 def _regions(rows: int, cols: int):
-    from attnviz.lessons.attention_layer.regions import picture_regions
-
     return picture_regions(rows, cols)
 
 
 def _weights_and_pictures(weights, names: list[str], regions, png, map_key: str, pictures_key: str, title: str):
     """M queries' weights over the regions: as a heatmap (M × N), then over the picture, one picture per query."""
-    from attnviz.lessons.attention_layer import figures as fg
-
     heatmap(weights, names, regions.labels, key=map_key, x_title="region", title=title)
     plotly_chart(ui.figure("pictures"), fg.pictures_with_weights(png, regions, weights, names), width="stretch", key=pictures_key)
     st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
@@ -46,13 +48,6 @@ view = ui.open_page("Attention as a layer",
                     settings=())  # no language model here: on a projector the first screen is the picture
 
 with ui.guard("The attention layer"):
-    from attnviz.lessons.attention_layer import figures as fg
-    from attnviz.lessons.attention_layer import latex as lx
-    from attnviz.lessons.attention_layer import layer as ly
-    from attnviz.lessons.attention_layer import queries as qs
-    from attnviz.lessons.attention_layer.regions import FEATURE_MEANINGS, FEATURES, parse_grid, picture_png
-    from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
-
     # a link's value a widget cannot take is dropped by Streamlit without a word: say what was asked and what is shown
     for key, allowed, shown in (("al_step", list(STEPS), "step a"), ("al_query", [*qs.PRESETS, qs.CUSTOM], "sun")):
         raw = st.query_params.get(key)

@@ -1,9 +1,16 @@
 """Compare: one head under two configurations, A (the sidebar) and B, with what changed between them."""
 
+import math
+from dataclasses import replace
+
 import streamlit as st
 
 import ui
 from app_pages import compare_side as side_b
+from attnviz.analysis.compare import compare_patterns
+from attnviz.analysis.stats import head_entropy, head_max_weight
+from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
+from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 
@@ -32,13 +39,6 @@ def change_vs_a(change: float) -> dict:
 
 def comparison(view) -> None:
     """Both sides, their heatmaps, what changed, the difference and the per-row KL (when the tokens match)."""
-    import math
-    from dataclasses import replace
-
-    from attnviz.analysis.compare import compare_patterns
-    from attnviz.analysis.stats import head_entropy, head_max_weight
-    from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
-    from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 
     model_a, spec_a, layer_a = view.model, view.model_spec, view.layer
     preset = st.segmented_control("Classic comparisons (B = A with one change)", list(PRESETS), key="cmp_preset",

@@ -5,7 +5,28 @@ names (hub or folder) shows its own cross-attention for a typed target."""
 import streamlit as st
 
 import ui
-from attnviz.lessons.cross_attention.views import decoder_mask_for, decoder_mask_name, is_encoder_decoder
+from attnviz.engine.truth import check_against_transformers
+from attnviz.lessons.cross_attention.latex import cross_attention_equation
+from attnviz.lessons.cross_attention.number_task import (
+    ALIGNMENT_CLAIM,
+    DEFAULT_SOURCE,
+    EXAMPLES,
+    check_digit_target,
+    check_source,
+    greedy_output,
+    strongest_links,
+    task_description,
+    written_labels,
+)
+from attnviz.lessons.cross_attention.views import (
+    cross_layers,
+    cross_view,
+    decoder_mask_for,
+    decoder_mask_name,
+    decoder_mask_spec,
+    is_encoder_decoder,
+    wordpiece_note,
+)
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.memo import shared
@@ -19,22 +40,16 @@ GENERIC_TARGET = "Le chat était assis sur le tapis."
 
 @shared(max_entries=16)
 def _view(spec: str, device: str, source: str, target: str, layer: int, mask_spec: str, scale):
-    from attnviz.lessons.cross_attention.views import cross_view
-
     return cross_view(model_for(spec, device), source, target, layer, mask=mask_spec, scale=scale)
 
 
 @shared(max_entries=32)
 def _greedy(spec: str, device: str, source: str):
-    from attnviz.lessons.cross_attention.number_task import greedy_output
-
     return greedy_output(model_for(spec, device), source)
 
 
 @shared(max_entries=16)
 def _truth(spec: str, device: str, source: str, target: str):
-    from attnviz.engine.truth import check_against_transformers
-
     return check_against_transformers(model_for(spec, device), source, target=target)
 
 
@@ -65,8 +80,6 @@ def _forget_example() -> None:
 
 def _take_example() -> None:
     """The example picker writes its sentence into the source box (before the box is drawn again)."""
-    from attnviz.lessons.cross_attention.number_task import EXAMPLES
-
     picked = st.session_state.get("xa_example")
     if picked in EXAMPLES:
         st.session_state["xa_source"] = EXAMPLES[picked]
@@ -90,19 +103,6 @@ view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.L
     settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
 
 with ui.guard("The cross-attention page"):
-    from attnviz.lessons.cross_attention.latex import cross_attention_equation
-    from attnviz.lessons.cross_attention.number_task import (
-        ALIGNMENT_CLAIM,
-        DEFAULT_SOURCE,
-        EXAMPLES,
-        check_digit_target,
-        check_source,
-        strongest_links,
-        task_description,
-        written_labels,
-    )
-    from attnviz.lessons.cross_attention.views import cross_layers, decoder_mask_spec, wordpiece_note
-
     model, spec = view.model, view.model_spec
     tiny = spec == TINY_BART
 

@@ -5,7 +5,11 @@ then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by sta
 import streamlit as st
 
 import ui
-from attnviz.lessons.encoder_layer.steps import layer_title
+from app_pages.encoder_layer_decoder import draw_decoder_block
+from attnviz.lessons.encoder_layer.figures import stream_figure, vector_bars
+from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex, trace_check
+from attnviz.lessons.encoder_layer.norms import stream_norms
+from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, layer_title, model_sizes
 from ui.charts import plotly_chart
 from ui.token_link import follow_token
 
@@ -20,11 +24,6 @@ if layer_title(view.model.cfg) != title:  # the pickers ended on another model t
 
 
 with ui.guard("The encoder-layer page"):
-    from attnviz.lessons.encoder_layer.figures import stream_figure, vector_bars
-    from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex, trace_check
-    from attnviz.lessons.encoder_layer.norms import stream_norms
-    from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, model_sizes
-
     model, layer = view.model, view.layer
     st.caption("Further down: [the decoder block](#the-decoder-block) of an encoder–decoder, masked self-attention → "
                "cross-attention → FFN, with its numbers.")
@@ -103,7 +102,5 @@ with ui.guard("The encoder-layer page"):
                  hide_index=True)
 
 with ui.guard("The decoder block"), ui.figure("decoder_block"):
-    from app_pages.encoder_layer_decoder import draw_decoder_block
-
     draw_decoder_block(view)
 ui.mark_drawn(view)

@@ -9,6 +9,11 @@ import html
 import streamlit as st
 
 import ui
+from attnviz.engine.truth import check_decoder_block_against_transformers
+from attnviz.lessons.cross_attention.number_task import DEFAULT_SOURCE, check_source, greedy_output, written_labels
+from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps, decoder_stages
+from attnviz.lessons.encoder_layer.figures import vector_bars
+from attnviz.lessons.encoder_layer.latex import vector_numbers
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import heatmap as _heatmap
 from ui.charts import plotly_chart
@@ -22,32 +27,21 @@ ANCHOR = "the-decoder-block"
 
 @shared(max_entries=16)
 def _answer(device: str, source: str):
-    from attnviz.lessons.cross_attention.number_task import greedy_output
-
     return greedy_output(model_for(TINY_BART, device), source)
 
 
 @shared(max_entries=16)
 def _steps(device: str, source: str, target: str, layer: int):
-    from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps
-
     return decoder_block_steps(model_for(TINY_BART, device), source, target, layer)
 
 
 @shared(max_entries=16)
 def _truth(device: str, source: str, target: str, layer: int):
-    from attnviz.engine.truth import check_decoder_block_against_transformers
-
     return check_decoder_block_against_transformers(model_for(TINY_BART, device), source, target,
                                                     _steps(device, source, target, layer))
 
 
 def draw_decoder_block(view: ui.ViewState) -> None:
-    from attnviz.lessons.cross_attention.number_task import DEFAULT_SOURCE, check_source, written_labels
-    from attnviz.lessons.encoder_layer.decoder_block import decoder_stages
-    from attnviz.lessons.encoder_layer.figures import vector_bars
-    from attnviz.lessons.encoder_layer.latex import vector_numbers
-
     st.header("The decoder block", anchor=ANCHOR, divider="gray")
     model = model_for(TINY_BART, view.device)
     st.markdown(

@@ -1,5 +1,6 @@
 """The explorer (home page): every head of one layer as heatmaps; click a cell to see why it has its weight."""
 
+import dataclasses
 import math
 from functools import partial
 
@@ -7,9 +8,32 @@ import streamlit as st
 
 import ui
 from app_pages import explorer_why as why
+from attnviz.analysis.stats import live_rows
+from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale, head_facts
+from attnviz.draw.export import attentions_npz, head_csv
+from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
+from attnviz.draw.text import markdown_literal
+from attnviz.lessons.explorer.selection import (
+    clamp_selection,
+    follow_selection,
+    grid_ring,
+    selection_from_click,
+    selection_from_params,
+    token_choice,
+)
+from attnviz.lessons.explorer.truth import (
+    badge_sentence,
+    checked_settings,
+    mask_differs,
+    unchecked_sentence,
+    unchecked_settings,
+    unknown_pieces,
+)
+from attnviz.lessons.explorer.truth import unknown_note as note_for
 from ui import heatmap as hm
 from ui.focus import focused
 from ui.present import presenting
+from ui.runs import truth_for
 from ui.scale_swap import flipped_scale_state
 
 # A scale toggle or a click changes only these parts: each is its own keyed fragment, rerun alone, so the
@@ -27,8 +51,6 @@ def set_selection(sel) -> None:
 
 def take_click(key: str, heads: list[int]) -> None:
     """on_select of a heatmap: its clicked {panel, row, col} becomes the selection; the parts that show it rerun."""
-    from attnviz.lessons.explorer.selection import selection_from_click
-
     click = hm.clean_selection((st.session_state.get(key) or {}).get("selection"), len(heads), 10**9, 10**9)
     sel = selection_from_click(click, heads)
     if sel is not None:
@@ -39,13 +61,6 @@ def take_click(key: str, heads: list[int]) -> None:
 def settle_selection(n: int, n_heads: int) -> None:
     """The link's selection if it carries one, else this session's, clamped to this text with a message, into
     session state, where the view state reads it."""
-    from attnviz.lessons.explorer.selection import (
-        clamp_selection,
-        follow_selection,
-        selection_from_params,
-        token_choice,
-    )
-
     sel = selection_from_params(st.query_params) or st.session_state.get(ui.state.SELECTION)
     labels = st.session_state.get("why_labels") or []
     old = st.session_state.get("_selection_labels")  # the text the selection was made on
@@ -72,10 +87,6 @@ def settle_selection(n: int, n_heads: int) -> None:
 def explorer_view() -> None:
     """Everything the run draws. A layer or head change reruns only this (in a browser): the sidebar and the page
     around it are not redone; a click or the scale controls rerun only its SCALE_PARTS."""
-    from attnviz.analysis.stats import live_rows
-    from attnviz.draw.describe import head_facts
-    from attnviz.draw.text import markdown_literal
-
     with ui.guard("The explorer"):  # here, not around the call: a fragment rerun runs this function alone
         model, res = current()  # the model and run, for the pickers' ranges and the selection's bounds
         above = st.container()  # the facts and the truth badge: above the heatmaps, or on a projector right below
@@ -138,8 +149,6 @@ def current():
 
 @st.fragment(key="explorer_grid")
 def grid_part() -> None:
-    from attnviz.lessons.explorer.selection import grid_ring, selection_from_click
-
     with ui.guard("The heatmaps"):
         view = ui.view_state()
         res = view.run()
@@ -183,9 +192,6 @@ def why_part() -> None:
 @st.fragment(key="explorer_focus")
 def focus_part() -> None:
     """The enlarged head and the downloads (of the weights at the scale shown)."""
-    import dataclasses
-
-    from attnviz.draw.export import attentions_npz, head_csv
 
     with ui.guard("The enlarged head"):
         view = ui.view_state()
@@ -209,9 +215,6 @@ def focus_part() -> None:
 
 def equations_panel(view) -> None:
     """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
-    from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale
-    from attnviz.draw.latex import attention_equation, mask_matrix, multi_head_equation
-
     model, res = view.model, view.run()
     st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
     window = model.shared_window  # Mistral's sliding window, part of the model
@@ -233,9 +236,6 @@ def truth_badge(badge, view) -> None:
     """The live check against transformers, in `badge`, saying at which settings it compared. It depends on the
     text only (cached on it): a toggle never redoes it (unchecked_note, in a part a toggle reruns, says when the
     heatmaps are at other settings)."""
-    from attnviz.lessons.explorer.truth import badge_sentence, checked_settings
-    from ui.runs import truth_for
-
     checked = checked_settings(view.model.cfg.causal, view.model.d_head, view.model.shared_window)
     ui.truth_badge(badge, lambda: truth_for(view.model_spec, view.device, view.text),
                    lambda truth: badge_sentence(truth.max_abs_diff, checked))
@@ -243,8 +243,6 @@ def truth_badge(badge, view) -> None:
 
 def unchecked_note(view, res) -> None:
     """Above the heatmaps, when their mask or scale is not what the check against transformers ran at."""
-    from attnviz.lessons.explorer.truth import mask_differs, unchecked_sentence, unchecked_settings
-
     model = view.model
     if model.source is None:  # no reference at all: the badge says so
         return
@@ -255,9 +253,6 @@ def unchecked_note(view, res) -> None:
 
 def unknown_note(view) -> None:
     """A note when the tokenizer put [UNK] in place of characters its vocabulary lacks."""
-    from attnviz.lessons.explorer.truth import unknown_note as note_for
-    from attnviz.lessons.explorer.truth import unknown_pieces
-
     unk, pieces = unknown_pieces(view.model, view.text)
     note = note_for(view.model.name, unk, pieces, len(view.run().tokens))
     if note:

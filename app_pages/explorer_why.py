@@ -10,9 +10,19 @@ import dataclasses
 
 import streamlit as st
 
+from attnviz.analysis.contribution import contribution_norms
 from attnviz.draw.describe import scale_name
+from attnviz.draw.text import markdown_literal as md
+from attnviz.lessons.step_by_step.latex import (
+    TOP_TERMS,
+    dot_product_latex,
+    mask_entry_latex,
+    scaled_latex,
+    softmax_latex,
+)
+from attnviz.lessons.step_by_step.steps import pair_detail
 from ui import heatmap as hm
-from ui.runs import traced_head
+from ui.runs import run_for, traced_head
 from ui.scale_swap import flipped_scale_state
 
 
@@ -25,16 +35,6 @@ def plain(x: float) -> str:
 
 def why_this_weight(view) -> None:
     """The panel for the view's selected cell (head, query i, key j) in its layer."""
-    from attnviz.draw.text import markdown_literal as md
-    from attnviz.lessons.step_by_step.latex import (
-        TOP_TERMS,
-        dot_product_latex,
-        mask_entry_latex,
-        scaled_latex,
-        softmax_latex,
-    )
-    from attnviz.lessons.step_by_step.steps import pair_detail
-
     model, sel, layer = view.model, view.selection, view.layer
     i, j = sel.query, sel.key
     steps = traced_head(view.model_spec, view.device, view.text, view.mask_spec, view.scale, layer, sel.head)
@@ -71,9 +71,6 @@ def why_this_weight(view) -> None:
 def weight_against_contribution(view) -> None:
     """The selected cell's row twice over the same keys: each weight α_ij, and the size of what that key adds to
     the head's output, ‖α_ij · (x_j W_V + b_V) W_O^h‖ (Kobayashi et al. 2020), from the run's own trace."""
-    from attnviz.analysis.contribution import contribution_norms
-    from ui.runs import run_for
-
     sel, layer = view.selection, view.layer
     i, j = sel.query, sel.key
     res = run_for(view.model_spec, view.device, view.text, view.mask_spec, view.scale, True)

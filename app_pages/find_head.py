@@ -13,6 +13,18 @@ The page writes positions back into the address bar (fh_query=10), so a copied l
 import streamlit as st
 
 import ui
+from attnviz.analysis.head_search import allowed_keys, pair_weights, rank_heads_for_pair
+from attnviz.draw.describe import describe_scale
+from attnviz.lessons.find_head import (
+    MAX_TOP,
+    column_heads_sentence,
+    default_pair,
+    explorer_params,
+    masked_pair_sentence,
+    ranking_rows,
+    summary_sentence,
+    token_name,
+)
 from ui import heatmap as hm
 from ui.page import keep_in_link
 from ui.present import table_height
@@ -26,19 +38,6 @@ view = ui.open_page(
     waits_for_text="The ranking appears")
 
 with ui.guard("Find the head"):
-    from attnviz.analysis.head_search import allowed_keys, pair_weights, rank_heads_for_pair
-    from attnviz.draw.describe import describe_scale
-    from attnviz.lessons.find_head import (
-        MAX_TOP,
-        column_heads_sentence,
-        default_pair,
-        explorer_params,
-        masked_pair_sentence,
-        ranking_rows,
-        summary_sentence,
-        token_name,
-    )
-
     model, res = view.model, view.run()
     ui.run_notes(res)
     labels, n = res.labels, len(res.labels)

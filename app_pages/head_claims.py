@@ -13,6 +13,21 @@ import math
 import streamlit as st
 
 import ui
+from attnviz.analysis.claims import claim_score, head_table
+from attnviz.analysis.contribution import contribution_norms
+from attnviz.analysis.corpus import RELATIONS
+from attnviz.lessons.find_head import default_pair, token_name
+from attnviz.lessons.head_claims.figures import comparison_figure
+from attnviz.lessons.head_claims.outcomes import closeness
+from attnviz.lessons.head_claims.text import (
+    ABLATION_LIMITS,
+    ablation_sentence,
+    baseline_rows,
+    claim_sentence,
+    failing_rows,
+    head_name,
+    shares_sentence,
+)
 from ui import heatmap as hm
 from ui.charts import plotly_chart
 from ui.claims import comparison_for, corpus_run, outcome_for, relation_scores, special_shares
@@ -55,10 +70,6 @@ run, layer, head = None, 0, 0  # what the later parts read, should the first fai
 model, spec, device = view.model, view.model_spec, view.device
 L, H = model.n_layers, model.n_heads
 with ui.guard("Head claims"):
-    from attnviz.analysis.claims import claim_score, head_table
-    from attnviz.analysis.corpus import RELATIONS
-    from attnviz.lessons.head_claims.text import baseline_rows, claim_sentence, failing_rows, head_name
-
     clamp_url_int("hc_layer", L, "layer")
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")
@@ -101,10 +112,6 @@ with ui.guard("Head claims"):
                              "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
 
 with ui.guard("Knock heads out"):
-    from attnviz.lessons.head_claims.figures import comparison_figure
-    from attnviz.lessons.head_claims.outcomes import closeness
-    from attnviz.lessons.head_claims.text import ABLATION_LIMITS, ablation_sentence
-
     st.subheader("2 · Knock heads out")
     with st.spinner(f"Preparing {model.name}'s outcome…"):
         outcome = outcome_for(spec, device)
@@ -144,10 +151,6 @@ with ui.guard("Knock heads out"):
     st.info(ABLATION_LIMITS, icon=":material/science:")
 
 with ui.guard("Weight against contribution"):
-    from attnviz.analysis.contribution import contribution_norms
-    from attnviz.lessons.find_head import default_pair, token_name
-    from attnviz.lessons.head_claims.text import shares_sentence
-
     st.subheader("3 · Weight against contribution")
     res = run_for(spec, device, view.text, "none", True, keep=True)
     labels, n = res.labels, len(res.labels)

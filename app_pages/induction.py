@@ -3,6 +3,8 @@
 import streamlit as st
 
 import ui
+from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
+from attnviz.lessons.induction.probe import HALF_RANGE, chance_sentence, probe, random_repeated_ids, text_twice_ids
 from attnviz.lessons.kv_cache.decoding import writes_text
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
@@ -12,8 +14,6 @@ from ui.runs import model_for
 
 @shared(max_entries=32)
 def _probe(spec: str, device: str, ids: tuple, period: int, first: int):
-    from attnviz.lessons.induction.probe import probe
-
     return probe(model_for(spec, device), list(ids), period, first)
 
 
@@ -38,9 +38,6 @@ st.markdown(
     "preceded by X?” That position's key now answers, and the head copies its word forward as the prediction.")
 
 with ui.guard("The induction lesson"):
-    from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
-    from attnviz.lessons.induction.probe import HALF_RANGE, chance_sentence, random_repeated_ids, text_twice_ids
-
     model, spec = view.model, view.model_spec
     controls = st.columns([1.4, 1.2, 1.1, 0.5], vertical_alignment="bottom")
     source = controls[0].radio("Sequence", ["random words", "your text, twice"], horizontal=True, key="ih_source",

@@ -3,7 +3,17 @@
 import streamlit as st
 
 import ui
-from attnviz.lessons.kv_cache.decoding import writes_text
+from attnviz.lessons.kv_cache.decoding import (
+    MAX_NEW,
+    agreement,
+    decode_both,
+    median_step_times,
+    step_view,
+    trained_for,
+    writes_text,
+)
+from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
+from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
@@ -17,24 +27,18 @@ DEFAULT_PROMPT = "parents heard voice among full turned network third museum des
 @shared(max_entries=16)
 def _decode(spec: str, device: str, prompt: str, n_new: int):
     """Both generations (with and without the cache), measured in this process; cached per request."""
-    from attnviz.lessons.kv_cache.decoding import decode_both
-
     return decode_both(model_for(spec, device), prompt, n_new)
 
 
 @shared(max_entries=16)
 def _timings(spec: str, device: str, prompt: str, n_new: int):
     """Median ms per step over 3 generations each way, measured in this process; cached per request."""
-    from attnviz.lessons.kv_cache.decoding import median_step_times
-
     model = model_for(spec, device)
     return (median_step_times(model, prompt, n_new, cache=True), median_step_times(model, prompt, n_new, cache=False))
 
 
 @shared(max_entries=64)
 def _step_view(spec: str, device: str, prompt: str, n_new: int, step: int, layer: int, head: int):
-    from attnviz.lessons.kv_cache.decoding import step_view
-
     cached, _ = _decode(spec, device, prompt, n_new)
     return step_view(model_for(spec, device), cached, step, layer, head)
 
@@ -52,8 +56,6 @@ st.markdown(
     "**KV cache** and computes only the newest token's query, key and value. The cache saves time; it costs memory.")
 
 with ui.guard("The KV-cache lesson"):
-    from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement, trained_for
-
     model, spec = view.model, view.model_spec
     c = st.columns([3, 1])
     prompt = c[0].text_input("Prompt", DEFAULT_PROMPT, key="kv_prompt", max_chars=4000, **ui.BOUND)
@@ -106,7 +108,6 @@ with ui.guard("The KV-cache lesson"):
                "whole context from scratch: computed live on this page.")
 
     st.subheader("Time per token as the context grows")
-    from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
 
     with st.spinner("Timing both ways (3 runs each)…"):
         timings = _timings(spec, view.device, prompt, int(n_new))
@@ -118,7 +119,6 @@ with ui.guard("The KV-cache lesson"):
                + timing_sentence(*timings))
 
     st.subheader("Memory: MHA vs GQA vs MQA")
-    from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of
 
     st.latex(r"\text{bytes per token} = n_\text{layers}\cdot 2\,(K,V)\cdot n_\text{kv heads}\cdot d_\text{head}"
              r"\cdot 2\ \text{bytes (16-bit)}")

@@ -5,8 +5,15 @@ carry the lecture bar (ui/lecture/bar.py)."""
 import streamlit as st
 
 import ui
+from attnviz.errors import AttnvizError
+from attnviz.lecture import follow_link, notes_link, step_link
+from attnviz.lecture.plan import MAX_BYTES
 from ui.lecture import plans
+from ui.lecture.addresses import class_base, loopback_warning
+from ui.lecture.bar import students_qr
+from ui.lecture.record import export_button
 from ui.lecture.store import lecture_store, store_message
+from ui.menu import page_titles
 
 ROOMS = "lecture_rooms"  # this session's rooms: plan id -> (code, presenter key)
 AT = "lecture_at"  # the step shown here (1-based)
@@ -21,8 +28,6 @@ st.caption("Start the class's room, open a step on the projector (a new tab: mov
 
 def plan_name(plan_id: str) -> str:
     """A plan's title for the picker (its id where it cannot be read: the error is shown below)."""
-    from attnviz.errors import AttnvizError
-
     try:
         title = plans.plan_by_id(plan_id).title
     except AttnvizError:
@@ -36,8 +41,6 @@ def step_by(delta: int, n: int) -> None:
 
 def start_room(plan_id: str) -> None:
     """A new room for this plan in the store; its code and presenter key kept in this session."""
-    from attnviz.errors import AttnvizError
-
     try:
         st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(plan_id)
     except AttnvizError as err:
@@ -45,14 +48,6 @@ def start_room(plan_id: str) -> None:
 
 
 with ui.guard("The lecture plan"):
-    from attnviz.errors import AttnvizError
-    from attnviz.lecture import follow_link, notes_link, step_link
-    from attnviz.lecture.plan import MAX_BYTES
-    from ui.lecture.addresses import class_base, loopback_warning
-    from ui.lecture.bar import students_qr
-    from ui.lecture.record import export_button
-    from ui.menu import page_titles
-
     uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
     with st.expander("Use your own plan (a .toml file)", icon=":material/upload:"):
         upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",

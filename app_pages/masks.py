@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from app_pages import masks_cards as parts
+from attnviz.errors import AttnvizError
 
 view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
                     "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "
@@ -12,8 +13,6 @@ view = ui.open_page("Masks lab", "A mask decides which keys each query may look 
                     settings=("text", "model", "scale"))  # every mask is shown below: the shared one is not used
 
 with ui.guard("The masks lab"):
-    from attnviz.errors import AttnvizError
-
     model = view.model
     head = st.selectbox("Head to show", list(range(model.n_heads)), key="masks_head", **ui.BOUND)
     run = parts.Runner(view, head)

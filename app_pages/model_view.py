@@ -5,6 +5,19 @@ from functools import partial
 import streamlit as st
 
 import ui
+from attnviz.analysis.rollout import attention_rollout
+from attnviz.analysis.stats import head_statistics
+from attnviz.lessons.model_view import (
+    ROLLOUT_VALUE,
+    STATISTICS,
+    STATISTICS_SHORT,
+    STATISTICS_TEXT,
+    head_of_thumbnail,
+    statistics_map,
+    thumbnail_of,
+    thumbnail_titles,
+    thumbnails,
+)
 from ui import heatmap as hm
 from ui.memo import shared
 from ui.present import table_height
@@ -14,8 +27,6 @@ from ui.runs import run_for
 @shared(max_entries=16)
 def _thumbnails(spec: str, device: str, text: str, mask_spec: str, scale):
     """Every head of the run pooled for the thumbnail grid: ((L·H, m, m) patterns, m labels, block b)."""
-    from attnviz.lessons.model_view import thumbnails
-
     res = run_for(spec, device, text, mask_spec, scale)
     return thumbnails(res.attentions, res.labels)
 
@@ -27,8 +38,6 @@ def take_click(n_layers: int, n_heads: int, cells: int) -> None:
     the state without callbacks). The grid keeps its last click in its state and the browser sends it with
     every rerun, so a click is taken once: otherwise it would undo each later choice in the pickers. (The
     browser stamps each thumbnail click with its time, so the same thumbnail clicked again is a new click.)"""
-    from attnviz.lessons.model_view import head_of_thumbnail
-
     raw = (st.session_state.get("mv_grid") or {}).get("selection")
     if raw is None or raw == st.session_state.get("_mv_taken_click"):
         return
@@ -40,9 +49,6 @@ def take_click(n_layers: int, n_heads: int, cells: int) -> None:
 
 @shared(max_entries=16)
 def _statistics_and_rollout(spec: str, device: str, text: str, mask_spec: str, scale):
-    from attnviz.analysis.rollout import attention_rollout
-    from attnviz.analysis.stats import head_statistics
-
     res = run_for(spec, device, text, mask_spec, scale)
     return head_statistics(res.attentions, res.tokens), attention_rollout(res.attentions)
 
@@ -54,16 +60,6 @@ view = ui.open_page("Model view: every head of every layer",
                     waits_for_text="The model view appears")
 
 with ui.guard("The model view"):
-    from attnviz.lessons.model_view import (
-        ROLLOUT_VALUE,
-        STATISTICS,
-        STATISTICS_SHORT,
-        STATISTICS_TEXT,
-        statistics_map,
-        thumbnail_of,
-        thumbnail_titles,
-    )
-
     model, res = view.model, view.run()
     ui.run_notes(res)
     n = len(res.tokens)

@@ -4,6 +4,25 @@ head adds, and MHA vs MQA vs GQA (KV cache, K/V heads averaged into groups)."""
 import streamlit as st
 
 import ui
+from attnviz.lessons.multihead import latex as tex
+from attnviz.lessons.multihead.figures import kv_cache_figure
+from attnviz.lessons.multihead.grouping import (
+    BYTES_PER_VALUE,
+    PUBLISHED,
+    cache_note,
+    format_bytes,
+    grouped_patterns,
+    kv_cache_bytes,
+    kv_cache_rows,
+    kv_sharing,
+    model_geometry,
+    n_kv_heads,
+    sharing_in_trace,
+)
+from attnviz.lessons.multihead.heads import PAPER, head_split
+from attnviz.lessons.multihead.projection import output_projection
+from attnviz.lessons.step_by_step.figures import percentile_limit
+from attnviz.lessons.step_by_step.steps import attention_input
 from ui import heatmap as hm
 from ui.charts import plotly_chart
 from ui.present import table_height
@@ -14,26 +33,6 @@ view = ui.open_page("Multi-head anatomy",
                     waits_for_text="The heads appear", layer_heads="layer+heads")
 
 with ui.guard("The multi-head anatomy page"):
-    from attnviz.lessons.multihead import latex as tex
-    from attnviz.lessons.multihead.figures import kv_cache_figure
-    from attnviz.lessons.multihead.grouping import (
-        BYTES_PER_VALUE,
-        PUBLISHED,
-        cache_note,
-        format_bytes,
-        grouped_patterns,
-        kv_cache_bytes,
-        kv_cache_rows,
-        kv_sharing,
-        model_geometry,
-        n_kv_heads,
-        sharing_in_trace,
-    )
-    from attnviz.lessons.multihead.heads import PAPER, head_split
-    from attnviz.lessons.multihead.projection import output_projection
-    from attnviz.lessons.step_by_step.figures import percentile_limit
-    from attnviz.lessons.step_by_step.steps import attention_input
-
     model, layer, heads = view.model, view.layer, list(view.heads)
     res = view.run(keep=True)
     ui.run_notes(res)

@@ -3,6 +3,12 @@
 import streamlit as st
 
 import ui
+from attnviz.lessons.positions import encodings as enc
+from attnviz.lessons.positions import figures as pf
+from attnviz.lessons.positions import rope_demo as rd
+from attnviz.lessons.positions.encodings import learned_positions_source, profile_sentence
+from attnviz.lessons.positions.permutation import permutation_demo, what_breaks_it
+from attnviz.lessons.step_by_step.figures import percentile_limit
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
@@ -11,15 +17,11 @@ from ui.runs import model_for
 
 @shared(max_entries=16)
 def _permutation(spec: str, device: str, text: str, seed: int):
-    from attnviz.lessons.positions.permutation import permutation_demo
-
     return permutation_demo(model_for(spec, device), text, seed)
 
 
 @shared(max_entries=8)
 def _sinusoidal(n: int, d_model: int):
-    from attnviz.lessons.positions import encodings as enc
-
     pe = enc.sinusoidal_table(n, d_model)
     gram = enc.position_dot_products(pe)
     return pe, gram, enc.distance_profile(gram)
@@ -27,8 +29,6 @@ def _sinusoidal(n: int, d_model: int):
 
 @shared(max_entries=8)
 def _learned(spec: str, device: str, n: int, first: int):
-    from attnviz.lessons.positions import encodings as enc
-
     table = enc.learned_table(model_for(spec, device), n, first)
     gram = enc.position_dot_products(table)
     return table, gram, enc.distance_profile(gram)
@@ -55,9 +55,6 @@ st.markdown(
     "typed, once with its words shuffled (specials such as [CLS] stay put). The shuffled run's rows and columns are "
     "put back in the original order and compared with the first run.")
 with ui.guard("The permutation demo"):
-    from attnviz.lessons.positions import figures as pf
-    from attnviz.lessons.positions.permutation import what_breaks_it
-
     st.latex(r"\small " + pf.permutation_latex())
 
     pick = st.columns(3)
@@ -105,9 +102,6 @@ st.markdown(
     "works, and the dot product of two position vectors is a sum of cosines of their distance alone: every "
     "diagonal of the right-hand matrix holds one value.")
 with ui.guard("The sinusoidal part"):
-    from attnviz.lessons.positions.encodings import profile_sentence
-    from attnviz.lessons.step_by_step.figures import percentile_limit
-
     c = st.columns(2)
     n_pos = c[0].slider("Positions shown", 4, 128, 32, key="pos_n", **ui.BOUND)
     d_model = c[1].slider("d_model (even)", 4, 512, 64, step=2, key="pos_d", **ui.BOUND)
@@ -128,8 +122,6 @@ with ui.guard("The sinusoidal part"):
 # ---- 3 · learned --------------------------------------------------------------------------------------
 st.header("3 · Learned position embeddings (BERT, GPT-2)")
 with ui.guard("The learned-positions part"):
-    from attnviz.lessons.positions.encodings import learned_positions_source
-
     source, source_label = learned_positions_source(model)
     learned_spec = spec if source is not None else ""
     learned_model = model_for(learned_spec, view.device)
@@ -166,8 +158,6 @@ st.markdown(
     "last. A rotation keeps lengths, and turning the query by i steps and the key by j steps leaves their dot "
     "product turned by j − i: the score sees how far apart two tokens are, not where they are.")
 with ui.guard("The RoPE part"):
-    from attnviz.lessons.positions import rope_demo as rd
-
     rope = rd.rope_settings(model)
     (st.success if rope.from_model else st.info)(rope.label + ".")
     st.latex(r"\small " + pf.rope_latex(rope.theta, rope.d_head))

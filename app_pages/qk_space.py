@@ -12,6 +12,21 @@ e.g. /qk_space?layer=3&qk_head=1&qk_row=10
 import streamlit as st
 
 import ui
+from attnviz.analysis.qk_space import head_queries_and_keys, strongest_pairs
+from attnviz.lessons.qk_space import (
+    SPACES,
+    agreement_sentence,
+    clicked_token,
+    lines_sentence,
+    plane_of,
+    plane_sentence,
+    plane_title,
+    qk_figure,
+    row_table,
+    space_sentence,
+    vectors_name,
+    which_vectors,
+)
 from ui.charts import plotly_chart
 from ui.page import keep_in_link
 from ui.present import presenting, table_height
@@ -25,8 +40,6 @@ def take_click(n: int) -> None:
     rerun) and again before the row picker is drawn (AppTest writes the chart's state without callbacks). The
     chart keeps its last click in its state and the browser sends it with every rerun, so a click is taken once:
     otherwise it would undo each later choice in the row picker."""
-    from attnviz.lessons.qk_space import clicked_token
-
     raw = st.session_state.get(PLOT)
     points = None if raw is None else str(raw)
     if points == st.session_state.get("_qk_taken_click"):
@@ -44,21 +57,6 @@ view = ui.open_page(
     "pairs with the most weight. Click a point to highlight its query's row.")
 
 with ui.guard("Query–key space"):
-    from attnviz.analysis.qk_space import head_queries_and_keys, strongest_pairs
-    from attnviz.lessons.qk_space import (
-        SPACES,
-        agreement_sentence,
-        lines_sentence,
-        plane_of,
-        plane_sentence,
-        plane_title,
-        qk_figure,
-        row_table,
-        space_sentence,
-        vectors_name,
-        which_vectors,
-    )
-
     controls = st.columns([1, 1, 2.2, 1.8, 2.2], vertical_alignment="bottom")
     view, head = ui.page.layer_and_head("qk_head", "The plane appears", where=controls[:2])
     model, layer = view.model, view.layer

@@ -3,6 +3,13 @@
 import streamlit as st
 
 import ui
+from attnviz.lessons.scaling import figures as sf
+from attnviz.lessons.scaling.experiments import (
+    dot_product_variance_experiment,
+    entropy_per_layer,
+    gradient_experiment,
+    softmax_saturation,
+)
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
@@ -10,8 +17,6 @@ from ui.memo import shared
 
 @shared(max_entries=2)
 def _experiments(d_ks: tuple[int, ...]):
-    from attnviz.lessons.scaling.experiments import dot_product_variance_experiment, gradient_experiment, softmax_saturation
-
     return dot_product_variance_experiment(d_ks), softmax_saturation(d_ks), gradient_experiment(d_ks)
 
 
@@ -21,9 +26,6 @@ view = ui.open_page("Scaling lab: why divide by √d_k?",
                     "fixes.", settings=("text", "model", "mask"))  # its own scale factors, not the shared one
 
 with ui.guard("The scaling lab"):
-    from attnviz.lessons.scaling import figures as sf
-    from attnviz.lessons.scaling.experiments import entropy_per_layer
-
     with st.spinner("Drawing random vectors (first time only)…"):
         variance, saturation, gradient = _experiments(sf.D_K_GRID)
     d_k = st.select_slider("d_k, the number of entries (dimension) of each query and key", sf.D_K_GRID, value=64, key="scale_dk",

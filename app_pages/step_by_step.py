@@ -3,6 +3,20 @@
 import streamlit as st
 
 import ui
+from attnviz.draw.describe import model_input_embedding
+from attnviz.lessons.step_by_step.figures import step_matrix
+from attnviz.lessons.step_by_step.latex import (
+    TOP_TERMS,
+    dot_product_latex,
+    mask_entry_latex,
+    projection_gap_latex,
+    scaled_latex,
+    softmax_latex,
+    step_cards,
+    tex_text,
+    vector_latex,
+)
+from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
 from ui.heatmap import heatmap
 from ui.token_link import follow_token
 
@@ -13,21 +27,6 @@ view = ui.open_page("Step by step: one head, from input to output",
 
 
 with ui.guard("The step-by-step page"):
-    from attnviz.draw.describe import model_input_embedding
-    from attnviz.lessons.step_by_step.figures import step_matrix
-    from attnviz.lessons.step_by_step.latex import (
-        TOP_TERMS,
-        dot_product_latex,
-        mask_entry_latex,
-        projection_gap_latex,
-        scaled_latex,
-        softmax_latex,
-        step_cards,
-        tex_text,
-        vector_latex,
-    )
-    from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
-
     model, layer = view.model, view.layer
     res = view.run(keep=True)
     ui.run_notes(res)

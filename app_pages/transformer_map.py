@@ -5,6 +5,7 @@ summary."""
 import streamlit as st
 
 import ui
+from attnviz.draw.transformer_map import map_html
 from ui.menu import page_titles
 
 view = ui.open_page("The Transformer map",
@@ -12,8 +13,6 @@ view = ui.open_page("The Transformer map",
                     "to open the page that teaches it, set up to show it.", settings=())
 
 with ui.guard("The Transformer map"):
-    from attnviz.draw.transformer_map import map_html
-
     with ui.figure("transformer_map"):
         # markdown, not st.html: st.html's sanitiser drops SVG (every text in it is escaped by map_html)
         st.markdown(map_html(page_titles()), unsafe_allow_html=True)

@@ -7,6 +7,8 @@ URL keys: wa_text (the source sentence in the Try-it part).
 import streamlit as st
 
 import ui
+from attnviz.lessons.why_attention import figures as wf
+from attnviz.lessons.why_attention.bottleneck import accuracy_against_length, alignment, sentences
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.memo import shared
@@ -22,22 +24,16 @@ EXAMPLES = {  # a short, a middle and a long source; the long one is where the f
 
 @shared(max_entries=1)
 def _curve():
-    from attnviz.lessons.why_attention.bottleneck import accuracy_against_length
-
     return accuracy_against_length()
 
 
 @shared(max_entries=32)
 def _alignment(text: str):
-    from attnviz.lessons.why_attention.bottleneck import alignment
-
     return alignment(text)
 
 
 def _try_it(text: str) -> None:
     """Both models' answers for `text` and the attention model's alignment matrix."""
-    from attnviz.lessons.why_attention import figures as wf
-
     al = _alignment(text)
     def verdict(answer: str) -> str:
         if al.expected is None:
@@ -77,9 +73,6 @@ view = ui.open_page("Why attention",
                     settings=())
 
 with ui.guard("The comparison"):
-    from attnviz.lessons.why_attention import figures as wf
-    from attnviz.lessons.why_attention.bottleneck import sentences
-
     # on a projector the chart comes first and the task's paragraph under it (the lecturer says it aloud)
     task_here, figures, task_later = st.container(), st.container(), st.container()
     later = presenting()

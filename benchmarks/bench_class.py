@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -25,9 +27,16 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+from streamlit.testing.v1 import AppTest
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
 
 from browser_helpers import cpu_seconds, free_port  # noqa: E402
 
@@ -101,9 +110,6 @@ class Session:
         self.errors: list[str] = []
 
     async def rerun(self, ws, query: str) -> None:
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
         msg = BackMsg()
         msg.rerun_script.query_string = query
         msg.rerun_script.page_script_hash = ""
@@ -143,8 +149,6 @@ class Session:
         self.states[wid] = (field, value)
 
     async def run(self, delay: float) -> None:
-        import websockets
-
         await asyncio.sleep(delay)
         link = urlencode({"text": sentence(self.index)})
         try:
@@ -202,11 +206,6 @@ def load(n: int) -> None:
 def profile_one_rerun(edit: str = "toggle", top: int = 22) -> None:
     """cProfile of one explorer rerun after a scaling toggle (or a new sentence: edit="text"), in-process
     with AppTest (the same script, run on Streamlit's script thread, where the profiler is switched on)."""
-    import cProfile
-    import pstats
-
-    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
-    from streamlit.testing.v1 import AppTest
 
     prof, profiling = cProfile.Profile(), {"on": False}
     original = ScriptRunner._run_script

@@ -36,6 +36,7 @@ import secrets
 import signal
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -43,6 +44,7 @@ from urllib.parse import parse_qs
 os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "deploy"), str(ROOT / "tests")]
+
 
 from browser_helpers import cpu_seconds, free_port  # noqa: E402
 from class_server import store_password  # noqa: E402
@@ -290,7 +292,6 @@ def main() -> None:
     parser.add_argument("--no-kill", action="store_true", help="no process killed during step 5")
     parser.add_argument("--logs", default="", help="keep the class server's logs here (default: a temporary folder)")
     args = parser.parse_args()
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="attnviz-bench-") as tmp:
         bench(args.students, args.replicas, not args.no_kill, Path(args.logs or tmp))

@@ -33,6 +33,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
+import transformers
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import AutoModel, AutoModelForCausalLM
+from transformers.utils import logging
+
 import attnviz
 from attnviz.engine.kv_cache import FLOAT32_BYTES, kv_cache_bytes_per_token
 
@@ -49,9 +54,6 @@ VOCAB = 512
 
 def build_tiny_llama(folder: Path) -> Path:
     """A random Llama (4 layers, 8 heads over 2 K/V heads, d_model 256) + a word-level tokenizer: 'w17' is one token."""
-    import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
     vocab = {"<unk>": 0, **{f"w{i}": i for i in range(1, VOCAB)}}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -167,9 +169,6 @@ def _timed(fn) -> float:
 
 
 def main() -> int:
-    from transformers import AutoModel, AutoModelForCausalLM
-    from transformers.utils import logging
-
     logging.set_verbosity_error()  # loading the bare AutoModel from a causal-LM folder reports the unused lm_head
 
     args = sys.argv[1:]

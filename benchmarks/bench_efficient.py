@@ -19,6 +19,8 @@ attention with the same mask, which is the kernel's own error).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import os
 import subprocess
@@ -27,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
+
 
 import torch  # noqa: E402
 
@@ -84,9 +87,6 @@ def rel(out, ref) -> float:
 
 def rss_child(name: str, n: int) -> None:
     """Run in a fresh process: print the resident-set growth of one call, as JSON (see the module doc)."""
-    import ctypes
-    import gc
-
     def status(field: str) -> int:
         with open("/proc/self/status") as f:
             return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))

@@ -28,6 +28,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
+from transformers import AutoModel
+
 import attnviz
 
 SIZES = (16, 64, 256, 512)
@@ -74,8 +76,6 @@ def paired_ratio(mine: list[float], theirs: list[float]) -> float:
 
 def speed_table() -> list[tuple[int, float, float, float, float, float]]:
     """(tokens, ours ms, transformers ms, ratio, run ms, run ratio) per size."""
-    from transformers import AutoModel
-
     ours = attnviz.load_model(device="cpu")
     theirs = AutoModel.from_pretrained(ours.source, attn_implementation="eager", dtype=torch.float32).eval()
     rows = []

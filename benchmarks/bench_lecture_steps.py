@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -61,7 +63,6 @@ def main() -> None:
     args = parser.parse_args()
     plan = load_plan(LECTURES / f"{args.plan}.toml", {p: t for _, p, t in app_menu()})
     n = len(plan.steps)
-    from playwright.sync_api import sync_playwright
 
     with streamlit_server() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

@@ -117,7 +117,7 @@ def main() -> None:
         report(name, path, runs)
         print(f"{'':<44} save_html took {saved:.2f} s")
     try:
-        from bertviz import head_view
+        from bertviz import head_view  # noqa: PLC0415 — optional: not a dependency; the comparison is skipped without it
     except ImportError:
         print("bertviz: not importable here (pip install --no-deps --target DIR bertviz; PYTHONPATH=DIR)")
         return

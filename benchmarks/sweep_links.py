@@ -22,11 +22,14 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
+import link_sweep as ls  # noqa: E402 — from tests/, put on sys.path above
+from apptest_helpers import app_menu  # noqa: E402
+
+from ui import access  # noqa: E402
+
 
 def sweep_one(file: str, path: str, args, seed: int, found: dict) -> int:
     """Sweep one page's links and boxes, adding what it finds to `found`; print its line; the number of cases run."""
-    import link_sweep as ls
-
     t0 = time.perf_counter()
     keys = ls.page_keys(file, deep=not args.quick)
     counts = {"links": 0, "typed": 0, "slowest": 0.0, "problems": 0}
@@ -58,10 +61,7 @@ def main() -> int:
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # the pages' own logs of a caught failure: what counts is what the page shows
 
-    import link_sweep as ls
-    from apptest_helpers import app_menu
 
-    from ui import access
 
     access.client_address = lambda: None  # AppTest has no browser: the lecturer's own, as tests/app/conftest.py says
 

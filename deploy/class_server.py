@@ -206,16 +206,17 @@ def replica_env(secret: str, replicas: int, store_url: str) -> dict:
 
 def read_server_settings():
     sys.path.insert(0, str(ROOT))
-    from attnviz.engine.models.catalog import OFFERED
-    from attnviz.server_settings import read_settings, settings_path
+    # the checkout's attnviz (and torch with it): imported only once the launcher reads the settings, after its path
+    from attnviz.engine.models.catalog import OFFERED  # noqa: PLC0415 — after sys.path names the checkout, see above
+    from attnviz.server_settings import read_settings, settings_path  # noqa: PLC0415 — as above
 
     return read_settings(settings_path(ROOT), tuple(OFFERED))
 
 
 def check_store(url: str) -> None:
     """A Redis the settings name must answer before a class arrives (RuntimeError with why)."""
-    from attnviz.lecture.store import StoreError
-    from attnviz.lecture.store.redis_store import RedisStore
+    from attnviz.lecture.store import StoreError  # noqa: PLC0415 — the checkout's attnviz: after read_server_settings
+    from attnviz.lecture.store.redis_store import RedisStore  # noqa: PLC0415 — put the checkout on sys.path (as above)
 
     try:
         RedisStore(url).ping()

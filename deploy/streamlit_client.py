@@ -19,6 +19,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 RERUN_TIMEOUT = 120.0  # seconds a run may take before the session gives up on it
 
 
@@ -46,8 +50,6 @@ class PageSession:
 
     async def open(self) -> None:
         """Load the page over HTTP (for the cookie) and open its websocket."""
-        import websockets
-
         await asyncio.to_thread(self._get_page)
         headers = {"Cookie": self.cookie} if self.cookie else {}
         ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
@@ -100,9 +102,6 @@ class PageSession:
 
     async def rerun(self, timeout: float = RERUN_TIMEOUT) -> DrawnRun:
         """Ask for a run with the link's query and the widget values set; return what it drew."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = self.page_script_hash
@@ -190,8 +189,6 @@ class Tab:
 
     async def load(self, link: str) -> None:
         """Open `link` (absolute path or relative to this page) in this tab, as a click or location.assign would."""
-        import websockets
-
         await self._drop()
         parts = urlsplit(urljoin(f"{self.base_url}/{self.path}", link))
         self.path, self.query, self.page_hash = parts.path.strip("/"), parts.query, ""
@@ -236,8 +233,6 @@ class Tab:
 
     async def send(self, fragment_id: str = "") -> None:
         """Ask for a run of the page (or of one fragment) with the link's query and the widget values set."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = self.page_hash
@@ -254,8 +249,6 @@ class Tab:
         await self.ws.send(msg.SerializeToString())
 
     async def _read(self) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
         ws = self.ws
         try:
             async for raw in ws:

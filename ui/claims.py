@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnviz.analysis.ablation_effects import compare_with_same_size
+from attnviz.analysis.claims import item_scores, run_corpus
+from attnviz.analysis.contribution import corpus_special_shares
+from attnviz.analysis.corpus import load_corpus
+from attnviz.errors import AttnvizError
+from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
 from ui.memo import SharedCache, shared
 from ui.runs import model_for
 
@@ -13,10 +19,6 @@ from ui.runs import model_for
 @shared(max_entries=4)
 def corpus_run(spec: str, device: str):
     """(the corpus run, None) or (None, why this model cannot be scored on the corpus)."""
-    from attnviz.analysis.claims import run_corpus
-    from attnviz.analysis.corpus import load_corpus
-    from attnviz.errors import AttnvizError
-
     try:
         return run_corpus(model_for(spec, device), load_corpus(), value_norms=True), None
     except AttnvizError as err:
@@ -25,24 +27,17 @@ def corpus_run(spec: str, device: str):
 
 @shared(max_entries=16)
 def relation_scores(spec: str, device: str, relation: str):
-    from attnviz.analysis.claims import item_scores
-
     return item_scores(corpus_run(spec, device)[0], relation)
 
 
 @shared(max_entries=4)
 def special_shares(spec: str, device: str):
-    from attnviz.analysis.contribution import corpus_special_shares
-
     run = corpus_run(spec, device)[0]
     return corpus_special_shares(model_for(spec, device), run.corpus, run)  # from the run's own pass
 
 
 @shared(max_entries=4)
 def outcome_for(spec: str, device: str):
-    from attnviz.analysis.corpus import load_corpus
-    from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
-
     model = model_for(spec, device)
     if model.cfg.causal and model.lm_head is not None:
         return loss_outcome(model)
@@ -53,8 +48,6 @@ COMPARISONS = SharedCache(max_entries=32)  # (spec, device, heads, kind, limit) 
 
 
 def comparison_for(spec: str, device: str, heads: tuple, kind: str, limit: int):
-    from attnviz.analysis.ablation_effects import compare_with_same_size
-
     def make():  # with a progress bar, shown only while it is computed
         outcome = outcome_for(spec, device)
         bar = st.progress(0.0, text=f"Knocking out every compared set of {len(heads)} heads, one forward pass each…")

@@ -8,14 +8,14 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from attnviz.errors import AttnvizError
+
 log = logging.getLogger("attnviz.app")
 
 
 @contextmanager
 def guard(what: str = "This part of the page"):
     """Show a user's mistake as st.error and an unexpected failure as a short message, never a traceback."""
-    from attnviz.errors import AttnvizError
-
     try:
         yield
     except AttnvizError as err:

@@ -21,9 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime import Runtime
 
+from attnviz.components.heatmap import component_css, component_js
+from attnviz.draw.head_grid import head_grid_payload
 from attnviz.draw.heatmap import SCALE_KINDS as KINDS
+from attnviz.draw.heatmap import as_panels, heatmap_payload
+from attnviz.draw.heatmap_row import row_payload
+from attnviz.draw.heatmap_switch import switch_payload
 from ui.memo import SharedCache
+from ui.runs import run_key
 
 NAME = "attnviz_heatmap"
 
@@ -35,9 +42,7 @@ def _component():
     """The mounting callable, registered again whenever this Streamlit runtime lacks it (AppTest makes a new
     runtime per test, while this module stays imported)."""
     global _mount
-    from streamlit.runtime import Runtime
 
-    from attnviz.components.heatmap import component_css, component_js
 
     if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
         _mount = st.components.v2.component(NAME, js=component_js(), css=component_css())
@@ -74,7 +79,6 @@ def with_other_state(payload_for, other_payload_for, other: OtherState | None):
     """payload_for(selection), extended with the switch's other state when there is one."""
     if other is None:
         return payload_for
-    from attnviz.draw.heatmap_switch import switch_payload
 
     return lambda sel: switch_payload(other.control, other.shown, payload_for(sel), other_payload_for(sel))
 
@@ -132,8 +136,6 @@ def heatmap_bytes(matrix, row_labels: list[str], col_labels: list[str] | None = 
 def heatmap_row(key: str, payloads: list[bytes]) -> None:
     """Heatmaps (heatmap_bytes) side by side in equal columns, as one component: one element of the page instead
     of st.columns and one per heatmap (attnviz.draw.heatmap_row). Each keeps the key it was made with."""
-    from attnviz.draw.heatmap_row import row_payload
-
     _component()(key=key, data=row_payload(payloads), width="stretch", height="content")
 
 
@@ -143,8 +145,6 @@ def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str
                          other_state: OtherState | None = None, value_name: tuple[str, str] | None = None,
                          y_title: str | None = None, axis_words: tuple[str, str] | None = None):
     """heatmap()'s payload as a function of the cell to ring, and the matrix's rows and cols."""
-    from attnviz.draw.heatmap import as_panels, heatmap_payload
-
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     z = as_panels(matrix)
@@ -171,8 +171,6 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
     """Several matrices of one shape side by side (e.g. every head of a layer), each with its title, on one
     canvas. thumbnails (default: more than 24 panels, e.g. a model view's 6 × 12): no token labels, hover only;
     a click there frames the clicked panel at once. highlight: the panel framed (and its title bold), or None."""
-    from attnviz.draw.heatmap import as_panels, heatmap_payload
-
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     z = as_panels(list(matrices))
@@ -194,8 +192,6 @@ def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale:
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
     The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
     part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
-    from attnviz.draw.head_grid import head_grid_payload
-
     def make() -> bytes:
         return head_grid_payload(weights, labels, heads, name=key, per_head_scale=per_head_scale, selection=selection,
                                  columns=columns)
@@ -209,8 +205,6 @@ def layer_grid(res, view, layer: int, heads: list[int], *, key: str, per_head_sc
                other_state: OtherState | None = None) -> dict | None:
     """heatmap_grid for the heads of one layer of `res`, the run of `view` (a ui.state.ViewState), with the payload
     cached (see above). other_state.data: the run with the switch flipped."""
-    from ui.runs import run_key
-
     n = len(res.labels)
 
     def payload_of(run):

@@ -14,6 +14,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import numpy as np
+
 
 class SharedCache:
     def __init__(self, max_entries: int):
@@ -95,7 +97,6 @@ def _key_of(value) -> Hashable:
     """An argument as part of a key: with its type (True and 1.0 are equal keys to a dict, but not the same
     scale), and an array by its contents (a page's queries and keys)."""
     if hasattr(value, "shape") and hasattr(value, "dtype"):  # a numpy array or a torch tensor
-        import numpy as np
 
         array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
         return type(value), array.shape, array.dtype.str, array.tobytes()

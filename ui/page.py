@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnviz.draw.describe import mask_button_name
 from ui import pickers
 from ui.across_pages import remember
 from ui.focus import focus_style
@@ -142,8 +143,6 @@ def lesson_model_name(lesson: LessonModel | None) -> str | None:
 def mask_label(state, lesson: LessonModel | None = None, first_frame: bool = False) -> str:
     """'Mask: …' for the mask the page's run applies (ui.state's mask_spec), on the page's own model (a decoder
     names its built-in causal mask). first_frame: the mask pickers may not be drawn yet: their link values count."""
-    from attnviz.draw.describe import mask_button_name
-
     view = view_state(lesson=lesson, state=FirstFrame() if first_frame else state)
     model = view.model
     if lesson is not None and lesson.mask_words is not None:  # the page applies the mask its own way: it says how

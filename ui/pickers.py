@@ -16,8 +16,10 @@ from urllib.parse import quote_plus
 
 import streamlit as st
 
+from attnviz.engine.device import available_devices
 from attnviz.engine.mask_kinds import MASKS, MaskParameter, spec_from_values
 from attnviz.engine.models.catalog import FREE_FORM, FREE_FORM_DESCRIPTION, OFFERED, spec_of
+from ui.access import model_choices, note_link_refusal, offered_models, server_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -74,8 +76,6 @@ def draw_model(box, prefix: str = "", label: str = "Model", describe: bool = Tru
     """The model picker: a name this server offers, or (where this browser may: ui.access) FREE_FORM and a hub
     name or folder typed in. describe: the choice's description under it (else in the help alone: a presenter's
     row of controls has no room)."""
-    from ui.access import model_choices, note_link_refusal, server_settings
-
     note_link_refusal(prefix)  # before the picker is drawn: drawing it drops from the URL a model it does not offer
     offered = model_choices()
     described = {name: what for name, what in model_descriptions().items() if name in offered}
@@ -95,8 +95,6 @@ def draw_model(box, prefix: str = "", label: str = "Model", describe: bool = Tru
 
 def read_model(state, prefix: str = "") -> tuple[str, str]:
     """(the picker's choice, the spec it stands for)."""
-    from ui.access import offered_models
-
     choice = state.get(prefix + "model") or offered_models()[0]
     return choice, spec_of(choice, str(state.get(prefix + "model_path") or ""))
 
@@ -127,15 +125,11 @@ def read_text(state, prefix: str = "") -> str:
 
 
 def draw_device(box) -> None:
-    from attnviz.engine.device import available_devices
-
     box.selectbox("Device", available_devices(), key="device", help="cuda when a GPU is present, else the CPU.",
                   **BOUND)
 
 
 def read_device(state) -> str:
-    from attnviz.engine.device import available_devices
-
     device = state.get("device")
     return device if device in available_devices() else available_devices()[0]
 

@@ -7,6 +7,13 @@ from __future__ import annotations
 
 import os
 
+import torch
+
+from attnviz.engine.models.catalog import load_spec
+from attnviz.engine.truth import check_against_transformers
+from attnviz.errors import AttnvizError
+from attnviz.lessons.step_by_step.steps import head_steps
+from ui.access import server_settings
 from ui.memo import SharedCache, shared
 
 
@@ -14,8 +21,6 @@ def torch_threads_from_env() -> None:
     """ATTNVIZ_TORCH_THREADS=k sets torch's CPU threads per call (default: app.py's, half the cores)."""
     threads = os.environ.get("ATTNVIZ_TORCH_THREADS", "").strip()
     if threads.isdigit() and int(threads) > 0:
-        import torch
-
         torch.set_num_threads(int(threads))
 
 
@@ -23,10 +28,6 @@ def torch_threads_from_env() -> None:
 def _load(spec: str, device: str):
     """(model, None), or (None, why not) for a model that cannot be loaded: a failure is kept too, so a part of
     the page rerun alone neither tries a download again nor shows the error twice."""
-    from attnviz.engine.models.catalog import load_spec
-    from attnviz.errors import AttnvizError
-    from ui.access import server_settings
-
     torch_threads_from_env()
     try:
         return load_spec(spec, device, max_bytes=server_settings().max_weights_bytes), None
@@ -36,8 +37,6 @@ def _load(spec: str, device: str):
 
 def model_for(spec: str, device: str):
     """The model a spec names (raises AttnvizError when it cannot be loaded)."""
-    from attnviz.errors import AttnvizError
-
     model, error = _load(spec, device)
     if model is None:
         raise AttnvizError(error)
@@ -77,8 +76,6 @@ def held_run(spec: str, device: str, text: str, mask_spec: str, scale):
 def truth_for(spec: str, device: str, text: str):
     """The check against transformers: it depends on the text only, so no toggle ever redoes it. Our side is the
     run a page at the default mask and scale already made (shared): not a second model run."""
-    from attnviz.engine.truth import check_against_transformers
-
     return check_against_transformers(model_for(spec, device), text, ours=run_for(spec, device, text, "none", True))
 
 
@@ -86,6 +83,4 @@ def truth_for(spec: str, device: str, text: str):
 def traced_head(spec: str, device: str, text: str, mask_spec: str, scale, layer: int, head: int):
     """One head's steps (Q, K, scores, weights) in a run that keeps every intermediate: a scale toggle back to a
     run seen before, or another cell of the same head, recomputes nothing."""
-    from attnviz.lessons.step_by_step.steps import head_steps
-
     return head_steps(model_for(spec, device), run_for(spec, device, text, mask_spec, scale, True), layer, head)

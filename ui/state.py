@@ -17,9 +17,13 @@ import dataclasses
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
+from attnviz.engine.mask_kinds import padding_count, parse_mask
 from attnviz.engine.models.catalog import spec_of
+from attnviz.errors import AttnvizError
 from ui import access, pickers, runs
+from ui.across_pages import remember
 from ui.memo import shared
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
@@ -101,9 +105,6 @@ def applied_mask(spec: str, device: str, text: str, mask_choice: str, max_tokens
     or longer than this server's cap of max_tokens, whose n × n matrices per head it keeps small).
     Kept per text and mask: every part of a page resolves the state, and tokenizing 512 tokens and building a
     512 × 512 mask to check it took 10 ms each time."""
-    from attnviz.engine.mask_kinds import padding_count, parse_mask
-    from attnviz.errors import AttnvizError
-
     try:
         n = len(runs.model_for(spec, device).encode(text).ids)
     except AttnvizError as err:
@@ -132,8 +133,6 @@ def causal_custom_mask(spec: str, n: int) -> str:
 def mark_drawn(view: ViewState, lesson: LessonModel | None = None) -> None:
     """The page has been drawn whole with this state (the last line of a page's full run, or of the part that
     holds everything the state draws)."""
-    from ui.across_pages import remember
-
     st.session_state[DRAWN] = (view, lesson)
     remember()  # pickers drawn inside the page (the explorer's Layer and Heads) are drawn by now
 
@@ -143,8 +142,6 @@ def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None
     and the one the page was last drawn with is in `changes` (the fields those parts draw). Otherwise (another
     change arrived in the same rerun, e.g. a new sentence typed just before the click) the whole page reruns,
     as it does without a callback. A part the last run never drew is unknown to Streamlit: the whole page too."""
-    from streamlit.errors import StreamlitAPIException
-
     if DRAWN not in st.session_state:
         return
     drawn, lesson = st.session_state[DRAWN]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnviz.analysis.head_search import same_token_position, token_position
+from attnviz.errors import AttnvizError
 from ui.page import clamp_token_choice
 
 
@@ -21,9 +23,6 @@ def settle_token(url_key: str, labels: list[str], default: int | None, what: str
     """The token a link names (new to this session) into the picker's state, under url_key. A token the text does
     not have is said, and the picker takes `default` (None: no token). Otherwise, after the text changed, the same
     token (follow_token). A position left over from a longer text moves to the last token, with a message."""
-    from attnviz.analysis.head_search import token_position
-    from attnviz.errors import AttnvizError
-
     raw = st.query_params.get(url_key)
     if raw is not None and raw != st.session_state.get(f"_seen_{url_key}"):
         try:
@@ -50,8 +49,6 @@ def follow_token(key: str, labels: list[str], default: int | None, what: str, li
     link_says: the link's value for this picker; a link that names another token than the picker held is a new
     link (a lecture step), whose token is of the new text: it is not followed. A picker bound to the link
     (bind="query-params") spells its token '10: it' there."""
-    from attnviz.analysis.head_search import same_token_position
-
     memory = _memory(key)
     old = st.session_state.get(memory)
     st.session_state[memory] = list(labels)

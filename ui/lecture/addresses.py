@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 import streamlit as st
+from streamlit import net_util
 
 from attnviz.lecture import is_loopback, students_base
 from attnviz.lecture.store import StoreError
@@ -22,8 +23,6 @@ SHORT_ABOVE = 120  # a longer view link is put in the store and its QR code enco
 def network_url() -> str:
     """The class server's address when this process is one of its own, else Streamlit's own network address (as
     `streamlit run` prints it); "" when that is loopback (a server bound to 127.0.0.1) or there is no network."""
-    from streamlit import net_util
-
     class_url = os.environ.get(CLASS_URL_VARIABLE, "").strip()
     if class_url:
         return "" if is_loopback(class_url) else class_url.rstrip("/")

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from attnviz.draw.class_answers import choice_figure, number_figure
 from attnviz.errors import AttnvizError
 from attnviz.lecture import answer_kinds as kinds
 from attnviz.lecture.store import StoreError
 from attnviz.lessons.explorer.selection import Selection
 from ui.charts import plotly_chart
+from ui.heatmap import heatmap
 from ui.lecture.store import lecture_store, store_message
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
@@ -146,8 +148,6 @@ def answer_box(at, view) -> None:
 def class_panel(at, view, key: str = "") -> None:
     """At Reveal: the class's answers beside the model's truth (token: the class's share per key token over the
     model's row; choice and number: a histogram with the right answer marked)."""
-    from attnviz.draw.class_answers import choice_figure, number_figure
-
     spec = at.step.answer
     try:
         values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
@@ -173,8 +173,6 @@ def class_panel(at, view, key: str = "") -> None:
 
 def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
     """Two rows over the same key tokens in the same order: the class's share of answers, the model's weights."""
-    from ui.heatmap import heatmap
-
     total = sum(counts)
     share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
     rows = np.stack([share, truth.row.astype(np.float32)])  # (2, n_keys)

@@ -33,7 +33,9 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
+from ui.lecture import answers
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
+from ui.lecture.follow import explore_link, poll_room
 from ui.lecture.plans import plan_by_id
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
@@ -128,8 +130,6 @@ def in_room(at: LectureStep, code: str, key: str | None) -> LectureStep:
 def draw_bar() -> LectureStep | None:
     """The lecture bar when the page is a step of a lecture (returns that step), else nothing (None); a student who
     broke away from following gets the way back."""
-    from ui.lecture.follow import explore_link, poll_room
-
     at = lecture_in_link()
     if at is None:
         back_to_following()
@@ -240,8 +240,6 @@ def predict_first_gate(at: LectureStep | None, view) -> None:
     """What a step asks of the class, above the page's figures: a follower's answer box before Reveal, the class's
     answers beside the model's after it; on a predict-first step not yet revealed, the question and (for the
     lecturer) a Reveal button, and the page stops here, before its figures."""
-    from ui.lecture import answers
-
     if at is None or not (at.step.predict_first or at.step.answer):
         return
     revealed = is_revealed(at)

@@ -5,13 +5,16 @@ it: the model, text, mask, scale, layer and heads; defaults where the step names
 from __future__ import annotations
 
 import contextlib
+import html
+
+import streamlit as st
 
 from attnviz.engine.mask_kinds import MASKS
 from attnviz.errors import AttnvizError
 from attnviz.lecture.plan import Step
 from attnviz.lecture.record import StepFigure, StepRecord, TokenRow, record_html
 from attnviz.notebook.inputs import run_input
-from ui import pickers
+from ui import pickers, runs
 from ui.access import server_settings
 from ui.lecture.answers import token_truth
 from ui.lecture.plans import plan_by_id
@@ -41,8 +44,6 @@ def step_settings(step: Step) -> dict:
 
 def step_view(step: Step) -> ViewState:
     """The view a step's page opens with (no lesson model swap: a token question sits on a page of the shared model)."""
-    from ui import runs
-
     state = step_settings(step)
     choice, spec = pickers.read_model(state)
     device = pickers.read_device(state)
@@ -90,9 +91,6 @@ def shows_the_shared_run(step: Step) -> bool:
 def export_button(code: str, key: str, where=None) -> None:
     """One click: the room's record as an HTML file, made when clicked (deferred: no cost on every run). A problem
     (the store out of reach) is the file's one sentence, and said nowhere else: the click has no run of its own."""
-    import html
-
-    import streamlit as st
 
     def made() -> str:
         try:
