@@ -12,10 +12,16 @@ import torch
 
 import attnviz
 
-# AppTest runs app.py in this process, and app.py gives torch half the cores (attnviz.engine.device.server_threads).
-# A fixture computed before that and a page computed after would then sum in a different order and differ in the
-# 7th digit, which the pages' printed figures show: one thread count for the whole run.
-os.environ.setdefault("ATTNVIZ_TORCH_THREADS", str(torch.get_num_threads()))
+# One torch thread in every test process and in every server a test starts (they inherit the environment).
+# - The suite runs two pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
+#   thread per process only spins waiting for a core another process holds. With two, one 7-second test (200
+#   greedy decodes of the tiny BART) ran past its 300-second timeout inside the full suite.
+# - AppTest runs app.py in this process, and app.py sets torch's threads (attnviz.engine.device.server_threads):
+#   a fixture computed before that and a page computed after would sum in a different order and differ in the 7th
+#   digit, which the pages' printed figures show. So one thread count for the whole run.
+os.environ.setdefault("ATTNVIZ_TORCH_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+torch.set_num_threads(int(os.environ["ATTNVIZ_TORCH_THREADS"]))
 
 # ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
 
