@@ -107,6 +107,37 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
 
 
+def run_poll_only(at, monkeypatch):
+    """One run of the page as the follower's 1 s poll makes it: only the poll fragment (st.fragment(run_every=...)),
+    with the browser's widget values, so an answer's callback runs at the start of a run that draws nothing else."""
+    from dataclasses import replace
+
+    import streamlit.testing.v1.local_script_runner as local
+
+    fragments = list(at._fragment_storage._fragments)  # the page's fragments: the poll alone on a follower's step
+    assert len(fragments) == 1, fragments
+    plain = local.RerunData
+    monkeypatch.setattr(local, "RerunData", lambda **kw: replace(plain(**kw), fragment_id_queue=fragments,
+                                                                   is_auto_rerun=True))
+    try:
+        return at.run()
+    finally:
+        monkeypatch.setattr(local, "RerunData", plain)
+
+
+def test_an_answer_sent_during_the_poll_is_confirmed_from_the_store_on_every_run(room, monkeypatch):
+    plan, code, key = room
+    store = lecture_store()
+    follower = open_step(plan, 1, code)
+    follower.get("button_group")[0].set_value(2)  # 'dog', sent with the poll's run (the browser's values)
+    run_poll_only(follower, monkeypatch)
+    assert store.answer_count(code, 1) == 1
+    confirmed = [a.value for a in follower.success]
+    assert any("Your answer is in: 'dog' (token 2)" in c for c in confirmed), page_text(follower)
+    follower.run()  # any later run (a reload of the box) says it again, from the store
+    assert any("Your answer is in: 'dog' (token 2)" in a.value for a in follower.success), page_text(follower)
+
+
 def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(room):
     plan, code, key = room
     store = lecture_store()

@@ -92,7 +92,7 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
             killed = time.monotonic()
             os.kill(victim, signal.SIGKILL)
             for student, token in zip(students[0::2], TOKENS[0::2], strict=True):
-                wait_for_text(student, f"Your answer: '{token}'", "Step 1 of 3", timeout_ms=60_000)
+                wait_for_text(student, f"Your answer is in: '{token}'", "Step 1 of 3", timeout_ms=60_000)
                 print(f"a student of the killed process follows again {time.monotonic() - killed:.1f} s after the kill")
                 assert student.evaluate(NO_FIGURES)
             wait_for_text(notes, "Step 1 of 3", "4 answers (token)", timeout_ms=60_000)  # no answer lost

@@ -74,7 +74,8 @@ def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
     return TokenTruth(tokens, query, row, what)
 
 
-NOTE = "_attnviz_answer_note"  # what became of this session's last answer: (kept: bool, message)
+NOTE = "_attnviz_answer_note"  # why this session's last answer was refused (a message), said on the next run
+UNDRAWN = "_attnviz_answer_undrawn"  # an answer sent in a run that does not draw the answer box (the poll's fragment)
 
 
 def answer_key(at) -> str:
@@ -83,31 +84,32 @@ def answer_key(at) -> str:
 
 def send_answer(at, tokens: tuple[str, ...]) -> None:
     """The answer widget changed: check it and keep it in the room (the store refuses it after Reveal, or past its
-    limits); what happened is said on this run (show_note), even when the run finds the step revealed."""
+    limits). A refusal is said on the next run that draws the box (show_note); a kept answer is confirmed from the
+    store on every run that draws the box (answer_box). The callback may run at the start of the poll fragment's
+    run, which draws nothing else: UNDRAWN asks that run for a full one (ui/lecture/follow.py)."""
     picked = st.session_state.get(answer_key(at))
     if picked is None:
         return
+    st.session_state[UNDRAWN] = True
     spec = at.step.answer
     try:
         value = kinds.check_answer(spec, picked, tokens)
         lecture_store().answer(at.room, at.number, student_session(), value)
     except AttnvizError as err:
-        st.session_state[NOTE] = (False, err)
-        return
-    st.session_state[NOTE] = (True, f"Your answer is in: {kinds.shown_answer(spec, value, tokens)}. You can change "
-                                    "it until the lecturer reveals.")
+        st.session_state[NOTE] = err
 
 
 def show_note() -> None:
-    """The last answer's fate (kept, or why not), once."""
+    """Why the last answer was refused, once."""
     note = st.session_state.pop(NOTE, None)
-    if note is None:
-        return
-    kept, message = note
-    if kept:
-        st.success(message, icon=":material/check:")
-    else:
-        store_message(message)
+    if note is not None:
+        store_message(note)
+
+
+def confirmation(spec, mine: str, tokens: tuple[str, ...]) -> str:
+    """What the student's page says of the answer the store keeps for this session."""
+    return (f"Your answer is in: {kinds.shown_answer(spec, mine, tokens)}. You can change it until the lecturer "
+            "reveals.")
 
 
 def answer_box(at, view) -> None:
@@ -137,10 +139,9 @@ def answer_box(at, view) -> None:
         else:
             st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
                             placeholder="type a number, then Enter", **sent)
-        if NOTE in st.session_state:
-            show_note()
-        elif mine:
-            st.caption(f"Your answer: {kinds.shown_answer(spec, mine, tokens)} (you can change it until the reveal).")
+        show_note()
+        if mine:  # from the store, on every run that draws the box: never a one-run flag
+            st.success(confirmation(spec, mine, tokens), icon=":material/check:")
 
 
 def class_panel(at, view, key: str = "") -> None:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from attnviz.lecture import LECTURE_KEYS
 from attnviz.lecture.store import StoreError
+from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
 
 POLL_SECONDS = 1.0  # a follower sees Next within this plus a page load (the issue asks for 3 s)
@@ -26,12 +27,15 @@ def poll_room(at) -> None:
         return
     st.session_state[SEEN] = at.state.version
     st.session_state[COUNT] = None
+    st.session_state.pop(UNDRAWN, None)  # a full run: it draws the answer box, with the store's answer
     _poll(at)
 
 
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(at) -> None:
     """One look at the room: its version alone when nothing changed (the cost of an idle follower)."""
+    if st.session_state.pop(UNDRAWN, False):  # an answer's callback ran in this fragment run: draw its confirmation
+        st.rerun(scope="app")
     store = lecture_store()
     try:
         version = store.version(at.room)
