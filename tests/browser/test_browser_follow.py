@@ -23,6 +23,10 @@ pytestmark = pytest.mark.browser
 NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
 CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"
 NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+# the answer box's top, from the top of the page (not of the scrolled view): on a phone, inside the first screen
+ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundingClientRect().top"
+              " + (document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || 0) + window.scrollY")
+TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
 
 
 def start_room(page, server) -> tuple[str, str, str]:
@@ -83,7 +87,11 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert "/step_by_step?" in student.url and "key=" not in student.url and "present" not in student.url
                 assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
                 assert student.evaluate(NO_SIDEWAYS)
+                top = student.evaluate(ANSWER_TOP)
+                assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
+                assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
             students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
+            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_first_screen.png"))  # what a student sees
 
             for student, token in zip(students, ("dog", "dog", "home"), strict=True):
                 pill(student, token).click()
@@ -125,6 +133,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert "/masks_lab?" in page.url
             assert "key=" in projector.url and "present=1" in projector.url
             projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
+            assert students[0].evaluate(ANSWER_TOP) < 844 - 60  # a page with pickers (masks lab): the box first too
             pill(students[0], "causal").click()  # a choice question on a phone
             wait_for_text(students[0], "Your answer is in: causal")
             assert students[0].evaluate(NO_SIDEWAYS)
