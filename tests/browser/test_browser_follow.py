@@ -123,6 +123,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             for student in students:
                 student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)  # the gate opened for followers
                 wait_for_app_idle(student)
+                assert "answers are closed" not in student.inner_text('[data-testid="stMain"]')  # nobody answered late
                 assert student.evaluate(NO_SIDEWAYS)
             students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
 

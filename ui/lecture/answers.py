@@ -94,7 +94,13 @@ def send_answer(at, tokens: tuple[str, ...]) -> None:
     spec = at.step.answer
     try:
         value = kinds.check_answer(spec, picked, tokens)
-        lecture_store().answer(at.room, at.number, student_session(), value)
+        store = lecture_store()
+        if value == store.my_answer(at.room, at.number, student_session()):
+            # the answer it holds: the browser sends a widget's value again when the box comes back (after a run
+            # that did not draw it, as at Reveal): nothing to send, and no "answers are closed" for a student who
+            # changed nothing
+            return
+        store.answer(at.room, at.number, student_session(), value)
     except AttnvizError as err:
         st.session_state[NOTE] = err
 
