@@ -102,7 +102,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 
             notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
             notes.goto(f"{server}/{notes_link[2:]}")
-            wait_for_text(notes, "Step 1 of 3", "expected answer: dog", "3 answers (token)", "not revealed yet")
+            wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
             notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
 
             intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link

@@ -18,8 +18,11 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import answer_kinds as kinds
 from attnviz.lecture.store import StoreError
 from attnviz.lessons.explorer.selection import Selection
+from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.charts import plotly_chart
 from ui.lecture.store import lecture_store, store_message
+from ui.memo import shared
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -72,6 +75,50 @@ def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
     row = weights.mean(dim=0).numpy()  # (n_keys,) the mean over heads; one head is itself
     what = f"layer {layer}, " + (f"head {heads[0]}" if len(heads) == 1 else f"mean of heads {', '.join(map(str, heads))}")
     return TokenTruth(tokens, query, row, what)
+
+
+@dataclass(frozen=True)
+class NumberTruth:
+    """A number question's right value, computed by attnviz for the step (the plan's answer.quantity)."""
+
+    value: float
+    what: str  # what was computed, for the screen: "the model's weight of 'ran' on 'dog' (layer 0, head 1)"
+
+
+def number_truth(view, spec: kinds.AnswerSpec) -> NumberTruth | None:
+    """The value the plan's answer.quantity names, computed now for the page's settings (None when the plan names
+    none: its `expected` is then the plan's word). AttnvizError when it cannot be computed here (the text, a token
+    or a layer the sentence or model lacks)."""
+    if spec.quantity == "weight":
+        truth = token_truth(view, spec)
+        key = kinds.token_position(spec.key, truth.tokens, "key")
+        query = truth.tokens[truth.query]
+        return NumberTruth(float(truth.row[key]), f"the model's weight of '{query}' (token {truth.query}) on "
+                                                  f"'{truth.tokens[key]}' (token {key}), {truth.what}")
+    if spec.quantity in ("dot_variance", "dot_spread"):
+        variance = dot_variance(spec.d_k)
+        if spec.quantity == "dot_variance":
+            return NumberTruth(variance, f"Var(q·k) at d_k = {spec.d_k}, measured over {VARIANCE_SAMPLES} random "
+                                         "pairs by the Scaling lab's experiment (theory: d_k)")
+        return NumberTruth(variance ** 0.5, f"√Var(q·k), the typical size of q·k, at d_k = {spec.d_k}, measured over "
+                                            f"{VARIANCE_SAMPLES} random pairs by the Scaling lab's experiment")
+    if spec.quantity == "heads_per_kv":
+        model = view.model
+        return NumberTruth(float(model.n_heads // model.n_kv_heads),
+                           f"{view.model_spec}: {model.n_heads} query heads share {model.n_kv_heads} key/value heads")
+    return None
+
+
+VARIANCE_SAMPLES = 4000  # the Scaling lab's experiment's default (app_pages/scaling.py)
+
+
+@shared(max_entries=16)
+def dot_variance(d_k: int) -> float:
+    """Var(q·k) measured at d_k: the Scaling lab's own number when d_k is on its grid (the same seeded run), else
+    the same experiment at d_k alone."""
+    d_ks = D_K_GRID if d_k in D_K_GRID else (d_k,)
+    experiment = dot_product_variance_experiment(d_ks, n_samples=VARIANCE_SAMPLES)
+    return float(experiment.unscaled_variance[d_ks.index(d_k)])
 
 
 NOTE = "_attnviz_answer_note"  # why this session's last answer was refused (a message), said on the next run
@@ -153,7 +200,7 @@ def answer_box(at, view) -> None:
 def class_panel(at, view, key: str = "") -> None:
     """At Reveal: the class's answers beside the model's truth (token: the class's share per key token over the
     model's row; choice and number: a histogram with the right answer marked)."""
-    from attnviz.draw.class_answers import choice_figure, number_figure
+    from attnviz.draw.class_answers import choice_figure
 
     spec = at.step.answer
     try:
@@ -174,8 +221,27 @@ def class_panel(at, view, key: str = "") -> None:
             plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
                          key="lecture_class_choice")
         else:
-            plotly_chart(st, number_figure(kinds.numbers(values), kinds.right_number(at.step.expected), "the plan's"),
-                         key="lecture_class_number")
+            class_numbers(at, view, kinds.numbers(values))
+
+
+def class_numbers(at, view, values: list[float]) -> None:
+    """The class's numbers as a histogram, the right value marked: the one attnviz computes when the plan names a
+    quantity (said under the chart), else the plan's expected number (labelled the plan's)."""
+    from attnviz.draw.class_answers import number_figure
+
+    try:
+        truth = number_truth(view, at.step.answer)
+    except AttnvizError as err:
+        st.warning(f"The right value cannot be computed here: {err}", icon=":material/block:")
+        truth = None
+    if truth is not None:
+        plotly_chart(st, number_figure(values, truth.value, "computed"), key="lecture_class_number")
+        st.caption(f"The green line, {truth.value:.4g}, is computed now by attnviz: {truth.what}.")
+        return
+    right = kinds.right_number(at.step.expected)
+    plotly_chart(st, number_figure(values, right, "the plan's"), key="lecture_class_number")
+    if right is not None:
+        st.caption(f"The green line is the plan's expected answer ({right:g}), written by the lecturer, not computed.")
 
 
 def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
