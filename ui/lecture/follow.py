@@ -62,6 +62,20 @@ def _poll(at) -> None:
         st.caption(f"**{count}** answer{'s' if count != 1 else ''} so far (room {at.room})")
 
 
+STORE_RETRY_SECONDS = 2.0  # a page that found the store out of reach asks again this often
+
+
+@st.fragment(run_every=STORE_RETRY_SECONDS)
+def wait_for_store() -> None:
+    """Ask the store again; once it answers, draw the whole page again (it follows the room from there)."""
+    try:
+        lecture_store().ping()
+    except StoreError:
+        st.caption(f"Trying again every {STORE_RETRY_SECONDS:g} s…")
+        return
+    st.rerun(scope="app")
+
+
 def navigate(link: str) -> None:
     """Open `link` (relative to this page) in this tab, as a click on a link would."""
     st.html("<script>(() => { const w = window.parent || window; "
