@@ -122,7 +122,9 @@ def dot_variance(d_k: int) -> float:
 
 
 NOTE = "_attnviz_answer_note"  # why this session's last answer was refused (a message), said on the next run
-UNDRAWN = "_attnviz_answer_undrawn"  # an answer sent in a run that does not draw the answer box (the poll's fragment)
+# an answer was sent and the box has not been drawn since: how many more full runs the poll may ask for to draw it
+UNDRAWN = "_attnviz_answer_undrawn"
+FULL_RUN_TRIES = 3
 
 
 def answer_key(at) -> str:
@@ -133,11 +135,12 @@ def send_answer(at, tokens: tuple[str, ...]) -> None:
     """The answer widget changed: check it and keep it in the room (the store refuses it after Reveal, or past its
     limits). A refusal is said on the next run that draws the box (show_note); a kept answer is confirmed from the
     store on every run that draws the box (answer_box). The callback may run at the start of the poll fragment's
-    run, which draws nothing else: UNDRAWN asks that run for a full one (ui/lecture/follow.py)."""
+    run, which draws nothing else, and a full run can be lost (Streamlit stops a run when another one is asked for):
+    UNDRAWN stays set until a run draws the box, and the poll asks for a full run meanwhile (ui/lecture/follow.py)."""
     picked = st.session_state.get(answer_key(at))
     if picked is None:
         return
-    st.session_state[UNDRAWN] = True
+    st.session_state[UNDRAWN] = FULL_RUN_TRIES
     spec = at.step.answer
     try:
         value = kinds.check_answer(spec, picked, tokens)
@@ -154,6 +157,7 @@ def send_answer(at, tokens: tuple[str, ...]) -> None:
 
 def show_note() -> None:
     """Why the last answer was refused, once."""
+    st.session_state.pop(UNDRAWN, None)  # this run says what became of it
     note = st.session_state.pop(NOTE, None)
     if note is not None:
         store_message(note)
@@ -176,6 +180,7 @@ def answer_box(at, view) -> None:
             tokens = truth.tokens
     except AttnvizError as err:
         store_message(err)
+        st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
         return
     key = answer_key(at)
     sent = dict(key=key, on_change=send_answer, args=(at, tokens))
@@ -195,6 +200,7 @@ def answer_box(at, view) -> None:
         show_note()
         if mine:  # from the store, on every run that draws the box: never a one-run flag
             st.success(confirmation(spec, mine, tokens), icon=":material/check:")
+        st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
 def class_panel(at, view, key: str = "") -> None:

@@ -27,14 +27,22 @@ def poll_room(at) -> None:
         return
     st.session_state[SEEN] = at.state.version
     st.session_state[COUNT] = None
-    st.session_state.pop(UNDRAWN, None)  # a full run: it draws the answer box, with the store's answer
+    st.session_state[IN_FULL_RUN] = True  # the fragment's body runs inline now: this run draws the answer box itself
     _poll(at)
+    st.session_state[IN_FULL_RUN] = False
+
+
+IN_FULL_RUN = "_attnviz_poll_in_full_run"
 
 
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(at) -> None:
     """One look at the room: its version alone when nothing changed (the cost of an idle follower)."""
-    if st.session_state.pop(UNDRAWN, False):  # an answer's callback ran in this fragment run: draw its confirmation
+    tries = st.session_state.get(UNDRAWN, 0)
+    if tries and not st.session_state.get(IN_FULL_RUN):
+        # an answer was sent and no run has drawn the box since (its callback ran in this fragment's run, or the
+        # full run it caused was stopped): ask for a full one, a bounded number of times
+        st.session_state[UNDRAWN] = tries - 1
         st.rerun(scope="app")
     store = lecture_store()
     try:
