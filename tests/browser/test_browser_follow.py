@@ -14,6 +14,9 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_app_idle, wait_for_text
 from test_browser_lecture import decode_qr
 
+from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.figures import D_K_GRID
+
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
@@ -172,7 +175,10 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 notes.get_by_role("button", name="Export the lecture").click()
             record = Path(download.value.path()).read_text(encoding="utf-8")
             assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
-            assert "The right answer (the plan's): <span class=\"right\">256</span>" in record
+            # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
+            measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
+            assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
+                   f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
             for page in [lecturer, projector, notes, *students]:
                 assert not exceptions_on(page)
         finally:
