@@ -99,7 +99,9 @@ def notes() -> None:
         if step.answer:
             facts.append(f"**{count}** answer{'s' if count != 1 else ''} ({step.answer.kind})")
         if step.expected:
-            facts.append(f"expected answer: **{step.expected}**")
+            facts.append(f"expected answer (the plan's): **{step.expected}**")
+        if step.answer and step.answer.quantity:
+            facts.append("at Reveal the class's chart marks the value attnviz computes")
         if facts:
             st.markdown(" · ".join(facts))
         with st.container(key="notes_text"):

@@ -131,6 +131,9 @@ class RedisServer:
     def dead(self) -> bool:
         return self.proc is not None and self.proc.poll() is not None
 
+    def stop(self) -> None:
+        end([self.proc])
+
 
 def redis_answers(port: int, password: str) -> bool:
     """Whether the Redis on this loopback port answers PING with this password (plain RESP: no client needed)."""

@@ -7,6 +7,8 @@ entrypoint when it reruns under st.navigation; ui/across_pages.py carries their 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import streamlit as st
 
 from attnviz.draw.describe import mask_button_name
@@ -38,9 +40,15 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     and the sidebar says that this page does not use them.
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
+    # a follower (a student's phone): the step's question and answer box come first, above the title and pickers,
+    # drawn into this slot at the end (they need the page's view); the title stays small under them
+    question_first = st.container() if lecture is not None and lecture.follower else None
     presenting = presentation_toggle()
     # on a projector the first screen is for the figures: the page's description waits in the title's tooltip
-    st.title(title, help=caption if presenting and caption else None)
+    if question_first is not None:
+        st.markdown(f"#### {title}")
+    else:
+        st.title(title, help=caption if presenting and caption else None)
     page_style(presenting)
     focus_style()  # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py)
     sidebar = st.sidebar
@@ -78,7 +86,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         tell(view, presenting)
     if waits_for_text:
         require_text(view, waits_for_text)
-    predict_first_gate(lecture, view)  # a predict-first step not yet revealed stops here, before the page's figures
+    with question_first if question_first is not None else nullcontext():
+        predict_first_gate(lecture, view)  # a predict-first step not yet revealed stops here, before the figures
     return view
 
 

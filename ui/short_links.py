@@ -11,21 +11,17 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from attnviz.lecture.store import LectureStore, StoreError, StoreUnavailable, open_store
+from attnviz.lecture.store import StoreError, StoreUnavailable
 from ui.access import server_settings
+from ui.lecture.store import lecture_store  # the one store of this process (rooms, answers, plans, short links)
 
 KEY = "v"
-
-
-def this_process_store() -> LectureStore:
-    """The lecture store of this server process (one per process: attnviz.lecture.store.open_store)."""
-    return open_store(server_settings())
 
 
 def short_link(query: str) -> str:
     """"v=<id>": the short query that stands for `query` (a page's query string, without "?"). StoreError
     (StoreUnavailable, LimitReached) when the store cannot keep it: the caller then shows the long link."""
-    return f"{KEY}={this_process_store().shorten(query)}"
+    return f"{KEY}={lecture_store().shorten(query)}"
 
 
 def open_short_link() -> None:
@@ -37,7 +33,7 @@ def open_short_link() -> None:
     raw = st.query_params.get(KEY, "")
     shown = raw[:24] + ("…" if len(raw) > 24 else "")
     try:
-        query = this_process_store().expand(raw)
+        query = lecture_store().expand(raw)
     except StoreUnavailable as err:
         query, problem = None, f"This short link cannot be opened now: {err}"
     except StoreError as err:

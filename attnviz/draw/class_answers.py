@@ -39,7 +39,7 @@ def number_figure(values: list[float], right: float | None, right_from: str) -> 
                                  marker_color=CLASS, hovertemplate="%{x}: %{y} students<extra></extra>"))
     if right is not None:
         fig.add_vline(x=right, line_color=RIGHT, line_width=3,
-                      annotation_text=f"right answer {right:g} ({right_from})", annotation_position="top")
+                      annotation_text=f"right answer {right:.4g} ({right_from})", annotation_position="top")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title=f"The class's answers ({data.size})", xaxis_title="answer", yaxis_title="students",
                       height=320, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)

@@ -5,8 +5,12 @@
     answer = { kind = "token", query = "it", layer = 2, head = 5 }   # the model's truth: this layer's, this head's row
     answer = { kind = "choice", options = ["layer 0", "layer 3"] }
     answer = { kind = "number" }                                 # a weight, a variance, a count
+    answer = { kind = "number", quantity = "weight", query = "ran", key = "dog", layer = 0, head = 1 }
+    answer = { kind = "number", quantity = "dot_variance", d_k = 256 }
 
-A kind says how the plan writes it (parsed here, every problem named with its step and field).
+A kind says how the plan writes it (parsed here, every problem named with its step and field). A number answer may
+name the quantity of the step that attnviz computes (QUANTITIES): at Reveal the class's histogram marks that
+computed value; without one it marks the plan's `expected` (when that is a number), labelled as the plan's.
 """
 
 from __future__ import annotations
@@ -16,8 +20,18 @@ from dataclasses import dataclass
 from attnviz.errors import AttnvizError
 
 KINDS = ("token", "choice", "number")
-ANSWER_KEYS = ("kind", "options", "query", "layer", "head")
+ANSWER_KEYS = ("kind", "options", "query", "layer", "head", "quantity", "key", "d_k")
 MAX_OPTIONS = 12
+MAX_D_K = 4096
+# what a number answer's right value can be computed as (ui/lecture/answers.number_truth computes each)
+QUANTITIES = {
+    "weight": "the model's attention weight of the query token `query` on the key token `key` (their texts), at "
+              "`layer` and `head` (else the page's layer and selected or chosen heads), for the page's settings",
+    "dot_variance": "Var(q·k) of q, k with `d_k` independent N(0, 1) entries, measured (the Scaling lab's experiment)",
+    "dot_spread": "the typical size of q·k, √Var(q·k), at `d_k`, measured (the Scaling lab's experiment)",
+    "heads_per_kv": "how many query heads read each key/value head in the page's model (n_heads / n_kv_heads)",
+}
+NEEDS = {"weight": ("query", "key"), "dot_variance": ("d_k",), "dot_spread": ("d_k",), "heads_per_kv": ()}
 
 
 @dataclass(frozen=True)
@@ -27,8 +41,11 @@ class AnswerSpec:
     kind: str  # one of KINDS
     options: tuple[str, ...] = ()  # choice: the options, in the plan's order
     query: str = ""  # token: the query token whose row the class predicts ("" = the page's selected query)
-    layer: int | None = None  # token: the layer whose row is the model's truth (None = the page's layer)
-    head: int | None = None  # token: the head whose row is the model's truth (None = the page's selected or chosen heads)
+    layer: int | None = None  # token, weight: the layer whose row is the model's truth (None = the page's layer)
+    head: int | None = None  # token, weight: the head whose row is the truth (None = the page's selected or chosen heads)
+    quantity: str = ""  # number: what attnviz computes as the right answer (a key of QUANTITIES), "" = the plan's
+    key: str = ""  # number, quantity "weight": the key token's text
+    d_k: int | None = None  # number, quantity "dot_variance" or "dot_spread": the width of q and k
 
 
 def parse_answer(where: str, raw: object) -> AnswerSpec | None:
@@ -53,17 +70,38 @@ def parse_answer(where: str, raw: object) -> AnswerSpec | None:
             raise AttnvizError(f"{where}: answer.options repeats an option.")
     elif "options" in raw:
         raise AttnvizError(f"{where}: answer.options belongs to kind = \"choice\" only.")
+    quantity = raw.get("quantity", "")
+    if quantity and (kind != "number" or quantity not in QUANTITIES):
+        raise AttnvizError(f"{where}: answer.quantity is one of {', '.join(map(repr, QUANTITIES))}, for kind = "
+                           "\"number\" only.")
+    weight = quantity == "weight"  # a number that is one of the model's weights: a token question's fields
     query = raw.get("query", "")
-    if not isinstance(query, str) or (query and kind != "token"):
-        raise AttnvizError(f"{where}: answer.query is a token's text, for kind = \"token\" only.")
+    if not isinstance(query, str) or (query and kind != "token" and not weight):
+        raise AttnvizError(f"{where}: answer.query is a token's text, for kind = \"token\" or quantity = \"weight\" "
+                           "only.")
+    key = raw.get("key", "")
+    if not isinstance(key, str) or (key and not weight):
+        raise AttnvizError(f"{where}: answer.key is a key token's text, for quantity = \"weight\" only.")
     where_in = {}
     for field in ("layer", "head"):
         value = raw.get(field)
-        if value is not None and (kind != "token" or isinstance(value, bool) or not isinstance(value, int)
-                                  or not 0 <= value < 1000):
-            raise AttnvizError(f"{where}: answer.{field} is a {field} number from 0, for kind = \"token\" only.")
+        if value is not None and ((kind != "token" and not weight) or isinstance(value, bool)
+                                  or not isinstance(value, int) or not 0 <= value < 1000):
+            raise AttnvizError(f"{where}: answer.{field} is a {field} number from 0, for kind = \"token\" or quantity "
+                               "= \"weight\" only.")
         where_in[field] = value
-    return AnswerSpec(kind, tuple(o.strip() for o in options), query.strip(), where_in["layer"], where_in["head"])
+    d_k = raw.get("d_k")
+    if d_k is not None and (quantity not in ("dot_variance", "dot_spread") or isinstance(d_k, bool)
+                            or not isinstance(d_k, int) or not 1 <= d_k <= MAX_D_K):
+        raise AttnvizError(f"{where}: answer.d_k is a whole number from 1 to {MAX_D_K}, for quantity = "
+                           "\"dot_variance\" or \"dot_spread\" only.")
+    spec = AnswerSpec(kind, tuple(o.strip() for o in options), query.strip(), where_in["layer"], where_in["head"],
+                      quantity, key.strip(), d_k)
+    missing = [field for field in NEEDS.get(quantity, ()) if getattr(spec, field) in ("", None)]
+    if missing:
+        raise AttnvizError(f"{where}: quantity = \"{quantity}\" needs answer.{' and answer.'.join(missing)}: "
+                           f"{QUANTITIES[quantity]}.")
+    return spec
 
 
 # ---- how a student's answer is checked, and how the class's answers are tallied --------------------------------
@@ -140,13 +178,18 @@ def query_position(spec: AnswerSpec, tokens: tuple[str, ...], selected: int | No
     """The query token whose row a token question asks about: the plan's `query` (its first occurrence), else the
     page's selected query, else the last token. AttnvizError when the plan's query is not in the sentence."""
     if spec.query:
-        for position, token in enumerate(tokens):
-            if bare(token) == bare(spec.query):
-                return position
-        raise AttnvizError(f"The plan's query token '{spec.query}' is not in this sentence's tokens.")
+        return token_position(spec.query, tokens, "query")
     if selected is not None and 0 <= selected < len(tokens):
         return selected
     return len(tokens) - 1
+
+
+def token_position(text: str, tokens: tuple[str, ...], role: str) -> int:
+    """The first token that reads as `text` (bare: without marks and case). AttnvizError when none does."""
+    for position, token in enumerate(tokens):
+        if bare(token) == bare(text):
+            return position
+    raise AttnvizError(f"The plan's {role} token '{text}' is not in this sentence's tokens.")
 
 
 def right_number(expected: str) -> float | None:

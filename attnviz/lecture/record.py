@@ -1,8 +1,9 @@
 """A lecture's record: one offline HTML file (attnviz.save_html's page and heatmaps) with each step's title and
 question, the class's answers beside the model's (for a token question, the students per key token beside the
 model's attention weight of the query, the model's largest marked; for a choice or a number, the counts with the
-plan's right answer), and the steps' figures: the model's attention for each step's settings, every layer and head,
-in the file's viewer (one entry per step). Nothing fetched: it opens from a disk, after class.
+right answer: the value attnviz computes where the plan names one, else the plan's), and the steps' figures: the
+model's attention for each step's settings, every layer and head, in the file's viewer (one entry per step).
+Nothing fetched: it opens from a disk, after class.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class StepRecord:
     revealed: bool
     values: tuple[str, ...]
     truth: TokenRow | None = None
-    truth_problem: str = ""  # why the model's row could not be computed
+    truth_problem: str = ""  # why the model's row (or the computed number) could not be computed
+    computed: tuple[float, str] | None = None  # a number question's right value computed by attnviz, and what it is
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,15 @@ def answers_html(spec: AnswerSpec, expected: str, record: StepRecord) -> str:
         note = f"<p>The right answer (the plan's): <span class=\"right\">{esc(right)}</span>.</p>" if right else ""
         return head + note + f"<table>{rows}</table>"
     got = sorted(numbers(values))
-    right = right_number(expected)
-    note = f"<p>The right answer (the plan's): <span class=\"right\">{right:g}</span>.</p>" if right is not None else ""
+    if record.computed is not None:
+        value, what = record.computed
+        note = (f"<p>The right answer, computed by attnviz ({esc(what)}): <span class=\"right\">{value:.4g}</span>."
+                "</p>")
+    else:
+        right = right_number(expected)
+        note = f"<p>The right answer (the plan's): <span class=\"right\">{right:g}</span>.</p>" if right is not None else ""
+        if record.truth_problem:
+            note += f'<p class="muted">The computed value: {esc(record.truth_problem)}</p>'
     listed = ", ".join(f"{v:g}" for v in got) or "none"
     return head + note + f"<p>The class's numbers, smallest first: {esc(listed)}.</p>"
 

@@ -11,6 +11,8 @@ import pytest
 from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
 from attnviz.lecture import load_plan, step_query
+from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.lecture.store import lecture_store
 
 CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -107,6 +109,37 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
 
 
+def run_poll_only(at, monkeypatch):
+    """One run of the page as the follower's 1 s poll makes it: only the poll fragment (st.fragment(run_every=...)),
+    with the browser's widget values, so an answer's callback runs at the start of a run that draws nothing else."""
+    from dataclasses import replace
+
+    import streamlit.testing.v1.local_script_runner as local
+
+    fragments = list(at._fragment_storage._fragments)  # the page's fragments: the poll alone on a follower's step
+    assert len(fragments) == 1, fragments
+    plain = local.RerunData
+    monkeypatch.setattr(local, "RerunData", lambda **kw: replace(plain(**kw), fragment_id_queue=fragments,
+                                                                   is_auto_rerun=True))
+    try:
+        return at.run()
+    finally:
+        monkeypatch.setattr(local, "RerunData", plain)
+
+
+def test_an_answer_sent_during_the_poll_is_confirmed_from_the_store_on_every_run(room, monkeypatch):
+    plan, code, key = room
+    store = lecture_store()
+    follower = open_step(plan, 1, code)
+    follower.get("button_group")[0].set_value(2)  # 'dog', sent with the poll's run (the browser's values)
+    run_poll_only(follower, monkeypatch)
+    assert store.answer_count(code, 1) == 1
+    confirmed = [a.value for a in follower.success]
+    assert any("Your answer is in: 'dog' (token 2)" in c for c in confirmed), page_text(follower)
+    follower.run()  # any later run (a reload of the box) says it again, from the store
+    assert any("Your answer is in: 'dog' (token 2)" in a.value for a in follower.success), page_text(follower)
+
+
 def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(room):
     plan, code, key = room
     store = lecture_store()
@@ -128,8 +161,51 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     assert sorted(float(a.value) for a in store.answers(code, 3, key)) == [250.0, 256.0]
     assert chart_specs(boxes[0])  # not predict-first: the page's figures are there while the class answers
     store.reveal(code, key, 3)
-    layout = chart_specs(open_step(plan, 3, code))["lecture_class_number"]["layout"]
-    assert any("right answer 256" in a["text"] for a in layout["annotations"])
+    revealed = open_step(plan, 3, code)
+    layout = chart_specs(revealed)["lecture_class_number"]["layout"]
+    # the plan names the quantity (Var(q·k) at d_k = 256): the line is the Scaling lab's measured value, not 256
+    measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
+    assert any(f"right answer {measured:.4g} (computed)" in a["text"] for a in layout["annotations"]), layout
+    assert [line["x0"] for line in layout["shapes"]] == [pytest.approx(measured)]
+    said = page_text(revealed)
+    assert f"The green line, {measured:.4g}, is computed now by attnviz: Var(q·k) at d_k = 256" in said
+    shown = [m.value for m in revealed.metric if m.label == "Var(q·k)"]  # the page's own figure, beside it
+    assert shown == [f"{measured:.2f}"], shown
+
+
+def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_expected_answer(room):
+    plan, _, _ = room
+    store = lecture_store()
+    text = CLASS_STEPS.read_text().replace('answer = { kind = "number", quantity = "dot_variance", d_k = 256 }',
+                                           'answer = { kind = "number" }')
+    assert "quantity" not in text
+    store.put_plan(PLAN_ID, text.encode())  # the same plan, its number question with no way to compute it
+    code, key = store.create_room(PLAN_ID)
+    store.go_to(code, key, 3)
+    store.answer(code, 3, "s" * 20, "250")
+    store.reveal(code, key, 3)
+    at = open_step(plan, 3, code)
+    layout = chart_specs(at)["lecture_class_number"]["layout"]
+    assert any("right answer 256 (the plan's)" in a["text"] for a in layout["annotations"]), layout
+    assert "the plan's expected answer (256), written by the lecturer, not computed" in page_text(at)
+
+
+def test_a_weight_quantity_is_the_models_weight_for_the_steps_settings():
+    import attnviz
+    from attnviz.lecture import parse_plan
+    from ui.lecture.answers import number_truth
+    from ui.lecture.record import step_view
+
+    plan = parse_plan(CLASS_STEPS.read_bytes().replace(
+        b'answer = { kind = "token", query = "ran", head = 1 }',
+        b'answer = { kind = "number", quantity = "weight", query = "ran", key = "dog", layer = 1, head = 0 }'),
+        {path: "" for path in FILES})
+    step = plan.step(1)
+    truth = number_truth(step_view(step), step.answer)
+    res = attnviz.load_model("toy").run("A dog ran home.")
+    ran, dog = res.tokens.index("ran"), res.tokens.index("dog")
+    assert truth.value == pytest.approx(float(res.attentions[1, 0, ran, dog]), abs=1e-6)
+    assert truth.what == f"the model's weight of 'ran' (token {ran}) on 'dog' (token {dog}), layer 1, head 0"
 
 
 def test_a_follower_goes_where_the_room_goes(room):
@@ -169,7 +245,7 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert_healthy(at)
     text = page_text(at)
     assert [h.value for h in at.header] == ["Step 1 of 3: Where does 'ran' look?"]
-    assert "expected answer: **dog**" in text
+    assert "expected answer (the plan's): **dog**" in text
     assert "not revealed yet" in text and "**0** answers (token)" in text
     assert "of 3 min planned" in text and "of 5 min planned" in text and "Let them tap a token." in text
     open_step(plan, 1, code).get("button_group")[0].set_value(2).run()
@@ -203,7 +279,9 @@ def test_a_store_out_of_reach_is_said_on_the_lecture_views_and_other_pages_work(
         assert not at.exception, [e.value for e in at.exception]
         assert any("The lecture's shared store cannot be reached" in e.value for e in at.error), page_text(at)
     assert "lecture_rooms" not in lecture.session_state  # no room was made
-    assert chart_specs(step)  # the step's page draws on its own
+    # a follower's step link: the room's Reveal cannot be read, so its figures wait (no early answer), and the page
+    # asks the store again on its own
+    assert not chart_specs(step) and "Trying again every 2 s" in page_text(step)
     explorer = run_app({"text": "The cat sat."})
     assert_healthy(explorer)
     assert not explorer.error and chart_specs(explorer)
@@ -225,7 +303,8 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
     page = room_record(code, key)
     for text in ("Step 1: Where does &#x27;ran&#x27; look?", "Step 2: The causal mask", "Step 3: A wide head",
                  "<b>The class:</b> 3 answers</p>", "1 answer (the step was not revealed)",
-                 "The right answer (the plan's): <span class=\"right\">causal</span>"):
+                 "The right answer (the plan's): <span class=\"right\">causal</span>",
+                 "The right answer, computed by attnviz (Var(q·k) at d_k = 256"):
         assert text in page, text
     import attnviz
 

@@ -4,7 +4,8 @@ expired or malformed id gets a clear message and the page's defaults."""
 import pytest
 from apptest_helpers import assert_healthy, page_text, run_app
 
-from ui.short_links import short_link, this_process_store
+from ui.lecture.store import lecture_store
+from ui.short_links import short_link
 
 VIEW = "model=toy&text=The+dog+chased+the+ball+home.&layer=1"
 
@@ -37,4 +38,4 @@ def test_an_unknown_or_malformed_short_link_says_so_and_opens_the_defaults(link_
 
 def test_the_same_view_gets_the_same_short_link():
     assert short_link(VIEW) == short_link(VIEW) != short_link(VIEW + "&head=2")
-    assert this_process_store().expand(short_link(VIEW)[2:]) == VIEW
+    assert lecture_store().expand(short_link(VIEW)[2:]) == VIEW

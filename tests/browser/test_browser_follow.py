@@ -14,6 +14,9 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_app_idle, wait_for_text
 from test_browser_lecture import decode_qr
 
+from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.figures import D_K_GRID
+
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
@@ -23,6 +26,10 @@ pytestmark = pytest.mark.browser
 NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
 CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"
 NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+# the answer box's top, from the top of the page (not of the scrolled view): on a phone, inside the first screen
+ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundingClientRect().top"
+              " + (document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || 0) + window.scrollY")
+TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
 
 
 def start_room(page, server) -> tuple[str, str, str]:
@@ -83,7 +90,11 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert "/step_by_step?" in student.url and "key=" not in student.url and "present" not in student.url
                 assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
                 assert student.evaluate(NO_SIDEWAYS)
+                top = student.evaluate(ANSWER_TOP)
+                assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
+                assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
             students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
+            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_first_screen.png"))  # what a student sees
 
             for student, token in zip(students, ("dog", "dog", "home"), strict=True):
                 pill(student, token).click()
@@ -94,7 +105,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 
             notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
             notes.goto(f"{server}/{notes_link[2:]}")
-            wait_for_text(notes, "Step 1 of 3", "expected answer: dog", "3 answers (token)", "not revealed yet")
+            wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
             notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
 
             intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
@@ -115,6 +126,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             for student in students:
                 student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)  # the gate opened for followers
                 wait_for_app_idle(student)
+                assert "answers are closed" not in student.inner_text('[data-testid="stMain"]')  # nobody answered late
                 assert student.evaluate(NO_SIDEWAYS)
             students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
 
@@ -125,6 +137,7 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 assert "/masks_lab?" in page.url
             assert "key=" in projector.url and "present=1" in projector.url
             projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
+            assert students[0].evaluate(ANSWER_TOP) < 844 - 60  # a page with pickers (masks lab): the box first too
             pill(students[0], "causal").click()  # a choice question on a phone
             wait_for_text(students[0], "Your answer is in: causal")
             assert students[0].evaluate(NO_SIDEWAYS)
@@ -162,7 +175,10 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
                 notes.get_by_role("button", name="Export the lecture").click()
             record = Path(download.value.path()).read_text(encoding="utf-8")
             assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
-            assert "The right answer (the plan's): <span class=\"right\">256</span>" in record
+            # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
+            measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
+            assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
+                   f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
             for page in [lecturer, projector, notes, *students]:
                 assert not exceptions_on(page)
         finally:

@@ -53,6 +53,31 @@ def pinned(browser, base: str, process: str, width: int, height: int, **options)
     return context.new_page()
 
 
+def streams(page) -> list:
+    """Streamlit's websockets this page opens from now on (a reconnect opens a new one), each with its frames."""
+    opened = []
+
+    def on_socket(socket) -> None:
+        if "/_stcore/stream" in socket.url:
+            socket.frames = 0
+            socket.on("framereceived", lambda _frame: setattr(socket, "frames", socket.frames + 1))
+            opened.append(socket)
+
+    page.on("websocket", on_socket)
+    return opened
+
+
+def wait_for_new_session(page, opened: list, before: int, timeout_s: float = 60) -> None:
+    """Until the page has opened a websocket after the first `before` (to the live process, through the balancer)
+    and that session has drawn the page: a page of the killed process still shows its last screen, so a text alone
+    would not tell that it follows again."""
+    deadline = time.monotonic() + timeout_s
+    while not (len(opened) > before and opened[-1].frames > 0):
+        assert time.monotonic() < deadline, f"no new session within {timeout_s} s of the kill"
+        page.wait_for_timeout(100)  # lets Playwright deliver the page's websocket events
+    wait_for_app_idle(page)
+
+
 def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(class_server):
     from playwright.sync_api import sync_playwright
 
@@ -67,11 +92,13 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
             projector.goto(f"{base}/{projector_link[2:]}")
             wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
             notes = pinned(browser, base, "p0", 390, 844)
+            notes_streams = streams(notes)
             notes.goto(f"{base}/{notes_link[2:]}")
             wait_for_text(notes, "Step 1 of 3", "not revealed yet")
 
             students = [pinned(browser, base, f"p{i % 2}", 390, 844, is_mobile=True, has_touch=True)
                         for i in range(len(TOKENS))]
+            student_streams = [streams(student) for student in students]
             for student, token in zip(students, TOKENS, strict=True):
                 student.goto(follow_link)
                 follower_at(student, 1, "Where does 'ran' look?")
@@ -89,12 +116,18 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
             assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # nothing moved
 
             victim = server.pids()[0]  # mid-question: p0 dies with two students, the lecturer and the phone on it
+            before = [len(opened) for opened in student_streams]
+            notes_before = len(notes_streams)
             killed = time.monotonic()
             os.kill(victim, signal.SIGKILL)
-            for student, token in zip(students[0::2], TOKENS[0::2], strict=True):
-                wait_for_text(student, f"Your answer: '{token}'", "Step 1 of 3", timeout_ms=60_000)
+            for student, opened, n, token in zip(students[0::2], student_streams[0::2], before[0::2], TOKENS[0::2],
+                                                 strict=True):
+                wait_for_new_session(student, opened, n)
+                # the answer the store acknowledged before the kill, read back by the new session
+                wait_for_text(student, f"Your answer is in: '{token}'", "Step 1 of 3", timeout_ms=60_000)
                 print(f"a student of the killed process follows again {time.monotonic() - killed:.1f} s after the kill")
                 assert student.evaluate(NO_FIGURES)
+            wait_for_new_session(notes, notes_streams, notes_before)  # the phone follows the room from p1 now
             wait_for_text(notes, "Step 1 of 3", "4 answers (token)", timeout_ms=60_000)  # no answer lost
 
             notes.get_by_role("button", name="Reveal").click()

@@ -57,3 +57,21 @@ def test_an_answer_table_is_parsed_with_layer_and_head_for_tokens_only():
                       ({"kind": "token", "colour": 1}, "unknown field colour")]:
         with pytest.raises(AttnvizError, match=said):
             parse_answer("Step 2", raw)
+
+
+def test_a_number_answer_may_name_the_quantity_attnviz_computes():
+    weight = parse_answer("Step 4", {"kind": "number", "quantity": "weight", "query": "ran", "key": "dog", "head": 1})
+    assert (weight.quantity, weight.query, weight.key, weight.layer, weight.head) == ("weight", "ran", "dog", None, 1)
+    variance = parse_answer("Step 4", {"kind": "number", "quantity": "dot_variance", "d_k": 256})
+    assert (variance.quantity, variance.d_k) == ("dot_variance", 256)
+    assert parse_answer("Step 4", {"kind": "number"}).quantity == ""  # the plan's expected answer marks it
+    for raw, said in [({"kind": "number", "quantity": "mood"}, "answer.quantity is one of"),
+                      ({"kind": "choice", "options": ["a", "b"], "quantity": "weight"}, "answer.quantity"),
+                      ({"kind": "number", "quantity": "weight", "query": "ran"}, "needs answer.key"),
+                      ({"kind": "number", "quantity": "dot_variance"}, "needs answer.d_k"),
+                      ({"kind": "number", "quantity": "dot_spread", "d_k": 0}, "answer.d_k is a whole number"),
+                      ({"kind": "number", "quantity": "heads_per_kv", "d_k": 8}, "answer.d_k"),
+                      ({"kind": "number", "key": "dog"}, "answer.key"), ({"kind": "number", "head": 1}, "answer.head"),
+                      ({"kind": "token", "key": "dog"}, "answer.key")]:
+        with pytest.raises(AttnvizError, match=said):
+            parse_answer("Step 4", raw)

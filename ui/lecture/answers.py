@@ -19,9 +19,12 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import answer_kinds as kinds
 from attnviz.lecture.store import StoreError
 from attnviz.lessons.explorer.selection import Selection
+from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.charts import plotly_chart
 from ui.heatmap import heatmap
 from ui.lecture.store import lecture_store, store_message
+from ui.memo import shared
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -76,7 +79,54 @@ def token_truth(view, spec: kinds.AnswerSpec) -> TokenTruth:
     return TokenTruth(tokens, query, row, what)
 
 
-NOTE = "_attnviz_answer_note"  # what became of this session's last answer: (kept: bool, message)
+@dataclass(frozen=True)
+class NumberTruth:
+    """A number question's right value, computed by attnviz for the step (the plan's answer.quantity)."""
+
+    value: float
+    what: str  # what was computed, for the screen: "the model's weight of 'ran' on 'dog' (layer 0, head 1)"
+
+
+def number_truth(view, spec: kinds.AnswerSpec) -> NumberTruth | None:
+    """The value the plan's answer.quantity names, computed now for the page's settings (None when the plan names
+    none: its `expected` is then the plan's word). AttnvizError when it cannot be computed here (the text, a token
+    or a layer the sentence or model lacks)."""
+    if spec.quantity == "weight":
+        truth = token_truth(view, spec)
+        key = kinds.token_position(spec.key, truth.tokens, "key")
+        query = truth.tokens[truth.query]
+        return NumberTruth(float(truth.row[key]), f"the model's weight of '{query}' (token {truth.query}) on "
+                                                  f"'{truth.tokens[key]}' (token {key}), {truth.what}")
+    if spec.quantity in ("dot_variance", "dot_spread"):
+        variance = dot_variance(spec.d_k)
+        if spec.quantity == "dot_variance":
+            return NumberTruth(variance, f"Var(q·k) at d_k = {spec.d_k}, measured over {VARIANCE_SAMPLES} random "
+                                         "pairs by the Scaling lab's experiment (theory: d_k)")
+        return NumberTruth(variance ** 0.5, f"√Var(q·k), the typical size of q·k, at d_k = {spec.d_k}, measured over "
+                                            f"{VARIANCE_SAMPLES} random pairs by the Scaling lab's experiment")
+    if spec.quantity == "heads_per_kv":
+        model = view.model
+        return NumberTruth(float(model.n_heads // model.n_kv_heads),
+                           f"{view.model_spec}: {model.n_heads} query heads share {model.n_kv_heads} key/value heads")
+    return None
+
+
+VARIANCE_SAMPLES = 4000  # the Scaling lab's experiment's default (app_pages/scaling.py)
+
+
+@shared(max_entries=16)
+def dot_variance(d_k: int) -> float:
+    """Var(q·k) measured at d_k: the Scaling lab's own number when d_k is on its grid (the same seeded run), else
+    the same experiment at d_k alone."""
+    d_ks = D_K_GRID if d_k in D_K_GRID else (d_k,)
+    experiment = dot_product_variance_experiment(d_ks, n_samples=VARIANCE_SAMPLES)
+    return float(experiment.unscaled_variance[d_ks.index(d_k)])
+
+
+NOTE = "_attnviz_answer_note"  # why this session's last answer was refused (a message), said on the next run
+# an answer was sent and the box has not been drawn since: how many more full runs the poll may ask for to draw it
+UNDRAWN = "_attnviz_answer_undrawn"
+FULL_RUN_TRIES = 3
 
 
 def answer_key(at) -> str:
@@ -85,31 +135,40 @@ def answer_key(at) -> str:
 
 def send_answer(at, tokens: tuple[str, ...]) -> None:
     """The answer widget changed: check it and keep it in the room (the store refuses it after Reveal, or past its
-    limits); what happened is said on this run (show_note), even when the run finds the step revealed."""
+    limits). A refusal is said on the next run that draws the box (show_note); a kept answer is confirmed from the
+    store on every run that draws the box (answer_box). The callback may run at the start of the poll fragment's
+    run, which draws nothing else, and a full run can be lost (Streamlit stops a run when another one is asked for):
+    UNDRAWN stays set until a run draws the box, and the poll asks for a full run meanwhile (ui/lecture/follow.py)."""
     picked = st.session_state.get(answer_key(at))
     if picked is None:
         return
+    st.session_state[UNDRAWN] = FULL_RUN_TRIES
     spec = at.step.answer
     try:
         value = kinds.check_answer(spec, picked, tokens)
-        lecture_store().answer(at.room, at.number, student_session(), value)
+        store = lecture_store()
+        if value == store.my_answer(at.room, at.number, student_session()):
+            # the answer it holds: the browser sends a widget's value again when the box comes back (after a run
+            # that did not draw it, as at Reveal): nothing to send, and no "answers are closed" for a student who
+            # changed nothing
+            return
+        store.answer(at.room, at.number, student_session(), value)
     except AttnvizError as err:
-        st.session_state[NOTE] = (False, err)
-        return
-    st.session_state[NOTE] = (True, f"Your answer is in: {kinds.shown_answer(spec, value, tokens)}. You can change "
-                                    "it until the lecturer reveals.")
+        st.session_state[NOTE] = err
 
 
 def show_note() -> None:
-    """The last answer's fate (kept, or why not), once."""
+    """Why the last answer was refused, once."""
+    st.session_state.pop(UNDRAWN, None)  # this run says what became of it
     note = st.session_state.pop(NOTE, None)
-    if note is None:
-        return
-    kept, message = note
-    if kept:
-        st.success(message, icon=":material/check:")
-    else:
-        store_message(message)
+    if note is not None:
+        store_message(note)
+
+
+def confirmation(spec, mine: str, tokens: tuple[str, ...]) -> str:
+    """What the student's page says of the answer the store keeps for this session."""
+    return (f"Your answer is in: {kinds.shown_answer(spec, mine, tokens)}. You can change it until the lecturer "
+            "reveals.")
 
 
 def answer_box(at, view) -> None:
@@ -123,6 +182,7 @@ def answer_box(at, view) -> None:
             tokens = truth.tokens
     except AttnvizError as err:
         store_message(err)
+        st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
         return
     key = answer_key(at)
     sent = dict(key=key, on_change=send_answer, args=(at, tokens))
@@ -139,10 +199,10 @@ def answer_box(at, view) -> None:
         else:
             st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
                             placeholder="type a number, then Enter", **sent)
-        if NOTE in st.session_state:
-            show_note()
-        elif mine:
-            st.caption(f"Your answer: {kinds.shown_answer(spec, mine, tokens)} (you can change it until the reveal).")
+        show_note()
+        if mine:  # from the store, on every run that draws the box: never a one-run flag
+            st.success(confirmation(spec, mine, tokens), icon=":material/check:")
+        st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
 def class_panel(at, view, key: str = "") -> None:
@@ -167,8 +227,26 @@ def class_panel(at, view, key: str = "") -> None:
             plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
                          key="lecture_class_choice")
         else:
-            plotly_chart(st, number_figure(kinds.numbers(values), kinds.right_number(at.step.expected), "the plan's"),
-                         key="lecture_class_number")
+            class_numbers(at, view, kinds.numbers(values))
+
+
+def class_numbers(at, view, values: list[float]) -> None:
+    """The class's numbers as a histogram, the right value marked: the one attnviz computes when the plan names a
+    quantity (said under the chart), else the plan's expected number (labelled the plan's)."""
+
+    try:
+        truth = number_truth(view, at.step.answer)
+    except AttnvizError as err:
+        st.warning(f"The right value cannot be computed here: {err}", icon=":material/block:")
+        truth = None
+    if truth is not None:
+        plotly_chart(st, number_figure(values, truth.value, "computed"), key="lecture_class_number")
+        st.caption(f"The green line, {truth.value:.4g}, is computed now by attnviz: {truth.what}.")
+        return
+    right = kinds.right_number(at.step.expected)
+    plotly_chart(st, number_figure(values, right, "the plan's"), key="lecture_class_number")
+    if right is not None:
+        st.caption(f"The green line is the plan's expected answer ({right:g}), written by the lecturer, not computed.")
 
 
 def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:

@@ -31,11 +31,11 @@ import streamlit as st
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
-from attnviz.lecture.store import RoomState, StoreError
+from attnviz.lecture.store import RoomState, StoreError, StoreUnavailable
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import answers
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
-from ui.lecture.follow import explore_link, poll_room
+from ui.lecture.follow import explore_link, poll_room, wait_for_store
 from ui.lecture.plans import plan_by_id
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
@@ -81,6 +81,8 @@ def lecture_in_link() -> LectureStep | None:
         return None
     try:
         plan = plan_by_id(plan_id)
+    except StoreUnavailable as err:  # an uploaded plan lives in the store
+        return store_down(err)
     except AttnvizError as err:
         st.warning(f"Lecture: {err}", icon=":material/co_present:")
         return None
@@ -95,9 +97,22 @@ def lecture_in_link() -> LectureStep | None:
         return at
     try:
         return in_room(at, str(st.query_params.get("room")), st.query_params.get("key"))
+    except StoreUnavailable as err:
+        return store_down(err)
     except StoreError as err:
         store_message(err)
         return at
+
+
+def store_down(err: StoreUnavailable) -> None:
+    """The store cannot be reached (Redis restarting): a page of a room says so and stops, its figures unshown (the
+    room's Reveal cannot be read, and a follower must not see a predict-first step's figures early), and draws
+    itself again as soon as the store answers; a plain lecture link without a room goes on as the page alone."""
+    store_message(err)
+    if st.query_params.get("room") is None:
+        return None
+    wait_for_store()
+    st.stop()
 
 
 def in_room(at: LectureStep, code: str, key: str | None) -> LectureStep:

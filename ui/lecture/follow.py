@@ -11,6 +11,7 @@ import streamlit as st
 
 from attnviz.lecture import LECTURE_KEYS
 from attnviz.lecture.store import StoreError
+from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
 
 POLL_SECONDS = 1.0  # a follower sees Next within this plus a page load (the issue asks for 3 s)
@@ -26,12 +27,23 @@ def poll_room(at) -> None:
         return
     st.session_state[SEEN] = at.state.version
     st.session_state[COUNT] = None
+    st.session_state[IN_FULL_RUN] = True  # the fragment's body runs inline now: this run draws the answer box itself
     _poll(at)
+    st.session_state[IN_FULL_RUN] = False
+
+
+IN_FULL_RUN = "_attnviz_poll_in_full_run"
 
 
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(at) -> None:
     """One look at the room: its version alone when nothing changed (the cost of an idle follower)."""
+    tries = st.session_state.get(UNDRAWN, 0)
+    if tries and not st.session_state.get(IN_FULL_RUN):
+        # an answer was sent and no run has drawn the box since (its callback ran in this fragment's run, or the
+        # full run it caused was stopped): ask for a full one, a bounded number of times
+        st.session_state[UNDRAWN] = tries - 1
+        st.rerun(scope="app")
     store = lecture_store()
     try:
         version = store.version(at.room)
@@ -56,6 +68,20 @@ def _poll(at) -> None:
         if count is None:
             count = st.session_state[COUNT] = store.answer_count(at.room, at.number)
         st.caption(f"**{count}** answer{'s' if count != 1 else ''} so far (room {at.room})")
+
+
+STORE_RETRY_SECONDS = 2.0  # a page that found the store out of reach asks again this often
+
+
+@st.fragment(run_every=STORE_RETRY_SECONDS)
+def wait_for_store() -> None:
+    """Ask the store again; once it answers, draw the whole page again (it follows the room from there)."""
+    try:
+        lecture_store().ping()
+    except StoreError:
+        st.caption(f"Trying again every {STORE_RETRY_SECONDS:g} s…")
+        return
+    st.rerun(scope="app")
 
 
 def navigate(link: str) -> None:

@@ -1,5 +1,6 @@
 """The room's record for download (attnviz.lecture.record): the class's answers from the store, and for each token
-question the model's row from the from-scratch run for the step's settings (its URL state read as its page reads
+question the model's row (for a number question that names a quantity, its computed value) from the from-scratch
+run for the step's settings (its URL state read as its page reads
 it: the model, text, mask, scale, layer and heads; defaults where the step names none)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from attnviz.lecture.record import StepFigure, StepRecord, TokenRow, record_html
 from attnviz.notebook.inputs import run_input
 from ui import pickers, runs
 from ui.access import server_settings
-from ui.lecture.answers import token_truth
+from ui.lecture.answers import number_truth, token_truth
 from ui.lecture.plans import plan_by_id
 from ui.lecture.store import lecture_store
 from ui.state import ViewState, applied_mask
@@ -71,14 +72,17 @@ def room_record(code: str, key: str) -> str:
         if step.answer is None:
             continue
         values = tuple(a.value for a in store.answers(code, number, key))
-        truth, problem = None, ""
-        if step.answer.kind == "token":
-            try:
+        truth, problem, computed = None, "", None
+        try:
+            if step.answer.kind == "token":
                 found = token_truth(step_view(step), step.answer)
                 truth = TokenRow(found.tokens, found.query, found.row, found.what)
-            except AttnvizError as err:
-                problem = str(err)
-        records.append(StepRecord(number, number in state.revealed, values, truth, problem))
+            elif step.answer.quantity:
+                right = number_truth(step_view(step), step.answer)
+                computed = (right.value, right.what)
+        except AttnvizError as err:
+            problem = str(err)
+        records.append(StepRecord(number, number in state.revealed, values, truth, problem, computed))
     return record_html(plan, code, records, figures)
 
 
