@@ -154,3 +154,14 @@ def test_a_late_rerun_on_step_by_step_keeps_the_followed_token():
     at.toggle(key="scaled").set_value(False).run()
     assert_healthy(at)
     assert (picked(at, "sbs_query"), picked(at, "sbs_key")) == ("11: it", "10: because")
+
+
+def test_a_late_rerun_with_the_old_texts_address_keeps_the_explorers_followed_cell():
+    at = run_app({"text": ANIMAL, "sbs_head": "1", "sbs_query": "10: it", "sbs_key": "9: because"})
+    at.text_area(key="text").set_value(TROPHY).run()
+    assert at.session_state["why_sel"] == Selection(1, 11, 10)
+    at.query_params["sbs_query"], at.query_params["sbs_key"] = "10: it", "9: because"  # before the page's write
+    at.toggle(key="per_head").set_value(True).run()  # a rerun of the part that reads the link (the scale's is not)
+    assert_healthy(at)
+    assert at.session_state["why_sel"] == Selection(1, 11, 10)
+    assert at.query_params["sbs_query"] == "11: it" and at.query_params["sbs_key"] == "10: because"
