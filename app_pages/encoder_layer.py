@@ -11,7 +11,7 @@ from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex,
 from attnviz.lessons.encoder_layer.norms import stream_norms
 from attnviz.lessons.encoder_layer.steps import PAPER_SIZES, layer_order, layer_steps, layer_title, model_sizes
 from ui.charts import plotly_chart
-from ui.token_link import follow_token
+from ui.token_link import follow_token, token_drawn
 
 # the title is drawn before the pickers: it names the parts of the model they will hold (the link's, on a first run)
 title = layer_title(ui.view_state(state=ui.page.FirstFrame()).model.cfg)
@@ -69,6 +69,7 @@ with ui.guard("The encoder-layer page"):
     pick = st.columns([2, 1])
     i = pick[0].selectbox("Token i", list(range(n)), index=min(2, n - 1), key="enc_token",
                           format_func=lambda t: f"{t}: {labels[t]}" if 0 <= t < n else str(t), **ui.BOUND)
+    token_drawn("enc_token", labels)
     first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="enc_first", **ui.BOUND)
     for number, stage in enumerate(steps.stages, start=1):
         st.subheader(f"{number}. {stage.title}", divider="gray")

@@ -20,7 +20,7 @@ from ui.charts import plotly_chart
 from ui.memo import shared
 from ui.page import setting_place
 from ui.runs import model_for
-from ui.token_link import follow_token
+from ui.token_link import follow_token, token_drawn
 
 ANCHOR = "the-decoder-block"
 
@@ -86,6 +86,7 @@ def draw_decoder_block(view: ui.ViewState) -> None:
     t = pick[0].selectbox("Decoder position t (its vector is written out below)", list(range(T)),
                           index=min(1, T - 1), key="dec_pos",
                           format_func=lambda p: f"{p}: {rows[p]}" if 0 <= p < T else str(p), **ui.BOUND)
+    token_drawn("dec_pos", rows)
     first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="dec_first", **ui.BOUND)
 
     st.dataframe([{"stage": name, "shape": shape, "what it is": what} for name, shape, what in (

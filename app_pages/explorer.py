@@ -19,6 +19,7 @@ from attnviz.lessons.explorer.selection import (
     grid_ring,
     selection_from_click,
     selection_from_params,
+    text_the_link_names,
     token_choice,
 )
 from attnviz.lessons.explorer.truth import (
@@ -64,7 +65,13 @@ def settle_selection(n: int, n_heads: int) -> None:
     sel = selection_from_params(st.query_params) or st.session_state.get(ui.state.SELECTION)
     labels = st.session_state.get("why_labels") or []
     old = st.session_state.get("_selection_labels")  # the text the selection was made on
+    earlier = st.session_state.get("_selection_texts") or []  # the texts before it, the latest first
     st.session_state["_selection_labels"] = list(labels)
+    st.session_state["_selection_texts"] = [list(labels), *[t for t in earlier if t != list(labels)][:3]]
+    # a late rerun (a quick second change) carries the address of an earlier text: '10: it' is of that text
+    named = text_the_link_names(st.query_params, [list(labels), *([old] if old else []), *earlier])
+    if named is not None and named != list(labels):
+        old = named
     # the same tokens in a new text (not the same positions), unless a new link names its own cell of it
     ours = sel is not None and old and all(st.query_params.get(k) in (None, token_choice(t, old)) for k, t in
                                            (("sbs_query", sel.query), ("sbs_key", sel.key)) if t < len(old))

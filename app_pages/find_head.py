@@ -28,7 +28,7 @@ from attnviz.lessons.find_head import (
 from ui import heatmap as hm
 from ui.page import keep_in_link
 from ui.present import table_height
-from ui.token_link import settle_token
+from ui.token_link import keep_token_in_link, settle_token, token_drawn
 
 view = ui.open_page(
     "Find the head: who looks from one token to another?",
@@ -47,13 +47,15 @@ with ui.guard("Find the head"):
     pick = st.columns([2, 2, 1], vertical_alignment="bottom")
     query = pick[0].selectbox("Query token (the one looking)", list(range(n)), key="fh_query",
                               format_func=lambda i: token_name(i, labels), persist_state="session")
+    token_drawn("fh_query", labels)
     key = pick[1].selectbox("Key token (the one looked at)", list(range(n)), key="fh_key",
                             format_func=lambda i: token_name(i, labels), persist_state="session")
+    token_drawn("fh_key", labels)
     counts = list(range(1, MAX_TOP + 1))
     ui.page.seed_choice_from_url("fh_top", counts, 3)  # a link's count if it is one the picker offers, else 3
     top = pick[2].selectbox("Heads drawn", counts, key="fh_top", persist_state="session")
-    keep_in_link("fh_query", query)
-    keep_in_link("fh_key", key)
+    keep_token_in_link("fh_query", query, labels)
+    keep_token_in_link("fh_key", key, labels)
     keep_in_link("fh_top", top)
 
     ranked = rank_heads_for_pair(res, query, key)

@@ -28,9 +28,8 @@ from attnviz.lessons.qk_space import (
     which_vectors,
 )
 from ui.charts import plotly_chart
-from ui.page import keep_in_link
 from ui.present import presenting, table_height
-from ui.token_link import settle_token
+from ui.token_link import keep_token_in_link, settle_token, token_drawn
 
 PLOT = "qk_plot"
 
@@ -74,7 +73,8 @@ with ui.guard("Query–key space"):
     row = controls[4].selectbox("Highlight the row of query", list(range(n)), key="qk_row", index=None,
                                 placeholder="click a point, or pick", format_func=lambda i: f"{labels[i]} ({i})",
                                 persist_state="session")
-    keep_in_link("qk_row", row)
+    token_drawn("qk_row", labels)
+    keep_token_in_link("qk_row", row, labels)
 
     qk = head_queries_and_keys(model, res, layer, head)
     plane = plane_of(qk, space)

@@ -18,7 +18,7 @@ from attnviz.lessons.step_by_step.latex import (
 )
 from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
 from ui.heatmap import heatmap
-from ui.token_link import follow_token
+from ui.token_link import follow_token, token_drawn
 
 view = ui.open_page("Step by step: one head, from input to output",
                     "Follow one attention head through every step, matrix by matrix, then pick a query token and a key "
@@ -103,8 +103,10 @@ with ui.guard("The step-by-step page"):
         pick = st.columns(2)
         i = pick[0].selectbox("Query token i (the one looking)", list(range(n)), index=min(2, n - 1),
                               format_func=name_of, key="sbs_query", **ui.BOUND)
+        token_drawn("sbs_query", labels)
         j = pick[1].selectbox("Key token j (the one looked at)", list(range(n)), index=min(1, n - 1),
                               format_func=name_of, key="sbs_key", **ui.BOUND)
+        token_drawn("sbs_key", labels)
         pair = pair_detail(steps, i, j)
         prime = "'" if steps.rope else ""  # q' and k': after RoPE, the vectors the score really uses
         st.latex(vector_latex(rf"q{prime}_{{{i}}}\ {tex_text(labels[i])}", pair.q_i))

@@ -107,3 +107,79 @@ def test_the_explorers_selection_follows_its_tokens():
     at.text_area(key="text").set_value(TROPHY).run()
     assert at.session_state["why_sel"] is None
     assert "“animal” (4) is not in the new text" in page_text(at)
+
+
+def send_late(at, key: str, option_name: str) -> None:
+    """Make the next run carry, for the picker under `key`, the option name a browser that had not yet received the
+    last run still shows (the old text's 'it (10)'), as a real browser does with a quick second change."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    box = at.selectbox(key=key)
+
+    class Late(type(box)):
+        @property
+        def _widget_state(self):
+            state = WidgetState()
+            state.id, state.string_value = self.id, option_name
+            return state
+
+    box.__class__ = Late
+
+
+def test_a_late_rerun_with_the_old_texts_picker_and_address_keeps_the_followed_token():
+    """The quick-change race: the text is typed, and a click sends its rerun before the browser got the page's
+    answer. That rerun carries the old text's picker values ('it (10)', 'animal (2)') and address (fh_query=10):
+    read in the new text, position 10 is 'because'. The page reads them in the text they were chosen in."""
+    at = run_app({"text": ANIMAL}, page="app_pages/find_head.py")
+    at.text_area(key="text").set_value(TROPHY).run()
+    assert (picked(at, "fh_query"), picked(at, "fh_key")) == ("it (11)", "trophy (2)")
+    at.query_params["fh_query"], at.query_params["fh_key"] = "10", "2"  # the address before the page's last write
+    send_late(at, "fh_query", "it (10)")
+    send_late(at, "fh_key", "animal (2)")
+    at.toggle(key="scaled").set_value(False).run()
+    assert_healthy(at)
+    assert (picked(at, "fh_query"), picked(at, "fh_key")) == ("it (11)", "trophy (2)")
+    said = page_text(at)
+    assert r"query it \(11\)" in said and r"key trophy \(2\)" in said
+    assert at.query_params["fh_query"] == "11" and at.query_params["fh_key"] == "2"
+
+
+def test_a_late_rerun_on_step_by_step_keeps_the_followed_token():
+    at = run_app({"text": ANIMAL, "sbs_query": "10: it", "sbs_key": "9: because"}, page="app_pages/step_by_step.py")
+    at.text_area(key="text").set_value(TROPHY).run()
+    assert (picked(at, "sbs_query"), picked(at, "sbs_key")) == ("11: it", "10: because")
+    at.query_params["sbs_query"], at.query_params["sbs_key"] = "10: it", "9: because"
+    send_late(at, "sbs_query", "10: it")
+    send_late(at, "sbs_key", "9: because")
+    at.toggle(key="scaled").set_value(False).run()
+    assert_healthy(at)
+    assert (picked(at, "sbs_query"), picked(at, "sbs_key")) == ("11: it", "10: because")
+
+
+def test_a_late_rerun_with_the_old_texts_address_keeps_the_explorers_followed_cell():
+    at = run_app({"text": ANIMAL, "sbs_head": "1", "sbs_query": "10: it", "sbs_key": "9: because"})
+    at.text_area(key="text").set_value(TROPHY).run()
+    assert at.session_state["why_sel"] == Selection(1, 11, 10)
+    at.query_params["sbs_query"], at.query_params["sbs_key"] = "10: it", "9: because"  # before the page's write
+    at.toggle(key="per_head").set_value(True).run()  # a rerun of the part that reads the link (the scale's is not)
+    assert_healthy(at)
+    assert at.session_state["why_sel"] == Selection(1, 11, 10)
+    assert at.query_params["sbs_query"] == "11: it" and at.query_params["sbs_key"] == "10: because"
+
+
+def test_a_late_rerun_on_the_decoder_block_keeps_the_followed_position():
+    """The decoder block's position picker names rows read→written of the model's own answer: after a new source, the
+    same row where the new answer has it, and a late rerun with the old answer's row name does not undo that."""
+    at = run_app({"text": "The cat sat.", "dec_source": "three thousand four hundred twelve", "dec_pos": "4: 1→2"},
+                 page="app_pages/encoder_layer.py")
+    assert picked(at, "dec_pos").endswith("1→2")  # 3412: </s>→<s>, <s>→3, 3→4, 4→1, 1→2, 2→</s>
+    old = picked(at, "dec_pos")
+    at.text_input(key="dec_source").set_value("one thousand two hundred thirty four").run()  # 1234
+    assert_healthy(at)
+    new = picked(at, "dec_pos")
+    assert new.endswith("1→2") and new != old, (old, new)
+    at.query_params["dec_pos"] = old
+    send_late(at, "dec_pos", old)
+    at.slider(key="dec_first").set_value(16).run()
+    assert_healthy(at)
+    assert picked(at, "dec_pos") == new

@@ -62,3 +62,30 @@ def test_two_quick_changes_end_on_what_the_controls_say(server):
         assert cols == 12
         assert "al_step=b" in page.url and "al_grid=3x4" in page.url
         assert not exceptions_on(page)
+
+
+# every text of every plotly figure on the page, as drawn: [the figure's key, the text, left, right, top, bottom]
+FIGURE_TEXTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(chart => {
+  const key = [...chart.closest('[class*="st-key-"]')?.classList || []].find(c => c.startsWith('st-key-')) || '?';
+  return [...chart.querySelectorAll('.main-svg text')].filter(t => t.textContent.trim() && !t.closest('.hoverlayer'))
+    .map(t => { const r = t.getBoundingClientRect(); return [key, t.textContent, r.left, r.right, r.top, r.bottom]; })
+    .filter(([, , l, r, t, b]) => r > l && b > t); })"""
+
+
+@pytest.mark.parametrize("step", ["b", "c"])
+def test_on_a_phone_the_pictures_titles_do_not_overlap(server, step):
+    """At 390×844 the per-query pictures sit five abreast, about 70 px each: titles like 'grass (max 0.15)' on one
+    line ran into each other. No two texts of one figure may overlap (bounding boxes)."""
+    with chromium_page(390, 844) as page:
+        page.goto(f"{server}/attention_layer?al_step={step}")
+        page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000)
+        wait_for_app_idle(page)
+        page.wait_for_timeout(500)
+        texts = page.evaluate(FIGURE_TEXTS)
+        assert any("max" in t[1] for t in texts), texts  # the pictures' titles are there
+        overlaps = [(a[1], b[1]) for i, a in enumerate(texts) for b in texts[i + 1:]
+                    if a[0] == b[0] and a[2] < b[3] - 1 and b[2] < a[3] - 1 and a[4] < b[5] - 1 and b[4] < a[5] - 1]
+        assert not overlaps, overlaps
+        page.locator(".st-key-figure_pictures").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_phone_titles.png"))
+        assert not exceptions_on(page)

@@ -36,6 +36,21 @@ def upload_plan(page, server, path) -> None:
     page.locator(UPLOAD).set_input_files(str(path))
 
 
+# each link in the Students popover: does it reach past the popover or scroll sideways, and has it a copy button
+POPOVER_LINKS = """() => { const body = document.querySelector('[data-testid="stPopoverBody"]').getBoundingClientRect();
+  return [...document.querySelectorAll('.st-key-lecture_view_link, .st-key-lecture_follow_link')].map(box => {
+    const code = box.querySelector('code'), pre = box.querySelector('pre'), r = code.getBoundingClientRect();
+    return {link: code.innerText, outside: r.right > body.right + 1 || r.left < body.left - 1,
+            sideways: pre.scrollWidth > pre.clientWidth + 1,
+            copy: !!box.querySelector('button[aria-label="Copy to clipboard"]')}; }); }"""
+
+
+def links_in_the_popover(page) -> list[dict]:
+    """The popover's links (open), once drawn."""
+    page.locator(".st-key-lecture_view_link code").wait_for(timeout=30_000)
+    return page.evaluate(POPOVER_LINKS)
+
+
 def students_qr(page) -> bytes:
     """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it."""
     page.get_by_role("button", name="Students").click()
@@ -112,6 +127,8 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
 
             png = students_qr(beamer)  # the QR code of this view, for the students
             beamer.screenshot(path=str(ARTIFACTS / "lecture_qr_present.png"))
+            links = links_in_the_popover(beamer)  # the room's follow link and this view's, inside the popover
+            assert len(links) == 2 and not any(k["outside"] or k["sideways"] or not k["copy"] for k in links), links
             address = urlsplit(beamer.url)
             expected = student_link(f"{address.scheme}://{address.netloc}{address.path}", parse_qsl(address.query))
             assert expected == f"{server}/scaling_lab?scale_dk=256"
@@ -146,6 +163,29 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
             assert not exceptions_on(beamer)
         wait_for_text(page, "Step 2 of 3: Scaling: a wide head")
+        assert not exceptions_on(page)
+
+
+def test_the_students_popovers_link_wraps_inside_it_with_a_copy_button(server):
+    """A view link of up to 120 characters is shown whole (a longer one is shortened): at 1024 px on a projector it
+    ran out of the popover as a caption. Now it wraps inside, with a copy button."""
+    from apptest_helpers import app_menu
+
+    from attnviz.lecture import load_plan, step_link
+    from attnviz.paths import LECTURES
+
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    with chromium_page(width=1024, height=768) as page:
+        page.goto(f"{server}/{step_link(plan.step(1), lecture='attention', number=1)[2:]}"
+                  "&text=The%20cat%20sat%20on%20the%20mat%20and%20looked%20at%20the%20dog%20quietly")
+        wait_for_text(page, "Step 1 of")
+        wait_for_app_idle(page)
+        page.get_by_role("button", name="Students").click()
+        links = links_in_the_popover(page)
+        assert len(links) == 1 and len(links[0]["link"]) > 90, links  # long: 20 px type needs two lines for it
+        assert not links[0]["outside"] and not links[0]["sideways"] and links[0]["copy"], links
+        page.locator(".st-key-lecture_view_link").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "lecture_students_popover_link.png"))
         assert not exceptions_on(page)
 
 

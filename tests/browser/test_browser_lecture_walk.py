@@ -2,8 +2,8 @@
 step opened fresh from its link, and again reached with → (the bar's Next) from the step before. On every step, once
 drawn (and revealed, where it asks first):
 - the step's focus figure is inside the first screen;
-- every figure's text (plotly's SVG text, the heatmaps' labels and titles, the SVG charts and the Transformer map,
-  at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
+- every figure's text (plotly's SVG text, the heatmaps' labels, titles and numbers printed in cells, the SVG charts
+  and the Transformer map, at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
 - nothing is clipped: no "…" in the lecture bar, every row of a table of up to 16 rows visible without scrolling (a
   longer list, Find the head's ranking of 72 heads, scrolls by design), no chart title under a toolbar;
 - no exception.
@@ -41,6 +41,8 @@ FIGURE_TEXT = """() => {
     for (const t of svg.querySelectorAll('text')) if (t.textContent.trim() && visible(t))
       out.push(['svg', t.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(t).fontSize) * scale]);
   }
+  for (const [key, h] of Object.entries(window.attnvizHeatmaps || {}))  // numbers printed in cells (0: none)
+    if (h.valuesPx && h.valuesPx()) out.push(['cell numbers', key, h.valuesPx()]);
   for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
     if (!host.shadowRoot) continue;
     for (const e of host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')) if (e.textContent.trim() && visible(e))

@@ -119,3 +119,37 @@ def test_presentation_mode_makes_metric_values_larger_not_smaller(server, browse
         assert sizes["?present=1"] > sizes[""] >= 30, sizes
     finally:
         page.close()
+
+
+PRINTED = """() => Object.entries(window.attnvizHeatmaps || {}).filter(([, h]) => h.meta().show_values)
+  .map(([key, h]) => [key, h.valuesPx(), h.note(), h.meta().cols])"""
+
+
+LONG = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+
+
+@pytest.mark.parametrize("long", [False, True], ids=["short text", "16 words"])
+def test_numbers_in_heatmap_cells_are_20_px_on_a_projector_or_left_to_the_hover(server, browser, long):
+    """On a projector (1024×768 ?present=1) a number printed in a cell is at least 20 px (it was 13 px at most);
+    where the cells are too small for that, none is printed and the figure says the values are on hover."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        text = LONG if long else "A dog ran home."
+        page.goto(f"{server}/step_by_step?model=toy&present=1&text={text.replace(' ', '%20')}")
+        page.wait_for_function(f"() => ({PRINTED})().length > 0", timeout=120_000, polling=200)
+        settle(page)
+        printed = page.evaluate(PRINTED)
+        for key, px, note, _ in printed:
+            assert px >= 20 or (px == 0 and "hover a cell for its value" in note), (key, px, note)
+        if not long:  # a short text's cells (up to 56 px) hold 20 px numbers: some are printed
+            assert any(px >= 20 for _, px, _, _ in printed), printed
+        else:  # 16 tokens: a 16 × 16 matrix's cells are too small for 20 px numbers
+            assert any(px == 0 for _, px, _, _ in printed), printed
+            note = page.locator(".avhm-note", has_text="hover a cell").first
+            assert float(note.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 20
+            note.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"projector_values_{'long' if long else 'short'}.png"),
+                        full_page=False)
+        assert not exceptions_on(page)
+    finally:
+        page.close()

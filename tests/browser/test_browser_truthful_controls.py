@@ -71,13 +71,7 @@ def pickers(page) -> tuple[str, str]:
     return read("fh_query"), read("fh_key")
 
 
-QUICK_RACE = pytest.mark.xfail(strict=False, reason=(
-    "known defect, open in issue 30: with the text typed and the switch clicked at once, the browser can send the "
-    "picker's old position with the click's rerun, after the page had moved it to the same token; the picker then "
-    "shows the old position's token (failed in a clean-clone CI run, passed in the helper's runs)"))
-
-
-@pytest.mark.parametrize("quick", [False, pytest.param(True, marks=QUICK_RACE)], ids=["slow change", "quick change"])
+@pytest.mark.parametrize("quick", [False, True], ids=["slow change", "quick change"])
 def test_find_the_heads_pickers_name_the_tokens_the_ranking_uses_after_a_new_sentence(server, quick):
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/find_head?text={quote(ANIMAL)}&present=1")

@@ -80,3 +80,20 @@ def test_up_to_16_tokens_every_label_shows_and_longer_texts_are_thinned(node, tm
     plans = json.loads(run.stdout)
     assert [p["step"] for p in plans] == [1, 1, 1, 2, 4, 1, 2, 1]
     assert [p["fontPx"] for p in plans] == [9, 7, 11, 11, 11, 20, 20, 20]  # presenting (20 px type): ≥ 20 px
+
+
+def test_numbers_in_cells_are_at_least_20_px_on_a_projector_or_not_printed(node, tmp_path):
+    """Numbers printed in cells were 13 px on a projector at most (min(13, cell / 3)): the back row cannot read
+    them. With presentation mode's type they are 20 px where the widest number fits its cell, else none (the foot
+    says to hover); at the default type they stay as they were."""
+    (tmp_path / "layout.mjs").write_text((HERE / "layout.js").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "run.mjs").write_text(
+        "globalThis.document = { createElement: () => ({ getContext: () => ({}) }) };\n"
+        "const { valuePlan } = await import('./layout.mjs');\n"
+        "const width = (px) => 2.2 * px;  // '0.68' is about 2.2 em wide\n"
+        "console.log(JSON.stringify([[56, 56, 20], [40, 40, 20], [56, 22, 20], [56, 56, 11], [39, 39, 11], [20, 20, 11]]"
+        ".map(([w, h, f]) => valuePlan(w, h, f, width))));\n",
+        encoding="utf-8")
+    run = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [20, 0, 0, 13, 13, 0]

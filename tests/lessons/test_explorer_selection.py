@@ -37,3 +37,14 @@ def test_a_stale_selection_is_clamped_and_said():
 def test_the_ring_follows_the_head_into_its_panel():
     assert grid_ring(Selection(7, 2, 1), [4, 7]) == {"panel": 1, "row": 2, "col": 1}
     assert grid_ring(Selection(5, 2, 1), [4, 7]) is None
+
+
+def test_the_text_a_link_names_is_the_one_whose_tokens_it_spells():
+    from attnviz.lessons.explorer.selection import text_the_link_names
+
+    old, new = ["[CLS]", "it", "was", "[SEP]"], ["[CLS]", "so", "it", "was", "[SEP]"]
+    assert text_the_link_names({"sbs_query": "1: it", "sbs_key": "2: was"}, [new, old]) == old  # a late address
+    assert text_the_link_names({"sbs_query": "2: it", "sbs_key": "3: was"}, [new, old]) == new
+    assert text_the_link_names({"sbs_query": "1", "sbs_key": "2"}, [new, old]) is None  # a bare position: on screen
+    assert text_the_link_names({"sbs_query": "9: x", "sbs_key": "2: was"}, [new, old]) is None
+    assert text_the_link_names({}, [new]) is None

@@ -168,6 +168,13 @@ def draw_bar() -> LectureStep | None:
     return at
 
 
+def show_link(link: str, key: str) -> None:
+    """A link in the popover, wrapped inside it (a caption ran out of the popover at 1024 px), with a copy button:
+    a student who cannot scan the code types or pastes it."""
+    with st.container(key=key):
+        st.code(link, language=None, wrap_lines=True)
+
+
 def students_popover(at: LectureStep) -> None:
     """The room's follow link (one per lecture) and this view, each as a QR code, at the address the class can
     reach; a loopback address is said."""
@@ -178,14 +185,14 @@ def students_popover(at: LectureStep) -> None:
                     "they answer its questions.")
         with st.container(key="lecture_follow_qr"):
             st.image(students_qr(follow), width=260, output_format="PNG")  # JPEG would blur the modules
-        st.caption(follow)
+        show_link(follow, "lecture_follow_link")
     loopback_warning(base)  # under the follow code: the code first on a projector's short screen
     view_query = urlencode([(k, v) for k, v in query_pairs() if k not in LECTURE_KEYS])
     link = short_view_link(f"{base}/{at.step.page}" if at.step.page else f"{base}/", view_query)
     st.markdown("**This view**: the same page and settings, to explore alone (no lecture bar).")
     with st.container(key="lecture_qr"):
         st.image(students_qr(link), width=220 if at.room else 340, output_format="PNG")
-    st.caption(link)
+    show_link(link, "lecture_view_link")
     if at.presenter:
         with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
             st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
@@ -293,6 +300,8 @@ BAR_CSS = """<style>
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_answer p { font-size: 1.1rem; }
 .st-key-lecture_qr img, .st-key-lecture_follow_qr img { image-rendering: pixelated; max-width: 100%; }
+/* a link in the Students popover breaks anywhere (an address has no spaces to wrap at): never past the popover */
+.st-key-lecture_view_link code, .st-key-lecture_follow_link code { overflow-wrap: anywhere; word-break: break-all; }
 </style>"""
 
 # ←/→ and PageUp/PageDown (a presenter's clicker) follow the bar's links. Installed once per browser page (a step

@@ -3,6 +3,7 @@
 import { cellText } from "./format.js";
 import { cellColour, inkOn } from "./scales.js";
 import { valueAt } from "./decode.js";
+import { measure, valuePlan } from "./layout.js";
 
 // one panel as a rows × cols image (no allocation per cell: 3M cells at 512 tokens)
 export function panelImage(m, p) {
@@ -28,8 +29,9 @@ export function paintCells(s) {  // the canvas sized to the layout, its panels a
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.imageSmoothingEnabled = false;
   for (const b of lay.boxes) ctx.drawImage(s.images[b.p], b.x, b.y, b.w, b.h);
-  if (meta.show_values && Math.min(lay.cell, lay.cellH) >= 26) {
-    ctx.font = `${Math.min(13, Math.floor(lay.cell / 3))}px sans-serif`;
+  s.valuesPx = meta.show_values ? valuePlan(lay.cell, lay.cellH, s.fontPx || 11, (px) => widestValue(s, px)) : 0;
+  if (s.valuesPx) {
+    ctx.font = `${s.valuesPx}px sans-serif`;
     ctx.textAlign = "center"; ctx.textBaseline = "middle";
     for (const b of lay.boxes) for (let r = 0; r < meta.rows; r++) for (let c = 0; c < meta.cols; c++) {
       const v = valueAt(s.model, b.p, r, c);
@@ -39,4 +41,15 @@ export function paintCells(s) {  // the canvas sized to the layout, its panels a
     }
   }
   return ctx;
+}
+
+function widestValue(s, px) {  // the widest number any cell would print, at px (each distinct text measured once)
+  const { meta } = s.model, seen = new Set();
+  measure.font = `${px}px sans-serif`;
+  let widest = 0;
+  for (let p = 0; p < meta.panels; p++) for (let r = 0; r < meta.rows; r++) for (let c = 0; c < meta.cols; c++) {
+    const text = cellText(valueAt(s.model, p, r, c), meta.kind);
+    if (!seen.has(text)) { seen.add(text); widest = Math.max(widest, measure.measureText(text).width); }
+  }
+  return widest;
 }

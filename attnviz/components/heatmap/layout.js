@@ -22,6 +22,14 @@ export function labelPlan(count, cellPx, font = 11) {
   }
   return { step: Math.ceil(need / cellPx), fontPx: font };
 }
+// The type of the numbers printed in cells, in CSS px, or 0 for none: at the page's default type min(13, cell / 3) in
+// cells of at least 26 px; on a projector (presentation mode's larger type) PROJECTOR_FONT_PX, where the widest number
+// (widthAt(px): its width at that size) fits its cell, else none, and the foot says the values are on hover: a number
+// the back row cannot read is not printed.
+export function valuePlan(cellW, cellH, font, widthAt) {
+  if (font > 11) return widthAt(PROJECTOR_FONT_PX) + 6 <= cellW && PROJECTOR_FONT_PX + 4 <= cellH ? PROJECTOR_FONT_PX : 0;
+  return Math.min(cellW, cellH) >= 26 ? Math.min(13, Math.floor(cellW / 3)) : 0;
+}
 export const measure = document.createElement("canvas").getContext("2d");  // text widths, without the page's layout
 
 const widths = new Map();  // label list -> its widest label: a page's heatmaps mostly share one token list
@@ -49,7 +57,8 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
   const gap = meta.thumbnails ? 6 : 14, titleH = Math.round(18 + ((s.fontPx || 11) - 11) * 1.5);
   const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
   const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
-  const maxCell = meta.show_values ? 56 : 40;
+  // cells that print numbers are larger, on a projector a little more: a 20 px '−0.12' needs about 60 px
+  const maxCell = meta.show_values ? ((s.fontPx || 11) > 11 ? 64 : 56) : 40;
   // a thumbnail stays a thumbnail (at most 200 px) when a small model leaves room for more: the enlarged head is below
   const maxSide = meta.thumbnails ? 200 : Infinity;
   const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));

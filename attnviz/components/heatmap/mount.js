@@ -46,6 +46,8 @@ function onSwitch(s, control, state) {  // a sidebar switch flipped: draw this h
 
 function paint(s) {  // the cells, then what marks a cell or panel: the frame of a highlighted thumbnail, the ring
   const ctx = paintCells(s), { meta } = s.model, lay = s.lay;
+  s.note.textContent = meta.show_values && !s.valuesPx && (s.fontPx || 11) > 11
+    ? "The cells are too small for numbers a room can read: hover a cell for its value." : "";
   if (meta.thumbnails) {  // a thumbnail stands for a whole head: frame the highlighted one, ring no cell
     const b = lay.boxes[s.highlight];
     if (b) { ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4); }
@@ -134,9 +136,10 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     const tip = el("div", "avhm-tip", wrap);
     const foot = el("div", "avhm-foot", root);
     const legendBox = el("div", "avhm-legend", foot);
+    const note = el("span", "avhm-note", foot);  // where the values are when the cells cannot print them (paint)
     const png = el("button", "avhm-png", foot, "Download PNG");
     png.type = "button";
-    root.__avhm = { root, canvas, labels, tip, legend: legendBox, png, selection: null };
+    root.__avhm = { root, canvas, labels, tip, legend: legendBox, note, png, selection: null };
   }
   const s = root.__avhm;
   s.setStateValue = setStateValue;
@@ -159,6 +162,8 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
     titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title })),
+    valuesPx: () => s.valuesPx || 0,  // the type size of the numbers printed in cells (0: none printed)
+    note: () => s.note.textContent,
     printed: (p, r, c) => cellText(valueAt(s.model, p, r, c), s.model.meta.kind),  // the text a cell gets when values are printed
     pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,

@@ -44,6 +44,22 @@ def selection_from_params(params) -> Selection | None:
     return Selection(**values)
 
 
+def text_the_link_names(params, texts: list[list[str]]) -> list[str] | None:
+    """The first of `texts` (token labels) in which the link's spelled tokens ('10: it') are the tokens at those
+    positions; None when none is, or the link spells no token (a bare '10' is read in the text on screen).
+    A browser's late rerun carries the address of the text it last received: its '10: it' is of that text."""
+    spelled = [str(params.get(URL_KEYS[name])) for name in ("query", "key") if params.get(URL_KEYS[name]) is not None]
+    if not spelled or not all(":" in value for value in spelled):
+        return None
+    for labels in texts:
+        try:
+            if all(token_choice(leading_int(value), labels) == value for value in spelled):
+                return labels
+        except ValueError:
+            return None
+    return None
+
+
 def selection_from_click(click: dict | None, heads: list[int]) -> Selection | None:
     """A grid click {panel, row, col} -> the head that panel shows, the query row and the key column."""
     if not click or not 0 <= click.get("panel", -1) < len(heads):
