@@ -1,4 +1,4 @@
-"""The real-browser tests' shared server: one `streamlit run app.py` per test module."""
+"""The real-browser tests' shared server: one `streamlit run app.py` per test process."""
 
 from pathlib import Path
 
@@ -8,9 +8,13 @@ from browser_helpers import CHROMIUM, ROOT, streamlit_server
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots for a person to look at
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server():
-    """A fresh server for the module (fresh caches: each module sees the app as a new class would)."""
+    """One server per test process (each pytest-xdist worker), shared by its browser modules. A server's start and
+    its pages' first, cold runs (model loads, transformers' import, the corpus scores) cost seconds to minutes of
+    CPU each time: one per module made 25 of them per run on a 2-core machine. A cold server is still met: by the
+    first module each worker runs, and on purpose in tests/deploy (test_cold_start.py, the class server's tests).
+    Modules leave it as they found it: each room, short link and answer is their own."""
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server() as url:
