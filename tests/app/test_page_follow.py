@@ -324,12 +324,13 @@ def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
     long_text = "A dog ran home and the cat sat on the mat while it rained all day long. " * 2
     at = open_step(plan, 1, code, key, text=long_text)
     assert_healthy(at)
-    links = [c.value for c in at.caption if "?v=" in c.value]
-    assert len(links) == 1 and links[0].split("?v=")[0].endswith("/step_by_step"), [c.value for c in at.caption]
+    links = [c.value for c in at.code if "?v=" in c.value]  # the popover's links are code blocks (a copy button)
+    assert len(links) == 1 and links[0].split("?v=")[0].endswith("/step_by_step"), [c.value for c in at.code]
     query = lecture_store().expand(links[0].split("?v=")[1])
     assert ("text", long_text) in parse_qsl(query) and "key=" not in query and "room=" not in query
-    assert any(c.value.endswith(f"/follow?room={code}") for c in at.caption)  # the follow link: short already
-    assert key not in " ".join(c.value for c in at.caption if "lecture_notes" not in c.value)
+    assert any(c.value.endswith(f"/follow?room={code}") for c in at.code)  # the follow link: short already
+    shown = [*at.caption, *at.code, *at.markdown]
+    assert key not in " ".join(c.value for c in shown if "lecture_notes" not in c.value)  # only the notes' link
 
 
 def test_a_class_servers_processes_give_the_balancers_address(monkeypatch):
