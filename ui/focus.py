@@ -5,8 +5,8 @@ in the browser; README lists every page's ids). A lecture step's `focus = "<id>"
 (attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
-  there while the figures around it finish drawing (until it has stayed put for 1.5 s; never after the lecturer
-  scrolled).
+  there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (until it has stayed put for
+  1.5 s; never after the lecturer scrolled).
 Without presentation mode `fig` does nothing: a student's page keeps its own order.
 """
 
@@ -71,10 +71,14 @@ FOCUS = """<style>
       }
       const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
       if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
-      // figures above it (plotly, heatmaps) finish drawing after it appears and push it down: held while the run
-      // goes on or a heatmap is still to be drawn, and until it has stayed put for 1.5 s (20 s at most)
+      // figures above it (plotly, heatmaps, pictures) finish drawing after it appears and push it down: held while
+      // the run goes on or a heatmap, a plotly chart or a picture is still to be drawn, and until it has stayed put
+      // for 1.5 s (20 s at most). A plotly chart above, drawn after that hold ended, pushed the decoder block ~260 px
+      // down on a busy machine
       const busy = doc.querySelector('[data-testid="stStatusWidget"]')
-        || Object.values(win.attnvizHeatmaps || {}).some((h) => !h.drawn);
+        || Object.values(win.attnvizHeatmaps || {}).some((h) => !h.drawn)
+        || [...doc.querySelectorAll('[data-testid="stPlotlyChart"]')].some((c) => !c.querySelector('.main-svg'))
+        || [...doc.querySelectorAll('[data-testid="stMain"] img')].some((i) => !i.complete);
       if (busy) moved = now;
       if (now - Math.max(found, moved) > 1500 || now - found > 20000) { state[id] = "done"; return; }
     } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
