@@ -51,6 +51,18 @@ def node():
     assert shutil.which("node"), "node is missing: run bash tests/install_browser.sh (it installs Debian's nodejs)"
 
 
+def layout_in_node(tmp_path, name: str, script: str):
+    """What `script` prints as JSON, run in node with layout.js's export `name` imported (and no DOM but a canvas
+    stub, which layout.js asks for at import)."""
+    (tmp_path / "layout.mjs").write_text((HERE / "layout.js").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "run.mjs").write_text(
+        "globalThis.document = { createElement: () => ({ getContext: () => ({}) }) };\n"
+        f"const {{ {name} }} = await import('./layout.mjs');\n{script}\n", encoding="utf-8")
+    run = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
 def test_node_parses_the_joined_module_and_each_part_alone(node, tmp_path):
     """A top-level name declared in two parts (one scope once joined) fails here, not in a browser."""
     every_file = PARTS + tuple(sorted({name for files in HOSTS.values() for name in files}))
@@ -67,17 +79,9 @@ def test_up_to_16_tokens_every_label_shows_and_longer_texts_are_thinned(node, tm
     up to 16 tokens no label is skipped (a smaller font where cells are small); beyond, labels are thinned. On a
     projector (presentation mode's 20 px type) a label is never smaller than 20 px: thinned instead, and 24 tokens in
     22 px cells (one heatmap across a 1024 px projector) keep every label."""
-    (tmp_path / "layout.mjs").write_text((HERE / "layout.js").read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "run.mjs").write_text(
-        "globalThis.document = { createElement: () => ({ getContext: () => ({}) }) };\n"
-        "const { labelPlan } = await import('./layout.mjs');\n"
-        "console.log(JSON.stringify([[16, 9.5], [16, 6], [13, 20], [17, 9.5], [40, 4], [16, 21, 20], [16, 12, 20],"
-        " [24, 22, 20]]"
-        ".map(([n, c, f]) => labelPlan(n, c, f ?? 11))));\n",
-        encoding="utf-8")
-    run = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    plans = json.loads(run.stdout)
+    plans = layout_in_node(tmp_path, "labelPlan",
+                           "console.log(JSON.stringify([[16, 9.5], [16, 6], [13, 20], [17, 9.5], [40, 4], [16, 21, 20],"
+                           " [16, 12, 20], [24, 22, 20]].map(([n, c, f]) => labelPlan(n, c, f ?? 11))));")
     assert [p["step"] for p in plans] == [1, 1, 1, 2, 4, 1, 2, 1]
     assert [p["fontPx"] for p in plans] == [9, 7, 11, 11, 11, 20, 20, 20]  # presenting (20 px type): ≥ 20 px
 
@@ -86,14 +90,8 @@ def test_numbers_in_cells_are_at_least_20_px_on_a_projector_or_not_printed(node,
     """Numbers printed in cells were 13 px on a projector at most (min(13, cell / 3)): the back row cannot read
     them. With presentation mode's type they are 20 px where the widest number fits its cell, else none (the foot
     says to hover); at the default type they stay as they were."""
-    (tmp_path / "layout.mjs").write_text((HERE / "layout.js").read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "run.mjs").write_text(
-        "globalThis.document = { createElement: () => ({ getContext: () => ({}) }) };\n"
-        "const { valuePlan } = await import('./layout.mjs');\n"
-        "const width = (px) => 2.2 * px;  // '0.68' is about 2.2 em wide\n"
-        "console.log(JSON.stringify([[56, 56, 20], [40, 40, 20], [56, 22, 20], [56, 56, 11], [39, 39, 11], [20, 20, 11]]"
-        ".map(([w, h, f]) => valuePlan(w, h, f, width))));\n",
-        encoding="utf-8")
-    run = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == [20, 0, 0, 13, 13, 0]
+    sizes = layout_in_node(tmp_path, "valuePlan",
+                           "const width = (px) => 2.2 * px;  // '0.68' is about 2.2 em wide\n"
+                           "console.log(JSON.stringify([[56, 56, 20], [40, 40, 20], [56, 22, 20], [56, 56, 11],"
+                           " [39, 39, 11], [20, 20, 11]].map(([w, h, f]) => valuePlan(w, h, f, width))));")
+    assert sizes == [20, 0, 0, 13, 13, 0]
