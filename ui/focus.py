@@ -5,8 +5,8 @@ in the browser; README lists every page's ids). A lecture step's `focus = "<id>"
 (attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
-  there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (until it has stayed put for
-  1.5 s; never after the lecturer scrolled).
+  there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (for 60 s; never after the
+  lecturer scrolled).
 Without presentation mode `fig` does nothing: a student's page keeps its own order.
 """
 
@@ -58,6 +58,10 @@ FOCUS = """<style>
   state[id] = "waiting";
   let stopped = false;
   const stop = () => { stopped = true; };
+  // the lecturer's own scrolling (wheel, touch, the keys that scroll) ends the hold; a click (Reveal) and the
+  // clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
+  const scrollKeys = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+  const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
   const start = performance.now();
   let found = 0, moved = 0;
   const tick = () => {
@@ -65,22 +69,24 @@ FOCUS = """<style>
     if (stopped) { state[id] = "done"; return; }
     const box = doc.querySelector(".st-key-figure_" + id);
     if (box && box.getBoundingClientRect().height > 0) {
-      if (!found) {  // from now on a scroll of the lecturer's own (wheel, touch) ends the hold; a click (Reveal) does not
+      if (!found) {
         found = now;
         for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
+        win.addEventListener("keydown", onKey, {passive: true});
       }
       const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
       if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
-      // figures above it (plotly, heatmaps, pictures) finish drawing after it appears and push it down: held while
-      // the run goes on or a heatmap, a plotly chart or a picture is still to be drawn, and until it has stayed put
-      // for 1.5 s (20 s at most). A plotly chart above, drawn after that hold ended, pushed the decoder block ~260 px
-      // down on a busy machine
+      // figures above it (plotly, heatmaps, pictures, tables) finish drawing after it appears and push it down.
+      // "done" (what the walk test waits for) once no run goes on, nothing is left to draw and it has stayed put for
+      // 1.5 s; the hold itself goes on for 60 s, so that a late push (a clean-clone CI run saw the decoder block
+      // 323 px down after "done" on a busy machine) is undone too
       const busy = doc.querySelector('[data-testid="stStatusWidget"]')
         || Object.values(win.attnvizHeatmaps || {}).some((h) => !h.drawn)
         || [...doc.querySelectorAll('[data-testid="stPlotlyChart"]')].some((c) => !c.querySelector('.main-svg'))
         || [...doc.querySelectorAll('[data-testid="stMain"] img')].some((i) => !i.complete);
       if (busy) moved = now;
-      if (now - Math.max(found, moved) > 1500 || now - found > 20000) { state[id] = "done"; return; }
+      if (now - Math.max(found, moved) > 1500) state[id] = "done";
+      if (now - found > 60000) { state[id] = "done"; win.removeEventListener("keydown", onKey); return; }
     } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
     win.requestAnimationFrame(tick);
   };
