@@ -163,7 +163,7 @@ _OPENED: dict = {}
 
 
 def _shared_expansion(page: str, name: str, option: str):
-    """A shared setting (ui.across_pages.SHARED: the sidebar's model, mask, ...) draws the same widgets on every page:
+    """A shared setting (ui.across_pages.shared_keys(): the sidebar's model, mask, ...) draws the same widgets on every page:
     opened on the first page that asks, and reused."""
     if (name, option) not in _SHARED_SEEN:
         _SHARED_SEEN[name, option] = _expansion(page, name, option)
@@ -189,7 +189,7 @@ def _worth_opening(info: UrlKey, drawn_value, deep: bool) -> list[str]:
 def page_keys(file: str, deep: bool = False) -> PageKeys:
     """Every URL key and typed input of one page (see the module's docstring). deep: open every option of every choice
     (the long run); else skip choices of numbers."""
-    from ui.across_pages import SHARED
+    from ui.across_pages import shared_keys
 
     at, seen = _run_watched(file, {})
     keys, typed = _observe(at, seen)
@@ -197,7 +197,7 @@ def page_keys(file: str, deep: bool = False) -> PageKeys:
     found = PageKeys(file, {f: p for f, p, _ in app_menu()}[file], dict(keys), dict(typed))
     for info in list(keys.values()):  # one level: the other options of every choice the default run drew
         for option in _worth_opening(info, drawn.get(info.name), deep):
-            opened = _shared_expansion if info.name in SHARED and not deep else _expansion
+            opened = _shared_expansion if info.name in shared_keys() and not deep else _expansion
             more, more_typed = opened(file, info.name, option)
             for name, extra in more.items():
                 found.keys.setdefault(name, extra)

@@ -16,8 +16,14 @@ from ui.pickers import SCALE_SWITCH
 from ui.present import KEY as PRESENT
 
 MEMORY = "_attnviz_shared_settings"
-SHARED = ("model", "model_path", "text", "device", "mask", SCALE_SWITCH, "factor", "layer", "heads", PRESENT,
-          *(p.name for kind in MASKS.values() for p in kind.parameters))
+FIXED = ("model", "model_path", "text", "device", "mask", SCALE_SWITCH, "factor", "layer", "heads", PRESENT)
+
+
+def shared_keys() -> tuple[str, ...]:
+    """The widget keys carried from page to page: the fixed ones and every mask kind's parameters. Read at each call,
+    so that a mask kind registered after this module was imported (engine/mask_kinds.register_mask_kind) is carried
+    too."""
+    return (*FIXED, *(p.name for kind in MASKS.values() for p in kind.parameters))
 
 
 def restore_on_a_new_page(page: str) -> None:
@@ -41,4 +47,4 @@ def remember() -> None:
     """The shared settings as the widgets hold them now (after the page has drawn its pickers)."""
     memory = st.session_state.get(MEMORY)
     if memory is not None:  # made by app.py's restore_on_a_new_page, which knows the page
-        memory["values"] = {key: st.session_state[key] for key in SHARED if key in st.session_state}
+        memory["values"] = {key: st.session_state[key] for key in shared_keys() if key in st.session_state}

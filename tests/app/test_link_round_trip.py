@@ -99,11 +99,11 @@ def test_a_box_cleared_by_hand_reopens_cleared(file):
     """The address keeps only what differs from a widget's own default: a box whose page put its starting text there
     some other way (seeded into session state) would lose a clearing in the link. Every box that starts non-empty
     (the shared sidebar's on the explorer alone: it is the same on every page)."""
-    from ui.across_pages import SHARED
+    from ui.across_pages import shared_keys
 
     at = run_app({}, page=file)
     boxes = [e.key for e in bound_widgets(at) if e.type in ("text_input", "text_area") and e.value
-             and (file == "app_pages/explorer.py" or e.key not in SHARED)]
+             and (file == "app_pages/explorer.py" or e.key not in shared_keys())]
     for key in boxes:
         at = run_app({}, page=file)
         next(e for e in bound_widgets(at) if e.key == key).set_value("")

@@ -43,7 +43,7 @@ def test_every_generated_entry_in_a_box_ends_in_a_drawn_page_or_a_clear_message(
 def test_the_keys_are_found_from_what_each_page_draws_and_reads():
     """The discovery itself: the sidebar's bound widgets with their own ranges, a key only the page's code reads (Find
     the head's token links), keys drawn only for some choice (a mask's parameters), and the typed boxes."""
-    from ui.across_pages import SHARED
+    from ui.across_pages import shared_keys
 
     explorer = page_keys("app_pages/explorer.py")
     assert {"model", "text", "mask", "scaled", "factor", "layer", "heads"} <= set(explorer.keys)
@@ -56,4 +56,4 @@ def test_the_keys_are_found_from_what_each_page_draws_and_reads():
     assert {"fh_query", "fh_key", "fh_top"} <= set(find_head.keys) and find_head.keys["fh_query"].kind == "read"
     for file in pages():  # every page that draws the shared sidebar is swept on its keys
         if "model" in page_keys(file).keys:
-            assert {"model", "text", "mask"} <= set(page_keys(file).keys) <= set(page_keys(file).keys) | set(SHARED)
+            assert {"model", "text", "mask"} <= set(page_keys(file).keys) <= set(page_keys(file).keys) | set(shared_keys())

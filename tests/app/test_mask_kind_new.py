@@ -16,6 +16,7 @@ from attnviz import AttnvizError
 from attnviz.draw.line_chart import chart_lines
 from attnviz.engine.mask_kinds import MASKS, MaskKind, MaskParameter, mask_kind, parse_mask, register_mask_kind
 from attnviz.lessons.masks.gallery import attended_pairs, attended_pairs_curves, attended_pairs_formula, gallery_specs
+from ui import across_pages  # imported before a kind is registered, as in a server that registers one later
 
 PAGE = "app_pages/masks.py"
 TEXT = "the cat sat on the mat"
@@ -87,3 +88,18 @@ def test_the_masks_lab_and_the_picker_offer_and_draw_a_registered_kind(sink):
     np.testing.assert_allclose(drawn_heatmap(at, "masks_gallery_sink_weights")[0], res.attentions[0, 0].numpy(), atol=ATOL)
     (chart,) = [md.value for md in at.markdown if 'class="av-line"' in md.value]
     assert "attention sinks" in chart_lines(chart)
+
+
+def test_a_registered_kinds_parameter_is_carried_to_the_next_page(sink):
+    """The sidebar's settings go with the class from page to page (ui/across_pages.py: a new page's address has none
+    of the old one's); a kind registered after the app's modules were imported carries its parameter too."""
+    assert "sinks" in across_pages.shared_keys()
+    at = run_app({"model": "toy", "text": TEXT, "mask": "sink"}, page=PAGE)
+    at.sidebar.slider(key="sinks").set_value(5).run()
+    assert_healthy(at)
+    assert at.session_state[across_pages.MEMORY]["values"]["sinks"] == 5  # what a new page's first run puts back
+    for key in list(at.query_params):  # the menu's link to another page carries no parameters
+        del at.query_params[key]
+    at.switch_page("app_pages/explorer.py").run()
+    assert_healthy(at)
+    assert (at.sidebar.selectbox(key="mask").value, at.sidebar.slider(key="sinks").value) == ("sink", 5)
