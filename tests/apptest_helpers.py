@@ -8,6 +8,11 @@ from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_row import row_parts
+from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -29,8 +34,6 @@ def lesson_menu() -> list[tuple[str, str, str]]:
 
 def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180) -> AppTest:
     """The app run once, opened with these URL query params, on this page (default: the explorer)."""
-    from streamlit.util import calc_hash
-
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
@@ -49,8 +52,6 @@ def chart_specs(at: AppTest) -> dict[str, dict]:
     """key -> the plotly figure JSON of each st.plotly_chart on the page; heatmaps drawn by the canvas
     component (ui/heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
     checks keep working (read their numbers with drawn_heatmap / drawn_grid)."""
-    from attnviz.draw.heatmap import decode_payload
-
     specs = {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
     for key, payload in heatmap_payloads(at).items():
         specs.setdefault(key, {"heatmap": decode_payload(payload)[0]})
@@ -73,9 +74,6 @@ def assert_healthy(at: AppTest) -> None:
 
 def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
     """key -> the payload bytes of each heatmap component (ui/heatmap) on the page."""
-    from attnviz.draw.heatmap import decode_payload
-    from attnviz.draw.heatmap_switch import shown_payload
-
     out = {}
     for raw in drawn_payloads(at):
         raw = shown_payload(raw)  # a switch payload: the state drawn first
@@ -86,17 +84,12 @@ def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
 
 def drawn_payloads(at: AppTest) -> list[bytes]:
     """Every payload the heatmap components on the page draw, a row payload's parts one by one."""
-    from attnviz.draw.heatmap_row import row_parts
-
     return [part for element in at.get("bidi_component") for part in row_parts(element.proto.bytes)]
 
 
 def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[dict, np.ndarray]]]:
     """The heatmap under this key in each state of the switch it carries: (the switch's widget key,
     {state: (its JSON block, values as drawn (panels, rows, cols))}); (None, {}) for a heatmap that carries none."""
-    from attnviz.draw.heatmap import decode_payload
-    from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
-
     for raw in drawn_payloads(at):
         if raw[:4] in (b"AVHM", b"AVSW") and decode_payload(shown_payload(raw))[0]["name"] == key:
             control, states = split_switch_payload(raw)
@@ -106,8 +99,6 @@ def switch_states(at: AppTest, key: str) -> tuple[str | None, dict[bool, tuple[d
 
 def drawn_grid(at: AppTest, key: str) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
     """What ui/heatmap.heatmap_grid drew under this key: panel title -> (values as drawn, rows, columns)."""
-    from attnviz.draw.heatmap import decode_payload
-
     meta, values = decode_payload(heatmap_payloads(at)[key])
     return {title: (values[p], meta["row_labels"], meta["col_labels"]) for p, title in enumerate(meta["titles"])}
 
@@ -118,8 +109,6 @@ def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[st
     Weights come back in [0, 1] (to 1/65534 for uint16, 1/254 for uint8); signed matrices as drawn
     (to half a step of their range), −inf cells as -inf. KeyError when nothing was drawn under this key.
     """
-    from attnviz.draw.heatmap import decode_payload
-
     meta, values = decode_payload(heatmap_payloads(at)[key])
     return values[0], meta["row_labels"], meta["col_labels"]
 

@@ -15,6 +15,7 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import json
 from pathlib import Path
 
 import torch
@@ -237,8 +238,6 @@ def save_tiny_decoder(name: str, folder: Path, seed: int = SEED, legacy_rope: bo
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     if legacy_rope:
-        import json
-
         path = Path(folder) / "config.json"
         saved = json.loads(path.read_text())
         saved.pop("rope_parameters", None)

@@ -11,6 +11,7 @@ import transformers
 
 import attnviz
 from attnviz.analysis.ablation import ablated_forward, check_heads, head_ablation, mean_head_outputs
+from attnviz.analysis.ablation_effects import embedding_cosines, embedding_sweep
 from attnviz.analysis.contribution import (
     contribution_norms,
     corpus_special_shares,
@@ -239,8 +240,6 @@ def test_resuming_from_a_kept_stream_equals_the_whole_forward(minilm_pair, llama
 
 
 def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):
-    from attnviz.analysis.ablation_effects import embedding_cosines, embedding_sweep
-
     model = minilm_pair[0]
     batch = corpus_batch(model, 4)
     sweep = embedding_sweep(model, batch)

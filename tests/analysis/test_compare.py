@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+import attnviz
 from attnviz.analysis.compare import PatternComparison, compare_patterns, compare_results
 from attnviz.engine.models.model import RunResult
 from attnviz.errors import AttnvizError
@@ -108,8 +109,6 @@ def test_compare_results_missing_layer_or_head(layer, head):
 
 
 def test_compare_results_on_real_runs_scaled_vs_unscaled():
-    import attnviz
-
     model = attnviz.load_model("toy")
     text = "the cat sat on the mat"
     c = compare_results(model.run(text, scale=False), model.run(text, scale=True), layer=0, head=0)

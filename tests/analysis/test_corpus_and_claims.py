@@ -7,6 +7,7 @@ import torch
 
 import attnviz
 from attnviz.analysis.claims import FARTHER, NEARER, claim_score, head_ranks, head_table, item_scores, run_corpus
+from attnviz.analysis.contribution import corpus_special_shares
 from attnviz.analysis.corpus import RELATIONS, Corpus, check_tokens, encode_corpus, load_corpus
 from attnviz.errors import AttnvizError
 from attnviz.training import make_corpus
@@ -152,8 +153,6 @@ def test_minilm_figures_as_the_readme_states_them(run):
 
 def test_special_tokens_take_weight_but_add_little(minilm, corpus):
     """The shares the README and the plan state for layer 5, head 11, and over all heads."""
-    from attnviz.analysis.contribution import corpus_special_shares
-
     weight_share, norm_share = corpus_special_shares(minilm, corpus)  # (L, H) each
     assert (round(float(weight_share[5, 11]), 2), round(float(norm_share[5, 11]), 2)) == (0.43, 0.07)
     assert float(weight_share.mean()) > 2 * float(norm_share.mean())  # 55% of the weight, 18% of the norm

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import attnviz
 from attnviz.analysis.head_search import (
     allowed_keys,
     others_weights,
@@ -92,8 +93,6 @@ def test_the_other_queries_mean_is_computed_by_hand():
 def test_on_the_bundled_sentence_layer_5_head_11_is_a_column_head_and_layer_3_head_1_is_not():
     """The issue's measurement: both give "animal" about 0.68 from "it", but in layer 5 head 11 six of the sixteen
     queries give "animal" at least 0.5."""
-    import attnviz
-
     res = attnviz.load_model().run(SENTENCE)
     q, k = res.labels.index("it"), res.labels.index("animal")
     ranked = {(h.layer, h.head): h for h in rank_heads_for_pair(res, q, k)}

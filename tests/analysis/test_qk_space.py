@@ -8,12 +8,14 @@ import torch
 from tolerances import WEIGHTS_REFORMULATED
 
 from attnviz.analysis.qk_space import (
+    JointPCA,
     fixed_sign,
     head_queries_and_keys,
     joint_pca,
     nearest_key_agreement,
     shared_space,
     strongest_pairs,
+    top_key_agreement,
 )
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.errors import AttnvizError
@@ -76,7 +78,6 @@ def test_strongest_pairs_and_the_nearest_key_count():
     w = torch.tensor([[0.7, 0.3, 0.0], [0.5, 0.5, 0.0], [0.1, 0.2, 0.7]])
     assert [(p.query, p.key) for p in strongest_pairs(w, 0.5)] == [(0, 0), (2, 2), (1, 0), (1, 1)]
     assert strongest_pairs(w, 0.8) == []
-    from attnviz.analysis.qk_space import JointPCA
 
     plane = JointPCA(q_xy=torch.tensor([[0.0, 0.0], [5.0, 0.0], [9.0, 0.0]]),
                      k_xy=torch.tensor([[0.1, 0.0], [9.0, 1.0], [5.0, 1.0]]), explained=(1.0, 0.0),
@@ -108,8 +109,6 @@ def test_a_rope_model_gives_its_rotated_queries_and_the_keys_of_its_kv_head(tiny
 
 
 def test_top_key_agreement_counts_dot_products_and_cosines_by_hand():
-    from attnviz.analysis.qk_space import top_key_agreement
-
     q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     # key 0 points the way of query 0 but is short; key 1 is long and 60° off: query 0's largest q·k is key 1's
     k = torch.tensor([[0.5, 0.0], [2.0, 3.0]])

@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import attnviz
 from attnviz.analysis.stats import (
     KL_EPSILON,
     head_entropy,
@@ -252,8 +253,6 @@ def test_head_statistics_rejects_token_count_mismatch_and_bad_shapes():
 
 
 def test_head_statistics_on_a_real_run():
-    import attnviz
-
     res = attnviz.load_model("toy").run("the cat sat on the mat", mask="causal")
     rows = head_statistics(res.attentions, res.tokens)
     L, H = res.attentions.shape[:2]

@@ -1,14 +1,15 @@
 """AppTest stands for the lecturer's own browser, on the server's machine."""
 
 import pytest
+from streamlit import config
+
+from ui import access
 
 
 @pytest.fixture(autouse=True)
 def browser_on_the_server_machine(monkeypatch):
     """AppTest has no browser connection (st.context.ip_address is a mock there): the address a loopback
     connection gives, None. tests/app/test_server_access.py sets another to play a student's browser."""
-    from ui import access
-
     monkeypatch.setattr(access, "client_address", lambda: None)
 
 
@@ -16,8 +17,6 @@ def browser_on_the_server_machine(monkeypatch):
 def server_on_loopback_only():
     """As the browser tests start it (--server.address 127.0.0.1): the lecture's addresses stay on loopback (no
     network address of this machine in a test's QR code or link)."""
-    from streamlit import config
-
     before = config.get_option("server.address")
     config.set_option("server.address", "127.0.0.1")
     yield

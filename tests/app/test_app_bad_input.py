@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, drawn_grid, heatmap_payloads, page_text, run_app
 
+from attnviz.draw.heatmap import decode_payload
+
 
 def alerts(at, kind: str) -> str:
     return "\n".join(str(e.value) for e in getattr(at, kind))
@@ -71,7 +73,6 @@ def test_ten_thousand_characters_are_cut_to_the_model_limit_and_say_so():
     at = run_app({"text": ("The quick brown fox jumps over the lazy dog. " * 230)[:10_000]})
     assert_page_still_works(at)
     assert "512 tokens" in alerts(at, "info") and "cut" in alerts(at, "info")
-    from attnviz.draw.heatmap import decode_payload
 
     meta, _ = decode_payload(heatmap_payloads(at)["grid"])
     assert (meta["panels"], meta["rows"], meta["cols"], meta["bytes_per_cell"]) == (12, 512, 512, 1)  # every token

@@ -6,7 +6,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, heatmap_payloads, page_text, run_app
+from streamlit.errors import StreamlitAPIException
+
+import attnviz
+import ui.state as ui
+from attnviz.draw.export import head_csv
+from attnviz.draw.heatmap import decode_payload
 
 TEXT = "The cat sat on the mat because it was tired."
 
@@ -110,7 +116,6 @@ def test_math_panel_fills_in_d_k_and_draws_the_mask(minilm):
 def test_csv_download_holds_the_chosen_heads_weights(toy):
     at = run_app({"model": "toy", "text": "red green blue"})
     at.selectbox(key="focus").set_value(1).run()
-    from attnviz.draw.export import head_csv
 
     expected = head_csv(toy.run("red green blue"), 0, 1)
     buttons = at.get("download_button")
@@ -125,17 +130,12 @@ def test_enlarged_head_shows_every_token_with_values_in_cells(toy):
     res = toy.run("red green blue")
     np.testing.assert_allclose(z, res.attentions[0, 1].numpy(), atol=1e-5)
     assert rows == cols == res.labels
-    from apptest_helpers import heatmap_payloads
-
-    from attnviz.draw.heatmap import decode_payload
 
     meta, _ = decode_payload(heatmap_payloads(at)["focus_head"])
     assert meta["show_values"] and meta["selectable"]  # numbers printed in the cells at this size
 
 
 def test_a_mistral_folder_says_its_head_sizes_and_its_builtin_window(tiny_decoder_folder):
-    import attnviz
-
     folder = str(tiny_decoder_folder("mistral"))
     at = run_app({"model": "other", "model_path": folder, "text": "the cat sat on the mat and the dog sat"})
     assert_healthy(at)
@@ -158,8 +158,6 @@ def test_a_llama_folder_with_its_own_head_dim_is_not_called_d_model_over_heads(t
 
 
 def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_decoder_folder):
-    import attnviz
-
     folder = str(tiny_decoder_folder("qwen2-windowed"))
     text = "the cat sat on the mat and the dog sat"
     at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1"})
@@ -177,15 +175,11 @@ def test_a_qwen2_folder_with_per_layer_windows_says_which_layers_slide(tiny_deco
 def test_a_scale_toggle_after_a_run_that_drew_no_fragment_reruns_the_whole_page(monkeypatch, minilm):
     """The scale controls' callback names the explorer's fragments; if the last run never drew them, the toggle
     must still work (a whole-page rerun), not fail on an unknown fragment key."""
-    import ui.state as ui
-
     at = run_app({"text": TEXT})
     real = ui.st.rerun
 
     def unknown_key(scope="app"):
         if "explorer_grid" in scope:
-            from streamlit.errors import StreamlitAPIException
-
             raise StreamlitAPIException("unknown fragment key")
         return real(scope)
 

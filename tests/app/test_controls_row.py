@@ -6,7 +6,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from apptest_helpers import assert_healthy, page_text, run_app
+from apptest_helpers import assert_healthy, lesson_menu, page_text, run_app
 
 EXPLORER = "app_pages/explorer.py"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -111,8 +111,6 @@ USES = {
 
 
 def test_every_lesson_page_declares_its_settings_here():
-    from apptest_helpers import lesson_menu
-
     assert {file for file, _, _ in lesson_menu()} == set(USES)
 
 

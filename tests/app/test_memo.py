@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from ui.memo import SharedCache
+from ui.memo import SharedCache, shared
+from ui.runs import run_for
 
 
 def test_a_value_is_made_once_for_threads_asking_together_and_then_served():
@@ -44,8 +45,6 @@ def test_a_failure_keeps_nothing_and_the_next_call_tries_again():
 
 def test_keys_tell_the_scale_true_from_the_factor_one():
     """run_for keys on repr(scale): True (1/√d_k) and 1.0 (a factor of one: no scaling) are equal in Python."""
-    from ui.runs import run_for
-
     scaled = run_for("toy", "cpu", "red green blue", "none", True)
     factor_one = run_for("toy", "cpu", "red green blue", "none", 1.0)
     assert scaled.scale != factor_one.scale == 1.0
@@ -61,8 +60,6 @@ def test_peek_reads_a_held_value_and_makes_nothing():
 def test_a_function_defined_again_keeps_its_cache():
     """A page script defines its cached functions anew on every rerun: the second definition must find the values
     the first made (a cache per definition held a value for one run only)."""
-    from ui.memo import shared
-
     made = []
     source = "def page_part(x):\n    made.append(x)\n    return x * 2\n"
     results = []

@@ -9,11 +9,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import APP, app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
 
+from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.attention_layer import layer as ly
 from attnviz.lessons.attention_layer import queries as qs
 from attnviz.lessons.attention_layer.regions import FEATURES, picture_regions
+from attnviz.lessons.attention_layer.upward import upward_pull
 
 PAGE = "app_pages/attention_layer.py"
 WEIGHT_TOL = 1 / 65534 + 1e-7  # the canvas heatmap sends weights as uint16 (attnviz.draw.heatmap)
@@ -29,8 +31,6 @@ def run(query: dict):
 
 def overlay_z(at, key: str, trace: int = 1) -> np.ndarray:
     """The weights a plotly picture figure carries in its veil (heatmap) trace."""
-    from attnviz.draw.plotting import decode_plotly_array
-
     z = chart_specs(at)[key]["data"][trace]["z"]
     return np.asarray(decode_plotly_array(z) if isinstance(z, dict) else z, dtype=np.float64)
 
@@ -152,8 +152,6 @@ def test_a_bad_grid_then_a_good_one():
 
 
 def test_the_page_is_in_the_first_section_why_attention():
-    from apptest_helpers import APP, app_menu
-
     assert ("app_pages/attention_layer.py", "attention_layer", "Attention as a layer") in app_menu()
     text = Path(APP).read_text(encoding="utf-8")
     first, page, second = (text.index('"Why attention": ['), text.index('"app_pages/attention_layer.py"'),
@@ -180,8 +178,6 @@ def test_steps_b_and_c_have_no_query_picker_that_does_nothing():
 
 
 def test_step_d_says_every_region_leans_up_with_the_layers_own_figures():
-    from attnviz.lessons.attention_layer.upward import upward_pull
-
     at = run({"al_step": "d", "al_grid": "6x8", "al_strength": "10"})
     r = picture_regions(6, 8)
     check = ly.permutation_check(r.x, ly.query_weights(10.0), 0)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, heatmap_payloads, page_text, run_app
 
+import attnviz
 from attnviz.draw.heatmap import decode_payload
 
 PAGE = "app_pages/find_head.py"
@@ -175,6 +176,4 @@ def test_the_table_puts_the_other_queries_mean_beside_each_weight():
 
 
 def attnviz_run():
-    import attnviz
-
     return attnviz.load_model().run(TEXT)

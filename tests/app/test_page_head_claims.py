@@ -15,7 +15,7 @@ from attnviz.analysis.ablation_effects import compare_with_same_size
 from attnviz.analysis.claims import claim_score, head_table, item_scores, run_corpus
 from attnviz.analysis.contribution import contribution_norms, corpus_special_shares
 from attnviz.analysis.corpus import load_corpus
-from attnviz.lessons.head_claims.outcomes import loss_outcome
+from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
 
 PAGE = "app_pages/head_claims.py"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -72,7 +72,6 @@ def test_the_failing_sentences_are_listed_with_links_to_the_explorer(minilm_page
 
 def test_the_knock_out_and_the_contribution_rows_are_the_apis(minilm_page, minilm, corpus_run):
     at = minilm_page
-    from attnviz.lessons.head_claims.outcomes import embedding_outcome
 
     outcome = embedding_outcome(minilm, load_corpus())
     value = outcome.value(((5, 11),), "zero")

@@ -10,8 +10,10 @@ import pytest
 from apptest_helpers import app_menu, assert_healthy, chart_specs, page_text, run_app
 
 from attnviz.lecture import load_plan, step_query
+from attnviz.lessons.explorer.selection import selection_from_params
 from attnviz.paths import LECTURES
 from ui.lecture.store import lecture_store
+from ui.state import SELECTION
 
 THREE_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
 DEFAULT_PLAN = LECTURES / "attention.toml"
@@ -163,9 +165,6 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         assert key in at.session_state, f"{key}: no widget of /{step.page} reads it"
         assert url_spelling(at.session_state[key]) == wanted, key
     if step.page == "" and "sbs_head" in dict(step.state):
-        from attnviz.lessons.explorer.selection import selection_from_params
-        from ui.state import SELECTION
-
         assert at.session_state[SELECTION] == selection_from_params(dict(step.state))
     if step.focus:
         assert step.focus in figure_ids(at), f"fig={step.focus}: /{step.page} drew the figures {figure_ids(at)}"

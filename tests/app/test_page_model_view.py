@@ -193,8 +193,6 @@ def test_the_shares_are_over_the_same_rows_and_the_page_says_so(default_page):
 
 
 def test_rollout_is_labelled_as_rollout_not_as_a_weight_after_softmax(default_page):
-    from attnviz.draw.heatmap import decode_payload
-
     legend = decode_payload(heatmap_payloads(default_page)["mv_rollout"])[0]["legend"]
     assert "weight after softmax" not in legend["title"] and legend["title"].startswith("rollout: share of the input")
     assert legend["hover"] == "rollout share"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, drawn_heatmap, page_text, run_app
 
+import attnviz
 from attnviz.lessons.multihead.grouping import grouped_patterns, kv_cache_bytes
 from attnviz.lessons.multihead.heads import head_split
 from attnviz.lessons.multihead.projection import output_projection
@@ -107,8 +108,6 @@ def test_toy_with_one_group_is_mqa_and_empty_text_is_a_message(toy):
 
 
 def test_a_llama_folder_shows_its_real_gqa_and_a_truthful_head_width(tiny_decoder_folder):
-    import attnviz
-
     folder, text = str(tiny_decoder_folder("llama")), "the cat sat on the mat"
     at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1"}, page=PAGE)
     assert_healthy(at)

@@ -4,11 +4,16 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import assert_healthy, chart_specs, drawn_grid, drawn_heatmap, page_text, run_app
 
 import attnviz
+from attnviz.draw.plotting import decode_plotly_array
+from attnviz.engine.rope_types import rope_inverse_frequencies, rope_parameters
 from attnviz.lessons.positions import encodings as enc
 from attnviz.lessons.positions import rope_demo as rd
 from attnviz.lessons.positions.permutation import permutation_demo
@@ -67,7 +72,6 @@ def test_sinusoidal_and_learned_tables_are_attnvizs(default_page, minilm):
     np.testing.assert_allclose(drawn_heatmap(at, "pos_learned_gram")[0], lgram.numpy(), atol=1e-6)
     profile = chart_specs(at)["pos_learned_profile"]["data"][1]  # the mean line, from Δ = 1
     lprof = enc.distance_profile(lgram)
-    from attnviz.draw.plotting import decode_plotly_array
 
     np.testing.assert_allclose(decode_plotly_array(profile["y"]), lprof.mean[1:].numpy(), rtol=1e-6)
 
@@ -123,8 +127,6 @@ def test_a_text_that_cannot_be_shuffled_gets_a_message_and_the_rest_still_draws(
 
 def test_toy_nopos_is_a_model_for_every_page(toy_nopos, toy):
     """The sidebar's toy-nopos loads the toy without positions (same seeded weights), e.g. in the explorer."""
-    from apptest_helpers import drawn_grid
-
     at = run_app({"text": TEXT, "model": "toy-nopos"})
     assert_healthy(at)
     drawn = {title.split(" · ")[0]: panel for title, panel in drawn_grid(at, "grid").items()}  # the explorer's grid
@@ -136,11 +138,6 @@ def test_toy_nopos_is_a_model_for_every_page(toy_nopos, toy):
 
 @pytest.mark.parametrize("name", ["llama", "llama3-tied"])
 def test_a_llama_folder_rotates_with_its_own_frequencies_and_its_trace_agrees(tiny_decoder_folder, name):
-    import json
-    from pathlib import Path
-
-    from attnviz.engine.rope_types import rope_inverse_frequencies, rope_parameters
-
     folder = tiny_decoder_folder(name)
     text = "the cat sat on the mat"
     at = run_app({"model": "other", "model_path": str(folder), "text": text, "pos_pair": "1"}, page=PAGE)

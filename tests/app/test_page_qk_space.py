@@ -7,6 +7,8 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import base64
+
 import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, page_text, run_app
@@ -25,8 +27,6 @@ def figure(at) -> dict:
 
 def points(spec: dict) -> tuple[np.ndarray, np.ndarray]:
     """(queries (n, 2), keys (n, 2)) as drawn: traces 0 and 1 (plotly JSON may send arrays as typed arrays)."""
-    import base64
-
     def values(a):
         if isinstance(a, dict) and "bdata" in a:
             return np.frombuffer(base64.b64decode(a["bdata"]), dtype=np.dtype(a["dtype"]))

@@ -8,11 +8,11 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, drawn_heatmap
+from apptest_helpers import assert_healthy, drawn_heatmap, page_text, run_app
 from streamlit.testing.v1 import AppTest
 
 import attnviz
-from attnviz.lessons.step_by_step.steps import head_steps
+from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap
 
 PAGE = "app_pages/step_by_step.py"
 APP = os.path.join(os.path.dirname(__file__), "..", "..", "app.py")
@@ -155,8 +155,6 @@ def test_concat_w_o_equals_the_sum_over_heads_on_screen():
 
 @pytest.mark.parametrize("name", ["llama", "qwen2"])
 def test_a_rope_model_shows_q_and_k_before_and_after_rope_and_its_shared_kv_head(tiny_decoder_folder, name):
-    from apptest_helpers import page_text, run_app
-
     folder, text = str(tiny_decoder_folder(name)), "the cat sat on the mat"
     at = run_app({"model": "other", "model_path": folder, "text": text, "layer": "1", "sbs_head": "3"}, page=PAGE)
     assert_healthy(at)
@@ -174,7 +172,6 @@ def test_a_rope_model_shows_q_and_k_before_and_after_rope_and_its_shared_kv_head
     dot = latex_with(at, r"q_{2} \cdot k_{1} &=")
     assert last_number(dot) == pytest.approx(float(steps.q[2] @ steps.k[1]), abs=1e-3)
     assert any("q′ and k′ are after RoPE" in c.value for c in at.caption)
-    from attnviz.lessons.step_by_step.steps import output_projection_gap
 
     gap = output_projection_gap(steps, 2)[2]
     assert last_number(latex_with(at, r"\max_c")) == pytest.approx(gap, rel=1e-2, abs=1e-12) and gap < 1e-5

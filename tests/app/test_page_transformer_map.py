@@ -9,7 +9,9 @@ import pytest
 from apptest_helpers import app_menu, assert_healthy, run_app
 
 from attnviz.draw.transformer_map import map_html, map_svg
+from attnviz.lessons.explorer.selection import selection_from_params
 from attnviz.lessons.transformer_map import BLOCKS
+from ui.state import SELECTION
 
 FILES = {path: file for file, path, _ in app_menu()}
 NOT_WIDGETS = {"fig"}  # read by ui/focus.py, on a projector only
@@ -57,7 +59,4 @@ def test_each_block_opens_its_page_in_its_state(block):
         shown = at.session_state[key]
         assert str(shown).lower() == value.lower(), (key, shown, value)
     if block.page == "":
-        from attnviz.lessons.explorer.selection import selection_from_params
-        from ui.state import SELECTION
-
         assert at.session_state[SELECTION] == selection_from_params(dict(state))

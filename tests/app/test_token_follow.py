@@ -6,6 +6,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from apptest_helpers import assert_healthy, page_text, run_app
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from attnviz.analysis.head_search import same_token_position
 from attnviz.lessons.explorer.selection import Selection, follow_selection
@@ -112,8 +113,6 @@ def test_the_explorers_selection_follows_its_tokens():
 def send_late(at, key: str, option_name: str) -> None:
     """Make the next run carry, for the picker under `key`, the option name a browser that had not yet received the
     last run still shows (the old text's 'it (10)'), as a real browser does with a quick second change."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetState
-
     box = at.selectbox(key=key)
 
     class Late(type(box)):

@@ -1,5 +1,6 @@
 """Unit tests of the explorer's builders: figures, LaTeX, plain sentences, exports, the truth check."""
 
+import csv
 import io
 import math
 import re
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 import attnviz
-from attnviz.draw.describe import describe_effect, describe_input_embedding, describe_mask, describe_scale
+from attnviz.draw.describe import describe_effect, describe_input_embedding, describe_mask, describe_scale, head_facts
 from attnviz.draw.export import attentions_npz, head_csv
 from attnviz.draw.heatmap import decode_payload, heatmap_payload
 from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
@@ -116,8 +117,6 @@ def test_input_embedding_is_named_per_family():
 
 
 def test_head_csv_has_token_headers_and_the_weights(toy_result):
-    import csv
-
     rows = list(csv.reader(io.StringIO(head_csv(toy_result, 1, 0))))
     n = len(toy_result.tokens)
     assert len(rows) == n + 1 and rows[0][1] == "0:[CLS]" and rows[1][0] == "0:[CLS]"
@@ -153,8 +152,6 @@ def test_fully_masked_rows_never_reach_the_screen_as_nan():
 
 
 def test_head_facts_and_equation_are_truthful_when_the_config_sets_d_head():
-    from attnviz.draw.describe import head_facts
-
     assert head_facts(384, 12, 32) == "d_model = n_heads·d_head = 12·32 = 384"
     assert head_facts(32, 4, 16, 2) == ("d_model 32 · 4 heads × d_head 16 (Q projects to 64) · "
                                         "2 K/V heads shared by the 4 query heads")

@@ -8,6 +8,7 @@ import torch
 
 from attnviz.draw.heatmap import BITS, HEADER, SCALE_KINDS, decode_payload, heatmap_payload, precision, tick_text
 from attnviz.draw.text import markdown_literal
+from attnviz.engine.masks import causal_mask
 from attnviz.errors import AttnvizError
 
 
@@ -129,8 +130,6 @@ def test_a_highlight_names_one_panel_and_thumbnails_travel_as_uint8():
 
 @pytest.mark.parametrize("n", [300, 7])  # 7 × 7 = 49 cells: the last byte of bits is partly filled
 def test_a_mask_matrix_travels_exactly_in_one_bit_per_cell(n):
-    from attnviz.engine.masks import causal_mask
-
     m = np.where(causal_mask(n).numpy(), 0.0, -np.inf)  # M: 0 where allowed, −∞ where forbidden
     payload = heatmap_payload(m, [str(i) for i in range(n)], titles=["M"], kind="signed")
     meta, drawn = decode_payload(payload)
@@ -208,8 +207,6 @@ def test_a_magnitude_with_a_negative_value_is_a_clear_error():
 
 @pytest.mark.parametrize("limit", [None, 1.0])  # the Masks lab passes limit=1.0 with its M
 def test_a_mask_is_two_colours_with_minus_infinity_named_and_never_a_bar(limit):
-    from attnviz.engine.masks import causal_mask
-
     allowed = causal_mask(5)  # bool, True = may attend
     m = np.where(allowed.numpy(), 0.0, -np.inf)
     labels = list("vwxyz")

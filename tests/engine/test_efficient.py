@@ -4,6 +4,8 @@ import pytest
 import torch
 
 import attnviz
+import attnviz.efficient as public
+from attnviz.engine import efficient as engine
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.engine.efficient import (
     bigbird_layout,
@@ -239,8 +241,5 @@ def test_knobs_out_of_range_raise_attnviz_error(call):
 
 
 def test_the_contract_module_re_exports_the_engine():
-    import attnviz.efficient as public
-    from attnviz.engine import efficient as engine
-
     assert public.flash_attention is engine.flash_attention is attnviz.efficient.flash_attention
     assert set(engine.__all__) <= set(dir(public))

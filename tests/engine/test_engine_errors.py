@@ -10,6 +10,7 @@ from safetensors.torch import save_file
 import attnviz
 from attnviz import AttnvizError
 from attnviz.engine import device as device_module
+from attnviz.engine.device import server_threads
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +184,6 @@ def test_load_model_on_a_missing_device_is_refused(monkeypatch):
 
 
 def test_server_threads_leave_half_the_cores_to_the_browser_and_other_sessions():
-    from attnviz.engine.device import server_threads
-
     assert [server_threads(cores, setting="") for cores in (1, 2, 3, 8, 16)] == [1, 1, 1, 4, 8]
     assert server_threads(8, setting="3") == 3 and server_threads(2, setting=" 2 ") == 2
     for odd in ("0", "-2", "two", "1.5", ""):  # not a whole number of at least 1: the default, never a crash

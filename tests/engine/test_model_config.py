@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz.engine.models.config import ModelConfig
+from attnviz.engine.models.config import ACTIVATION_NAMES, ModelConfig
 from attnviz.engine.models.stack import ACTIVATIONS
 from attnviz.engine.rope import rope_frequencies
 from attnviz.errors import AttnvizError
@@ -46,8 +46,6 @@ def test_defaults_are_filled_in_and_contradictions_refused():
 
 
 def test_every_activation_the_config_accepts_is_one_the_layer_computes():
-    from attnviz.engine.models.config import ACTIVATION_NAMES
-
     assert set(ACTIVATION_NAMES) == set(ACTIVATIONS)
 
 

@@ -5,9 +5,10 @@ import json
 import pytest
 import torch
 from big_configs import GPT2, LLAMA_7B
+from safetensors.torch import save_file
 
 import attnviz
-from attnviz.engine.models import loading
+from attnviz.engine.models import loading, size
 from attnviz.engine.models.size import config_parameters, folder_float32_bytes, safetensors_file_parameters
 from attnviz.errors import AttnvizError
 
@@ -19,8 +20,6 @@ def never(*args, **kwargs):
 
 
 def test_a_safetensors_header_gives_the_parameter_count(tmp_path):
-    from safetensors.torch import save_file
-
     save_file({"a": torch.zeros(3, 4), "b": torch.zeros(5, dtype=torch.float16)}, str(tmp_path / "model.safetensors"))
     assert safetensors_file_parameters(tmp_path / "model.safetensors") == 17
     assert folder_float32_bytes(tmp_path) == 17 * 4
@@ -46,8 +45,6 @@ def test_a_7b_config_without_weights_is_refused_before_any_load(tmp_path, monkey
 
 
 def test_a_7b_hub_model_is_refused_from_its_metadata_before_any_download(monkeypatch):
-    from attnviz.engine.models import size
-
     class Metadata:
         parameter_count = {"BF16": 7_241_732_096}
 

@@ -3,6 +3,9 @@ against transformers' eager ones, on a tiny random BART saved with save_pretrain
 through attnviz.load_model(folder). transformers is fed our very ids (source ids, decoder input ids).
 """
 
+import json
+import shutil
+
 import pytest
 import torch
 import transformers
@@ -168,9 +171,6 @@ def test_target_on_a_model_without_cross_attention_is_a_clear_error(bundled_mode
 
 
 def test_pre_ln_bart_variant_is_refused(bart_folder, tmp_path):
-    import json
-    import shutil
-
     shutil.copytree(bart_folder, tmp_path / "mbart-like")
     cfg_path = tmp_path / "mbart-like" / "config.json"
     cfg = json.loads(cfg_path.read_text())

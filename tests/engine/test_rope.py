@@ -1,14 +1,13 @@
 """attnviz.engine.rope against transformers' own rotary code, and the property that makes it useful."""
 
 import torch
+from transformers import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
 from attnviz.engine.rope import apply_rope, rope_angles, rope_frequencies
 
 
 def test_rotation_equals_transformers_llama_rotary():
-    from transformers import LlamaConfig
-    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
-
     cfg = LlamaConfig(hidden_size=64, num_attention_heads=4, rope_theta=50000.0)
     q, k = torch.randn(1, 4, 7, 16, generator=torch.Generator().manual_seed(0)).unbind(0)[0], torch.randn(4, 7, 16)
     pos = torch.arange(7)[None]

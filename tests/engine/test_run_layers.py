@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+import attnviz
 from attnviz.errors import AttnvizError
 
 TEXT = "The cat sat on the mat because it was tired."
@@ -21,8 +22,6 @@ def test_the_first_layers_equal_a_full_runs(minilm, k):
 
 
 def test_a_decoder_stops_early_too(tiny_decoder_folder):
-    import attnviz
-
     model = attnviz.load_model(str(tiny_decoder_folder("llama")))
     full, part = model.run("the cat sat on the mat"), model.run("the cat sat on the mat", layers=1)
     assert part.attentions.shape[0] == 1
@@ -45,8 +44,6 @@ def test_weights_only_stops_at_the_last_layers_weights_and_they_are_the_full_run
 
 
 def test_weights_only_in_a_decoder(tiny_decoder_folder):
-    import attnviz
-
     model = attnviz.load_model(str(tiny_decoder_folder("qwen2")))
     full = model.run("the cat sat on the mat", keep=True)
     part = model.run("the cat sat on the mat", layers=2, weights_only=True)

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 import torch
+from transformers import BartForConditionalGeneration
 
 import attnviz
 from attnviz.engine.models import loading
@@ -29,8 +30,6 @@ def bart():
 
 @pytest.fixture(scope="module")
 def bart_hf():
-    from transformers import BartForConditionalGeneration
-
     folder = loading.shipped_model_folder(NAME)
     return BartForConditionalGeneration.from_pretrained(str(folder), attn_implementation="eager",
                                                         dtype=torch.float32).eval()

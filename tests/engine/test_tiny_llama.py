@@ -6,9 +6,12 @@ import shutil
 
 import pytest
 import torch
+from safetensors.torch import load_file
+from transformers import LlamaForCausalLM
 
 import attnviz
 from attnviz.engine.models import loading
+from attnviz.engine.truth import check_generation_against_transformers
 from attnviz.errors import AttnvizError
 from attnviz.paths import MODELS
 from attnviz.training import train_tiny_llama
@@ -36,8 +39,6 @@ def test_quick_training_writes_a_llama_folder_that_attnviz_loads(quick_folder):
 
 
 def test_training_is_reproducible(quick_folder, tmp_path):
-    from safetensors.torch import load_file
-
     out, _ = quick_folder
     train_tiny_llama.main(["--quick", "--out", str(tmp_path), "--seed", "3", "--threads", "1"])
     a, b = load_file(str(out / "model.safetensors")), load_file(str(tmp_path / "model.safetensors"))
@@ -69,8 +70,6 @@ def test_a_tampered_copy_is_refused_with_a_clear_message(tmp_path):
 
 
 def test_shipped_attentions_equal_transformers_eager(tiny_llama):
-    from transformers import LlamaForCausalLM
-
     hf = LlamaForCausalLM.from_pretrained(tiny_llama.source, attn_implementation="eager", dtype=torch.float32).eval()
     res = tiny_llama.run(TEXT)
     with torch.no_grad():
@@ -80,8 +79,6 @@ def test_shipped_attentions_equal_transformers_eager(tiny_llama):
 
 
 def test_shipped_generation_with_and_without_cache_equals_transformers_greedy(tiny_llama):
-    from attnviz.engine.truth import check_generation_against_transformers
-
     prompt = "the cat sat on the mat and the dog ran to the door . the cat sat on"
     cached = tiny_llama.generate(prompt, max_new_tokens=12, cache=True)
     full = tiny_llama.generate(prompt, max_new_tokens=12, cache=False)

@@ -6,7 +6,9 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import zxingcpp
 from apptest_helpers import app_menu
+from PIL import Image
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import load_plan, parse_plan, qr_png, step_link, step_query, student_link
@@ -20,9 +22,6 @@ GOOD_STEP = '[[step]]\ntitle = "A step"\npage = "/masks_lab"\n'
 
 
 def decode_qr(png: bytes) -> str:
-    import zxingcpp
-    from PIL import Image
-
     found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
     assert len(found) == 1, found
     return found[0].text

@@ -1,6 +1,7 @@
 """Additive (Bahdanau) attention, the learn-to-agree fit, and the cost measurement."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -142,8 +143,6 @@ def test_compare_scorings_holds_both_sides():
 
 
 def test_grouped_query_heads_read_their_shared_key_value_head():
-    from types import SimpleNamespace
-
     q = torch.randn(1, 4, 3, 2)  # 4 query heads
     k = torch.randn(1, 2, 3, 2)  # 2 K/V heads: query heads 0, 1 share K/V head 0; 2, 3 share head 1
     res = SimpleNamespace(traces=[SimpleNamespace(q=q, k=k, v=k + 1)])

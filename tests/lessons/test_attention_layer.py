@@ -12,6 +12,7 @@ from attnviz.lessons.attention_layer import layer as ly
 from attnviz.lessons.attention_layer import queries as qs
 from attnviz.lessons.attention_layer.regions import FEATURES, load_picture, parse_grid, picture_regions, region_features
 from attnviz.lessons.attention_layer.scene import HEIGHT, WIDTH, draw_scene
+from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
 
 
 def test_the_shipped_picture_is_what_the_script_draws():
@@ -161,8 +162,6 @@ def test_one_region_is_the_whole_picture():
 def test_the_upward_lean_is_measured_by_hand(x):
     """Step d's sentence said each region asks for regions whose height points its way; in fact the height term
     pulls every region up. Its figures, recomputed here from the weights."""
-    from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
-
     regions = picture_regions(6, 8)
     d = ly.self_attention(regions.x, ly.query_weights(10.0))
     pull = upward_pull(regions, d.weights, d.outputs)

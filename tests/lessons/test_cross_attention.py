@@ -6,7 +6,7 @@ import torch
 
 import attnviz
 from attnviz.lessons.cross_attention.latex import cross_attention_equation
-from attnviz.lessons.cross_attention.views import cross_layers, cross_view
+from attnviz.lessons.cross_attention.views import cross_layers, cross_view, decoder_mask_spec, wordpiece_note
 
 SOURCE = "The cat sat on the mat."
 TARGET = "A dog ran after the cat all day long!"
@@ -37,8 +37,6 @@ def test_equation_carries_the_real_shapes():
 
 
 def test_decoder_mask_spec_keeps_what_fits_and_says_why_otherwise(tiny_model_folder):
-    from attnviz.lessons.cross_attention.views import decoder_mask_spec
-
     bart = attnviz.load_model(str(tiny_model_folder("bart")))
     n = len(bart.run(SOURCE, target=TARGET).tokens)
     assert decoder_mask_spec(bart, TARGET, "none") == ("none", None)
@@ -52,8 +50,6 @@ def test_decoder_mask_spec_keeps_what_fits_and_says_why_otherwise(tiny_model_fol
 
 
 def test_wordpiece_note():
-    from attnviz.lessons.cross_attention.views import wordpiece_note
-
     note = wordpiece_note({"source": ["[CLS]", "the", "[SEP]"], "target": ["le", "tap", "##is", "ass", "##is", "."]})
     assert "tap ##is (= tapis), ass ##is (= assis)" in note
     assert wordpiece_note({"source": ["[CLS]", "the", "cat"]}) is None

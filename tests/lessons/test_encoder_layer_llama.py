@@ -6,7 +6,7 @@ from test_encoder_layer import assert_equals_trace
 
 import attnviz
 from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex
-from attnviz.lessons.encoder_layer.llama_block import rms_norm_parts
+from attnviz.lessons.encoder_layer.llama_block import rms_norm_parts, rope_block_attention
 from attnviz.lessons.encoder_layer.norms import stream_norms
 from attnviz.lessons.encoder_layer.steps import layer_order, layer_steps, model_sizes
 
@@ -35,8 +35,6 @@ def test_block_recomputed_from_weights_equals_the_models_trace(decoder):
 
 def test_rope_matters_without_it_the_attention_differs(decoder):
     """The attention stage really uses the rotation: with all frequencies 0 (no rotation) it no longer matches."""
-    from attnviz.lessons.encoder_layer.llama_block import rope_block_attention
-
     res = decoder.run(TEXT, keep=True)
     trace = res.traces[0]
     lw, cfg = decoder.layers[0].to(torch.device("cpu")), decoder.cfg  # the trace is on the CPU; on a GPU the weights are not

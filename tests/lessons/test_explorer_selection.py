@@ -6,6 +6,7 @@ from attnviz.lessons.explorer.selection import (
     grid_ring,
     selection_from_click,
     selection_from_params,
+    text_the_link_names,
 )
 
 
@@ -40,8 +41,6 @@ def test_the_ring_follows_the_head_into_its_panel():
 
 
 def test_the_text_a_link_names_is_the_one_whose_tokens_it_spells():
-    from attnviz.lessons.explorer.selection import text_the_link_names
-
     old, new = ["[CLS]", "it", "was", "[SEP]"], ["[CLS]", "so", "it", "was", "[SEP]"]
     assert text_the_link_names({"sbs_query": "1: it", "sbs_key": "2: was"}, [new, old]) == old  # a late address
     assert text_the_link_names({"sbs_query": "2: it", "sbs_key": "3: was"}, [new, old]) == new

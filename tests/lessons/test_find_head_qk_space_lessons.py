@@ -3,10 +3,11 @@
 import pytest
 import torch
 
+import attnviz
 from attnviz.analysis.head_search import HeadWeight
-from attnviz.analysis.qk_space import head_queries_and_keys
-from attnviz.lessons.find_head import column_heads_sentence, explorer_params, median_weight, summary_sentence
-from attnviz.lessons.qk_space import MAX_LINES, clicked_token, lines_sentence
+from attnviz.analysis.qk_space import head_queries_and_keys, nearest_key_agreement
+from attnviz.lessons.find_head import column_heads_sentence, default_pair, explorer_params, median_weight, summary_sentence
+from attnviz.lessons.qk_space import MAX_LINES, agreement_sentence, clicked_token, lines_sentence, plane_of
 
 LABELS = ["[CLS]", "the", "animal", "it", "[SEP]"]
 
@@ -56,8 +57,6 @@ def test_layer_0s_points_do_not_move_with_the_scale_or_the_mask(bundled_model):
 
 
 def test_the_page_opens_on_the_pronoun_and_the_first_word_before_it():
-    from attnviz.lessons.find_head import default_pair
-
     bert = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too",
             "tired", ".", "[SEP]"]
     assert default_pair(bert) == (10, 2)  # it -> animal
@@ -85,10 +84,6 @@ def test_the_summary_says_whether_the_best_head_is_a_column_head():
 def test_query_key_space_reconciles_direction_and_nearness_with_counts_of_this_head():
     """The plane's sentence ties "points the same way" and "nearness rarely predicts" to q·k = |q||k| cos θ, with
     counts recomputed here from the vectors."""
-    import attnviz
-    from attnviz.analysis.qk_space import nearest_key_agreement
-    from attnviz.lessons.qk_space import agreement_sentence, plane_of
-
     model = attnviz.load_model()
     res = model.run("The animal didn't cross the street because it was too tired.", keep=True)
     qk = head_queries_and_keys(model, res, 0, 0)
@@ -106,10 +101,6 @@ def test_query_key_space_reconciles_direction_and_nearness_with_counts_of_this_h
 
 
 def test_query_key_space_says_so_few_only_when_few_agree():
-    import attnviz
-    from attnviz.analysis.qk_space import nearest_key_agreement
-    from attnviz.lessons.qk_space import agreement_sentence, plane_of
-
     model = attnviz.load_model()
     res = model.run("The animal didn't cross the street because it was too tired.", keep=True)
     qk = head_queries_and_keys(model, res, 3, 1)

@@ -7,7 +7,7 @@ import attnviz
 from attnviz.analysis.head_scores import induction_scores, previous_token_scores
 from attnviz.errors import AttnvizError
 from attnviz.lessons.induction.figures import loss_figure
-from attnviz.lessons.induction.probe import probe, random_repeated_ids, require_language_model, text_twice_ids
+from attnviz.lessons.induction.probe import probe, random_repeated_ids, require_language_model, seen_token_mass, text_twice_ids
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +70,6 @@ def test_bad_input_is_a_clear_message(tiny_llama, bundled_model):
 
 
 def test_seen_token_mass_is_the_probability_on_tokens_already_in_the_sequence():
-    from attnviz.lessons.induction.probe import seen_token_mass
-
     logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.2, 0.7], [1 / 3, 1 / 3, 1 / 3]]))
     mass = seen_token_mass(logits, [0, 2, 1])  # position 0 has seen {0}; position 1 has seen {0, 2}
     torch.testing.assert_close(mass, torch.tensor([0.5, 0.8]))

@@ -8,7 +8,7 @@ import torch
 import attnviz
 from attnviz.errors import AttnvizError
 from attnviz.lessons.kv_cache.decoding import MAX_NEW, agreement, decode_both, require_causal, step_times, step_view
-from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure
+from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
 from attnviz.lessons.kv_cache.memory import KNOWN_CONFIGS, attention_kind, known_models_table, variants_of
 
 PROMPT = "The cat sat on the mat. A dog"
@@ -80,8 +80,6 @@ def test_bad_input_is_a_clear_message(llama, bundled_model):
 
 
 def test_the_timing_sentence_names_where_the_cache_was_not_faster_and_why():
-    from attnviz.lessons.kv_cache.figures import timing_sentence
-
     cached, full = ([10, 11, 12], [2.0, 2.1, 2.0]), ([10, 11, 12], [3.0, 2.0, 4.0])
     text = timing_sentence(cached, full)
     assert text.startswith("At 1 of the 3 context lengths (11 tokens) the cached step was not faster.")

@@ -6,7 +6,8 @@ import pytest
 import attnviz
 from attnviz.errors import AttnvizError
 from attnviz.lessons.cross_attention import number_task as nt
-from attnviz.tasks.number_words import held_out_examples
+from attnviz.lessons.why_attention.tiny_bart import tiny_bart
+from attnviz.tasks.number_words import ONES, TENS, check_known_words, held_out_examples
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +66,6 @@ def test_typed_targets_must_be_digits(bart, target, message):
 
 
 def test_the_unknown_word_message_names_the_words_the_task_reads():
-    import pytest
-
-    from attnviz.errors import AttnvizError
-    from attnviz.lessons.why_attention.tiny_bart import tiny_bart
-    from attnviz.tasks.number_words import ONES, TENS, check_known_words
-
     with pytest.raises(AttnvizError) as err:
         check_known_words(tiny_bart().tokenizer.backend, "seven cats", "attnviz-tiny-bart")
     said = str(err.value)

@@ -10,6 +10,7 @@ from attnviz.draw.plotting import decode_plotly_array
 from attnviz.errors import AttnvizError
 from attnviz.lessons.scaling import figures as sf
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment, gradient_experiment, softmax_saturation
+from attnviz.lessons.scaling.figures import FACTOR_STEPS, factor_from_url
 
 D_KS = (1, 4, 16, 64)
 
@@ -99,8 +100,6 @@ def test_entropy_per_layer_figure():
 
 
 def test_a_link_factor_is_read_however_it_is_spelled():
-    from attnviz.lessons.scaling.figures import FACTOR_STEPS, factor_from_url
-
     assert factor_from_url("4.0") == 4.0 and factor_from_url("4") == 4.0 and factor_from_url(" 4.00 ") == 4.0
     assert factor_from_url("0.50") == 0.5 and factor_from_url(["1", "2.830"]) == 2.83
     assert factor_from_url("3") is None and factor_from_url("abc") is None and factor_from_url(None) is None

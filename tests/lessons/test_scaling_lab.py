@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.autograd.functional import jacobian
 
+import attnviz
 from attnviz.engine.attention import masked_softmax
 from attnviz.errors import AttnvizError
 from attnviz.lessons.scaling.experiments import (
@@ -172,8 +173,6 @@ def test_entropy_per_layer_ignores_fully_masked_rows():
 
 
 def test_entropy_per_layer_falls_when_scores_are_not_scaled():
-    import attnviz
-
     model = attnviz.load_model("toy")
     text = "the quick brown fox jumps over the lazy dog"
     scaled = entropy_per_layer(model.run(text, scale=True).attentions)

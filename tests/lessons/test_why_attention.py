@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from attnviz.lessons.why_attention import bottleneck as lesson
+from attnviz.lessons.why_attention import figures as wf
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +70,11 @@ def test_the_attention_sentence_names_every_bin_with_its_figure(curve):
 
 
 def test_the_axis_counts_what_the_caption_counts(curve):
-    from attnviz.lessons.why_attention import figures as wf
-
     title = wf.accuracy_figure(curve).layout.xaxis.title.text
     assert title.startswith("source length in words and commas")
 
 
 def test_the_equations_symbols_are_defined(curve):
-    from attnviz.lessons.why_attention import figures as wf
-
     latex, legend = wf.encoder_decoder_latex(), wf.encoder_decoder_legend()
     assert "h}_S" in latex and "s_{i-1}" in latex
     for symbol in ("$S$", "$h_j", "$s_{i-1}$", "$c_i$", r"$\alpha_{ij}$"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -195,9 +197,6 @@ def test_too_many_weights_for_a_browser_tab_are_refused_with_the_way_out(monkeyp
 
 def test_importing_attnviz_imports_no_widget_library():
     """The app imports attnviz; anywidget (and ipywidgets) load only when show() is called."""
-    import subprocess
-    import sys
-
     code = "import sys, attnviz; print(any(m.split('.')[0] in ('anywidget', 'ipywidgets') for m in sys.modules))"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"

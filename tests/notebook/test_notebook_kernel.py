@@ -4,6 +4,7 @@ JavaScript and the document of that run, and save_html writes its file."""
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from nbclient import NotebookClient
 
 import attnviz
 from attnviz.components.heatmap import component_js
+from attnviz.notebook.content import document_of
 from attnviz.notebook.document import MAGIC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +65,6 @@ def test_the_widgets_state_holds_the_apps_heatmap_js_and_a_document(executed):
         assert widget["state"].get("selection") is None
         buffers = {"/".join(b["path"]): b for b in widget.get("buffers", [])}
         assert "document" in buffers  # the bytes travel as a binary buffer
-        import base64
 
         assert base64.b64decode(buffers["document"]["data"])[:4] == MAGIC
 
@@ -76,8 +77,6 @@ def test_save_html_wrote_its_file_from_the_kernel(executed):
 
 
 def test_show_outside_a_kernel_gives_a_widget_with_the_same_document_as_save_html(minilm, tmp_path):
-    from attnviz.notebook.content import document_of
-
     res = minilm.run("A short sentence.", keep=True)
     widget = attnviz.show(res, layer=1, heads=[0, 2])
     assert widget.document == document_of(res, layer=1, heads=[0, 2])
