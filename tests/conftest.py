@@ -9,6 +9,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
 import torch
+from helpers_tiny_models import save_tiny_decoder, save_tiny_model
 
 import attnviz
 
@@ -38,8 +39,6 @@ def tiny_model_folder(tmp_path_factory):
 
     Built once per session on first use: saving is cheap, but four families add up.
     """
-    from helpers_tiny_models import save_tiny_model
-
     folders = {}
 
     def get(family: str):
@@ -75,8 +74,6 @@ def tiny_llama():
 @pytest.fixture(scope="session")
 def tiny_decoder_folder(tmp_path_factory):
     """name (see helpers_tiny_models.TINY_DECODERS, or 'llama-legacy') -> a folder with a seeded tiny causal LM."""
-    from helpers_tiny_models import save_tiny_decoder
-
     folders = {}
 
     def get(name: str):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from apptest_helpers import heatmap_payloads
+from link_sweep import _widgets
 
 
 def js_string(x) -> str:
@@ -22,8 +23,6 @@ def js_string(x) -> str:
 
 
 def bound_widgets(at) -> list:
-    from link_sweep import _widgets
-
     return [e for e in _widgets(at) if getattr(e.proto, "query_param_key", "")]
 
 
@@ -73,8 +72,6 @@ def address_of(at) -> dict:
 def drawn(at) -> dict:
     """What a page shows, to compare two runs: every keyed widget's value, the heatmaps, the math and the messages.
     (Captions and markdown are left out: some pages print measured times there.)"""
-    from link_sweep import _widgets
-
     return {
         "widgets": {e.key: repr(e.value) for e in _widgets(at) if e.key},
         "heatmaps": heatmap_payloads(at),

@@ -26,6 +26,11 @@ from apptest_helpers import app_menu, page_text, run_app
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hseed
 from hypothesis import strategies as hs
+from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
+
+from ui.across_pages import shared_keys
 
 CHOICE_KINDS = ("selectbox", "radio", "button_group", "select_slider", "toggle", "checkbox")
 TYPED_KINDS = ("text_input", "text_area", "number_input")
@@ -71,8 +76,6 @@ class PageKeys:
 def watched_reads(seen: set[str]):
     """Every key read from st.query_params while this is open goes into `seen` (get, `in`, [], get_all and attribute
     reads all go through these three methods)."""
-    from streamlit.runtime.state.query_params_proxy import QueryParamsProxy
-
     originals = {name: getattr(QueryParamsProxy, name) for name in ("__getitem__", "get_all", "__getattr__")}
 
     def spy(name):
@@ -121,9 +124,6 @@ def _widgets(at) -> list:
 
 def _int_kind(element) -> bool:
     """Whether a slider or number box holds integers (its proto's data type)."""
-    from streamlit.proto.NumberInput_pb2 import NumberInput
-    from streamlit.proto.Slider_pb2 import Slider
-
     proto = element.proto
     if element.type == "number_input":
         return proto.data_type == NumberInput.INT
@@ -189,8 +189,6 @@ def _worth_opening(info: UrlKey, drawn_value, deep: bool) -> list[str]:
 def page_keys(file: str, deep: bool = False) -> PageKeys:
     """Every URL key and typed input of one page (see the module's docstring). deep: open every option of every choice
     (the long run); else skip choices of numbers."""
-    from ui.across_pages import shared_keys
-
     at, seen = _run_watched(file, {})
     keys, typed = _observe(at, seen)
     drawn = {e.proto.query_param_key: e.value for e in _widgets(at) if getattr(e.proto, "query_param_key", "")}
