@@ -1,7 +1,8 @@
 """The decoder block's own page in a real headless Chromium: on a 1024×768 projector with a lecture's focus
-(fig=decoder_attention), its two attentions come first with every label on the first screen; on a 390×844 phone and a
-1920×1080 desktop it draws whole, nothing wider than the window. One plotly chart on the page (the stages), where the
-encoder-layer page's last section had eight. Screenshots in test-artifacts/decoder_block_*."""
+(fig=decoder_attention), its two attentions come first, side by side, with every label on the first screen; on a
+390×844 phone (one above the other) and a 1920×1080 desktop it draws whole, nothing wider than the window. One
+plotly chart on the page (the stages), where the encoder-layer page's last section had eight. Screenshots in
+test-artifacts/decoder_block_*."""
 
 import os
 from pathlib import Path
@@ -32,6 +33,11 @@ def test_the_decoder_block_page(server, width, height, present):
         assert not exceptions_on(page)
         assert page.evaluate("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length") == 1
         assert page.evaluate("() => document.scrollingElement.scrollWidth") <= width
+        halves = [page.locator(f'.avhm[data-name="{k}"]').bounding_box() for k in ("dec_self", "dec_cross")]
+        if width < 640:  # a phone: the two attentions one above the other, each the screen's width
+            assert halves[1]["y"] >= halves[0]["y"] + halves[0]["height"], halves
+        else:  # side by side, self-attention on the left
+            assert halves[0]["x"] + halves[0]["width"] <= halves[1]["x"] and abs(halves[0]["y"] - halves[1]["y"]) < 1
         if present:  # the lecture's focus: the two attentions at the top, every label and title on the first screen
             page.wait_for_function(f"() => (window.__attnvizFocus || {{}})['{FOCUS}'] === 'done'", timeout=120_000)
             top = page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').getBoundingClientRect().top")
