@@ -47,6 +47,8 @@ PAGES = {
                 title="Multi-head anatomy", icon=":material/view_column:"),
         st.Page("app_pages/encoder_layer.py", url_path="encoder_layer",
                 title="The encoder layer", icon=":material/layers:"),
+        st.Page("app_pages/decoder_block.py", url_path="decoder_block",
+                title="The decoder block", icon=":material/stacks:"),
     ],
     "Why it is built so": [
         st.Page("app_pages/scaling.py", url_path="scaling_lab",

@@ -227,7 +227,7 @@ with ui.guard("The cross-attention page"):
         f"output ({S} × {xv.d_model}). Each of the {xv.n_heads} heads has its own W_Q, W_K, W_V "
         f"({xv.d_model} × {xv.d_head}); the heads' outputs are concatenated and multiplied by W_O, as in "
         "self-attention. Only where Q and K, V come from differs. The whole decoder layer, with its numbers, is on "
-        "the encoder-layer page (The decoder block).")
+        "[The decoder block](./decoder_block) page.")
     st.markdown(
         f"**Dials.** {setting_place('scale').capitalize()} applies to every attention (encoder, decoder and cross). "
         f"{setting_place('mask', 'mask').capitalize()} applies only to the decoder's self-attention, on top of its "

@@ -1,11 +1,13 @@
 """The encoder layer: Step by step continued past W_O, through residual, LayerNorm and the FFN, for one token,
-recomputed from the layer's weights and checked against the model; then the residual stream over all layers;
-then the decoder block of an encoder–decoder (attnviz-tiny-bart), stage by stage (app_pages/encoder_layer_decoder.py)."""
+recomputed from the layer's weights and checked against the model; then the residual stream over all layers.
+The decoder block of an encoder–decoder has its own page next to this one (app_pages/decoder_block.py); a link here
+that still carries its keys (dec_*, or a lecture's fig=decoder_block) gets a note that opens it with them."""
+
+from urllib.parse import urlencode
 
 import streamlit as st
 
 import ui
-from app_pages.encoder_layer_decoder import draw_decoder_block
 from attnviz.lessons.encoder_layer.figures import stream_figure, vector_bars
 from attnviz.lessons.encoder_layer.latex import layer_norm_numbers, stage_latex, trace_check
 from attnviz.lessons.encoder_layer.norms import stream_norms
@@ -21,12 +23,17 @@ view = ui.open_page(title,
                     "Red bars are positive, blue negative.", waits_for_text="The layer appears", layer_heads="layer")
 if layer_title(view.model.cfg) != title:  # the pickers ended on another model than the link named: draw it again
     st.rerun()
+# an old link (the decoder block was this page's last section): say where it went, with its keys, before anything else
+old_keys = {k: st.query_params[k] for k in st.query_params if k.startswith("dec_")}
+if old_keys or st.query_params.get("fig") == "decoder_block":
+    st.info("The decoder block has moved to its own page: [open The decoder block with this link's settings]"
+            f"(./decoder_block{'?' + urlencode(old_keys) if old_keys else ''}).", icon=":material/arrow_forward:")
 
 
 with ui.guard("The encoder-layer page"):
     model, layer = view.model, view.layer
-    st.caption("Further down: [the decoder block](#the-decoder-block) of an encoder–decoder, masked self-attention → "
-               "cross-attention → FFN, with its numbers.")
+    st.caption("Next: [The decoder block](./decoder_block) of an encoder–decoder, masked self-attention → "
+               "cross-attention → FFN, with its numbers, on its own page.")
     res = view.run(keep=True)
     ui.run_notes(res)
     labels, n = res.labels, len(res.labels)
@@ -101,7 +108,4 @@ with ui.guard("The encoder-layer page"):
                    "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
                    "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],
                  hide_index=True)
-
-with ui.guard("The decoder block"), ui.figure("decoder_block"):
-    draw_decoder_block(view)
 ui.mark_drawn(view)

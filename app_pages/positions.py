@@ -73,14 +73,16 @@ with ui.guard("The permutation demo"):
     for i, (col, res) in enumerate(zip(cols, results, strict=True)):
         with col:
             st.subheader(res.model_name)
+            labels = res.tokens
+            # the map right under the model's name, the numbers and the verdict under it: on a projector the whole
+            # map, its labels included, is on the first screen of the step that focuses it
+            heatmap(diffs[i], labels, labels, key=f"pos_perm_diff_{i}", kind="signed", limit=limit,
+                    title=f"L{layer} H{head}: weights − put-back weights")
             st.metric("max |Δ| attention weights", f"{res.attention_difference:.2e}",
                       help="over every layer, head, query and key, after putting the shuffled rows back")
             st.metric("max |Δ| outputs", f"{res.output_difference:.2e}",
                       help="the last layer's output vectors (every token, every feature), rows put back")
             (st.success if res.equivariant() else st.warning)(what_breaks_it(res))
-            labels = res.tokens
-            heatmap(diffs[i], labels, labels, key=f"pos_perm_diff_{i}", kind="signed", limit=limit,
-                    title=f"L{layer} H{head}: weights − put-back weights")
             with st.expander("both attention patterns"):
                 heatmap(res.attentions[layer, head], labels, key=f"pos_perm_a_{i}",
                         title="weights after softmax, as typed")

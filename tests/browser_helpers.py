@@ -153,3 +153,24 @@ def wait_for_text(page, *texts: str, where: str = '[data-testid="stMain"]', time
 
 def exceptions_on(page) -> list[str]:
     return [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+# A lecture figure's heatmap words (token labels on both axes, panel titles) not wholly on the first screen: between
+# the page's header bar (3.75rem, 60 px) and the window's bottom edge; [[text, top, bottom], ...], null: no figure.
+# Every heatmap that begins on the first screen counts, and the figure's first heatmap always does; one that begins
+# below it continues a figure taller than a screen by design (Step by step's chain: X first, then Q, K, V, ...).
+FIGURE_LABELS_OFF_SCREEN = """(id) => {
+  const box = document.querySelector('.st-key-figure_' + id);
+  if (!box) return null;
+  const out = [];
+  const hosts = [...box.querySelectorAll('[data-testid="stBidiComponentIsolated"]')];
+  for (const [k, host] of hosts.entries()) {
+    if (!host.shadowRoot || (k > 0 && host.getBoundingClientRect().top >= window.innerHeight)) continue;
+    for (const e of host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')) {
+      const r = e.getBoundingClientRect();
+      if (r.height && (r.top < 59 || r.bottom > window.innerHeight + 1))
+        out.push([e.textContent.trim().slice(0, 24), Math.round(r.top), Math.round(r.bottom)]);
+    }
+  }
+  return out;
+}"""

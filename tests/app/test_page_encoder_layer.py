@@ -51,7 +51,7 @@ def test_minilm_post_ln_stages_equal_attnviz_and_the_papers_sizes_are_beside(min
     assert "post-LN" in page_text(at)
     assert any("float32 rounding" in c.value for c in at.caption)
     norms = stream_norms(minilm, minilm.run(TEXT, keep=True))
-    table = at.dataframe[1].value  # [0]: the sizes; [1]: the stream's norms; then the decoder block's shapes
+    table = at.dataframe[1].value  # [0]: the sizes; [1]: the stream's norms
     np.testing.assert_allclose(table["‖x‖ entering"], norms.x_in.numpy(), atol=1e-3)
     np.testing.assert_allclose(table["‖FFN's update‖"], norms.ffn_update.numpy(), atol=1e-3)
     lines = chart_specs(at)["enc_norms"]["data"]
@@ -123,71 +123,19 @@ def test_a_llama_folder_walks_the_decoder_block_with_rmsnorm_and_swiglu(tiny_dec
     assert any("float32 rounding" in c.value for c in at.caption)
 
 
-# ---- the decoder block: attnviz-tiny-bart, one decoder layer stage by stage ------------------------------
-
-BART_SOURCE = "seven hundred eighty five million four hundred twelve thousand three hundred sixty"
+# ---- the decoder block moved to its own page (app_pages/decoder_block.py): an old link says where ------------------
 
 
-@pytest.fixture(scope="module")
-def tiny_bart():
-    return attnviz.load_model("attnviz-tiny-bart")
-
-
-def drawn(at, key: str):
-    from apptest_helpers import drawn_heatmap
-
-    return drawn_heatmap(at, key)
-
-
-def test_the_decoder_block_shows_tiny_barts_decoder_layer_with_its_numbers(tiny_bart):
-    from attnviz.lessons.cross_attention.number_task import DEFAULT_SOURCE
-    from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps
-
-    at = run_app({"text": TEXT}, page=PAGE)
+@pytest.mark.parametrize("query, link", [
+    ({"dec_source": "forty two", "dec_layer": "0"}, "./decoder_block?dec_source=forty+two&dec_layer=0"),
+    ({"fig": "decoder_block"}, "./decoder_block)"),
+])
+def test_an_old_link_to_the_decoder_block_here_says_where_it_went(query, link):
+    at = run_app({"text": TEXT, **query}, page=PAGE)
     assert_healthy(at)
-    assert not at.error
-    assert at.selectbox(key="dec_layer").value == 1 and at.selectbox(key="dec_head").value == 1
-    t = at.selectbox(key="dec_pos").value
-    assert t == 1
-    res = tiny_bart.run(DEFAULT_SOURCE, target="3 4 1 2")  # the model's own answer, 3412, read by Model.run
-    z, rows, cols = drawn(at, "dec_self")
-    np.testing.assert_allclose(z, res.attentions[1, 1].numpy(), atol=0.0005 + 1e-7)
-    assert (np.triu(z, 1) == 0).all()
-    z, rows, cols = drawn(at, "dec_cross")
-    np.testing.assert_allclose(z, res.cross_attentions[1, 1].numpy(), atol=0.0005 + 1e-7)
-    assert [r.replace("&lt;", "<").replace("&gt;", ">") for r in rows][:2] == ["</s>→<s>", "<s>→3"]
-    steps = decoder_block_steps(tiny_bart, DEFAULT_SOURCE, "3 4 1 2", 1)
-    np.testing.assert_allclose(bars(at, "dec_bars_y_out"), res.hidden[t, :32].numpy(), atol=1e-5)  # the model's own
-    for key, value in (("y", steps.y_in), ("self", steps.self_out), ("y1", steps.y1), ("cross", steps.cross_out),
-                       ("y2", steps.y2), ("ffn_hidden", steps.ffn_hidden), ("ffn", steps.ffn_out)):
-        np.testing.assert_allclose(bars(at, f"dec_bars_{key}"), value[t, :32].numpy(), atol=1e-6)
-    y2 = latex_with(at, r"y^{(2)}_{1} = \mathrm{LN}_2")
-    assert norm_written(y2) == pytest.approx(float(steps.y2[t].norm()), abs=1e-4)
-    shapes = at.dataframe[-1].value
-    assert list(shapes["shape"]) == ["6 × 64", "7 × 64", "4 × 6 × 6", "6 × 64", "4 × 6 × 7", "6 × 64", "6 × 256",
-                                     "6 × 64"]
-    assert any("matches transformers" in s.value and "decoder layer 1" in s.value for s in at.success)
-    assert "3412" in page_text(at)
-
-
-def test_the_decoder_block_follows_layer_head_position_and_source(tiny_bart):
-    at = run_app({"text": TEXT, "dec_source": BART_SOURCE, "dec_layer": "0", "dec_head": "3"}, page=PAGE)
-    at.selectbox(key="dec_pos").set_value(4).run()
-    assert_healthy(at)
-    res = tiny_bart.run(BART_SOURCE, target=" ".join("785412360"))
-    np.testing.assert_allclose(drawn(at, "dec_cross")[0], res.cross_attentions[0, 3].numpy(), atol=0.0005 + 1e-7)
-    np.testing.assert_allclose(drawn(at, "dec_self")[0], res.attentions[0, 3].numpy(), atol=0.0005 + 1e-7)
-    from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps
-
-    steps = decoder_block_steps(tiny_bart, BART_SOURCE, " ".join("785412360"), 0)
-    np.testing.assert_allclose(bars(at, "dec_bars_y2"), steps.y2[4, :32].numpy(), atol=1e-6)
-    assert any("785412360" in m.value for m in at.markdown)
-
-
-@pytest.mark.parametrize("source,message", [("forty two cats", "does not know 'cats'"),
-                                            ("", "Type a number in words")])
-def test_the_decoder_block_refuses_what_tiny_bart_cannot_read_and_the_encoder_part_stays(source, message):
-    at = run_app({"text": TEXT, "dec_source": source}, page=PAGE)
-    assert_healthy(at)
-    assert any(message in e.value for e in at.error)
-    assert "enc_bars_ln2" in chart_specs(at) and "dec_cross" not in chart_specs(at)
+    notes = [i.value for i in at.info if "The decoder block has moved to its own page" in i.value]
+    assert len(notes) == 1 and link in notes[0], notes
+    assert "enc_bars_ln2" in chart_specs(at) and "dec_stages" not in chart_specs(at)
+    at = run_app({"text": TEXT}, page=PAGE)  # a link without them: no note
+    assert not [i.value for i in at.info if "has moved" in i.value]
+    assert any("[The decoder block](./decoder_block)" in c.value for c in at.caption)

@@ -169,8 +169,8 @@ def test_a_late_rerun_with_the_old_texts_address_keeps_the_explorers_followed_ce
 def test_a_late_rerun_on_the_decoder_block_keeps_the_followed_position():
     """The decoder block's position picker names rows read→written of the model's own answer: after a new source, the
     same row where the new answer has it, and a late rerun with the old answer's row name does not undo that."""
-    at = run_app({"text": "The cat sat.", "dec_source": "three thousand four hundred twelve", "dec_pos": "4: 1→2"},
-                 page="app_pages/encoder_layer.py")
+    at = run_app({"dec_source": "three thousand four hundred twelve", "dec_pos": "4: 1→2"},
+                 page="app_pages/decoder_block.py")
     assert picked(at, "dec_pos").endswith("1→2")  # 3412: </s>→<s>, <s>→3, 3→4, 4→1, 1→2, 2→</s>
     old = picked(at, "dec_pos")
     at.text_input(key="dec_source").set_value("one thousand two hundred thirty four").run()  # 1234

@@ -79,20 +79,3 @@ def test_tiny_bart_folder_shows_real_cross_attention(server, tiny_model_folder):
         assert page.get_by_text("projections applied across two sentences").count() == 0
         assert not exceptions_on(page)
         screenshots(page, "cross_attention_bart_1920", 1080)
-
-
-@pytest.mark.parametrize("width,height,present", [(1024, 768, True), (1920, 1080, False)])
-def test_the_decoder_block_on_the_encoder_layer_page(server, width, height, present):
-    with chromium_page(width, height) as page:
-        page.goto(f"{server}/encoder_layer?model=toy" + ("&present=1" if present else ""))
-        wait_for_text(page, "The decoder block", "matches transformers: its BART gives the same encoder output")
-        wait_for_app_idle(page)
-        page.get_by_role("heading", name="The decoder block").scroll_into_view_if_needed()
-        page.wait_for_function("() => ['dec_self', 'dec_cross'].every(k => window.attnvizHeatmaps?.[k]?.drawn)",
-                               timeout=60_000, polling=100)
-        assert not exceptions_on(page)
-        for i in range(4):
-            page.screenshot(path=str(ARTIFACTS / f"decoder_block_{width}_{i}.png"))
-            if page.evaluate(SCROLL_MAIN, height - 120) <= 0:
-                break
-            page.wait_for_timeout(300)

@@ -1,7 +1,7 @@
 """Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1): each
 step opened fresh from its link, and again reached with → (the bar's Next) from the step before. On every step, once
 drawn (and revealed, where it asks first):
-- the step's focus figure is inside the first screen;
+- the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too;
 - every figure's text (plotly's SVG text, the heatmaps' labels, titles and numbers printed in cells, the SVG charts
   and the Transformer map, at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
 - nothing is clipped: no "…" in the lecture bar, every row of a table of up to 16 rows visible without scrolling (a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 from apptest_helpers import app_menu
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_text
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attnviz.lecture import load_plan, step_link
@@ -173,6 +173,10 @@ def check(page, plan_id: str, number: int, how: str) -> list[str]:
         else:
             if not (0 <= box["top"] < HEIGHT / 3 and box["height"] > 0):
                 problems.append(f"{where}: focus {step.focus!r} is not at the top of the first screen: {box}")
+            off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, step.focus)
+            if off:  # the back row reads the key under the ring without a scroll
+                problems.append(f"{where}: the focus figure's heatmap labels are not all on the first screen: "
+                                f"{off[:6]} ({len(off)} in all)")
             thinned = [s for s, rows in box["labelSteps"] if s > 1 and rows <= 24]
             if thinned:
                 problems.append(f"{where}: the focus figure's heatmap skips token labels: {box['labelSteps']}")

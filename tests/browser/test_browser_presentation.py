@@ -19,7 +19,9 @@ SMALLEST_LABEL_PX = """() => Math.min(...[...document.querySelectorAll('[data-te
 # (ui.open_page(settings=())): their own control to change, and what the link then says
 # pages whose figures ignore the shared scaling (ui.open_page's settings=): no switch in their row
 NO_SCALING = ("scaling_lab", "additive_attention", "kv_cache", "induction_heads", "head_claims")
-OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b"), "why_attention": ("short", "wa_text=forty")}
+OWN_CONTROL = {"attention_layer": ("b · many queries", "al_step=b"), "why_attention": ("short", "wa_text=forty"),
+               "decoder_block": ("Head", "dec_head=2")}
+OWN_PICKER = {"decoder_block": ("dec_head", "2")}  # a control named above that is a selectbox: its key, the option picked
 
 
 def heatmap_count(page) -> int:
@@ -40,7 +42,14 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
             wait_for_app_idle(page, timeout_ms=120_000)
             assert not page.evaluate(SIDEBAR_OPEN), path
             assert page.locator(".st-key-presenter_controls").count() == 0, path
-            page.get_by_text(label, exact=True).click()
+            if path in OWN_PICKER:
+                key, option = OWN_PICKER[path]
+                picker = page.locator(f".st-key-{key}").get_by_role("combobox")
+                picker.click()
+                picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
+                page.get_by_role("option", name=option, exact=True).click()
+            else:
+                page.get_by_text(label, exact=True).click()
             page.wait_for_function("(s) => location.search.includes(s)", arg=in_link, timeout=30_000)
         else:
             page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)

@@ -44,6 +44,22 @@ export function textWidth(labels, font) {  // widest label in px (capped), measu
   return widths.get(key);
 }
 
+// The most one heatmap's cells may take in height: 80 % of the window; on a projector (presentation mode's larger
+// type) the whole heatmap, its title and key labels included, fits the first screen under the page's header bar,
+// together with what sits above it in its lecture figure (ui/focus.py brings the figure's top to just under the bar):
+// the back row reads the key under the ring without a scroll. Not below a label's height per row: a label the class
+// cannot read does not help, so a long text keeps every label and scrolls.
+export const HEADER_PX = 64;  // ui/focus.py's scroll-margin-top (4rem): the header bar and a little air
+function cellsHeight(s, titleH, colLabH, rows) {
+  const usual = Math.max(240, Math.min(760, window.innerHeight * 0.8));
+  if ((s.fontPx || 11) <= 11) return usual;
+  const host = s.root.getRootNode().host;  // the component's element in the page (the root sits in its shadow root)
+  const figure = host && host.closest('[class*="st-key-figure_"]');
+  const above = figure ? Math.max(0, host.getBoundingClientRect().top - figure.getBoundingClientRect().top) : 0;
+  const room = window.innerHeight - HEADER_PX - above - titleH - colLabH - 16;  // 16: the gaps around the labels, and air
+  return Math.min(usual, Math.max(room, rows * labelPx(s)));
+}
+
 export function layout(s) {  // panel positions in CSS pixels for the current width
   const { meta } = s.model;
   // the width the ResizeObserver last reported: reading clientWidth on every update would force the browser to
@@ -56,7 +72,7 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
   const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : pad, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
   const gap = meta.thumbnails ? 6 : 14, titleH = Math.round(18 + ((s.fontPx || 11) - 11) * 1.5);
   const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
-  const maxH = meta.panels === 1 ? Math.max(240, Math.min(760, window.innerHeight * 0.8)) : Infinity;
+  const maxH = meta.panels === 1 ? cellsHeight(s, titleH, colLabH, meta.rows) : Infinity;
   // cells that print numbers are larger, on a projector a little more: a 20 px '−0.12' needs about 60 px
   const maxCell = meta.show_values ? ((s.fontPx || 11) > 11 ? 64 : 56) : 40;
   // a thumbnail stays a thumbnail (at most 200 px) when a small model leaves room for more: the enlarged head is below

@@ -73,6 +73,11 @@ def decoder_block_steps(model, source: str, target: str, layer: int) -> DecoderB
                              first(hidden), first(ffn_out), first(y_out), cfg.activation, float(self_att.scale))
 
 
+# each stage's row in the page's stage-by-stage chart: a leading "+" marks what a sub-layer adds to the stream
+STAGE_ROWS = {"y": "y (entering)", "self": "+ self-attention", "y1": "y⁽¹⁾ (LN 1)", "cross": "+ cross-attention",
+              "y2": "y⁽²⁾ (LN 2)", "ffn_hidden": "a (FFN hidden)", "ffn": "+ FFN", "y_out": "y_out (LN 3)"}
+
+
 @dataclass(frozen=True)
 class DecoderStage:
     key: str

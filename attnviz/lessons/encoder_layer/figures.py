@@ -45,3 +45,24 @@ def stream_figure(norms: StreamNorms) -> go.Figure:
     fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10},
                       legend={"orientation": "h", "y": -0.25, "x": 0})
     return fig
+
+
+def stages_heatmap(stages: list[tuple[str, object]], title: str, first: int) -> go.Figure:
+    """One position's vector at every stage of a layer, one row per stage in the order they run (top to bottom):
+    the first `first` features of each (stages: (row name, 1-D vector)), red positive, blue negative, one colour
+    scale for all rows (a pale row is a small vector, not a rescaled one)."""
+    names = [name for name, _ in stages]
+    z = [[float(v) for v in vec[:first]] for _, vec in stages]  # (stages, ≤ first)
+    widest = max(len(row) for row in z)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(widest)), y=names, zmid=0,
+        colorscale=[[0.0, NEGATIVE], [0.5, "#ffffff"], [1.0, POSITIVE]],
+        colorbar={"title": {"text": "value"}, "thickness": 14},
+        hovertemplate="%{y}<br>feature %{x}<br>value %{z:.4f}<extra></extra>",
+    ))
+    fig.update_layout(title={"text": title, "font": {"size": 12}}, height=80 + 30 * len(names),
+                      margin={"l": 10, "r": 10, "t": 36, "b": 10},
+                      xaxis={"title": {"text": f"feature (the first {widest} of each)", "font": {"size": 11}},
+                             "dtick": max(1, widest // 16)},
+                      yaxis={"autorange": "reversed", "type": "category"})
+    return fig

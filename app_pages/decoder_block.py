@@ -1,6 +1,12 @@
-"""The encoder-layer page's last section: one decoder layer of attnviz-tiny-bart assembled stage by stage (masked
+"""The decoder block: one decoder layer of attnviz-tiny-bart (an encoder–decoder) assembled stage by stage (masked
 self-attention -> cross-attention -> FFN, each followed by residual + LayerNorm), with the numbers of attnviz's
-from-scratch recomputation, checked live against transformers' hidden states and attentions."""
+from-scratch recomputation, checked live against transformers' hidden states and attentions.
+
+Its own page, next to the encoder layer (it was that page's last section, about 20 screens down under 18 plotly
+charts: a lecture step on it opened on the wrong figures and took seconds to draw). Its figures (ui/focus.py ids):
+`decoder_attention`, the layer's two attentions for one head side by side, and `decoder_stages`, one position's
+vector through every stage in a single chart (one plotly chart for the eight stages, not one each).
+Old links to /encoder_layer with dec_* keys get a note there that links here with the same keys."""
 
 from __future__ import annotations
 
@@ -11,18 +17,15 @@ import streamlit as st
 import ui
 from attnviz.engine.truth import check_decoder_block_against_transformers
 from attnviz.lessons.cross_attention.number_task import DEFAULT_SOURCE, check_source, greedy_output, written_labels
-from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps, decoder_stages
-from attnviz.lessons.encoder_layer.figures import vector_bars
+from attnviz.lessons.encoder_layer.decoder_block import STAGE_ROWS, decoder_block_steps, decoder_stages
+from attnviz.lessons.encoder_layer.figures import stages_heatmap
 from attnviz.lessons.encoder_layer.latex import vector_numbers
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
-from ui import heatmap as _heatmap
 from ui.charts import plotly_chart
+from ui.heatmap import heatmap_bytes, heatmap_row
 from ui.memo import shared
-from ui.page import setting_place
 from ui.runs import model_for
 from ui.token_link import follow_token, token_drawn
-
-ANCHOR = "the-decoder-block"
 
 
 @shared(max_entries=16)
@@ -41,17 +44,20 @@ def _truth(device: str, source: str, target: str, layer: int):
                                                     _steps(device, source, target, layer))
 
 
-def draw_decoder_block(view: ui.ViewState) -> None:
-    st.header("The decoder block", anchor=ANCHOR, divider="gray")
+view = ui.open_page("The decoder block",
+                    "One decoder layer of an encoder–decoder, stage by stage, with every number recomputed from its "
+                    "weights.", settings=())  # its own model and source: no shared setting changes it
+
+with ui.guard("The decoder block"):
     model = model_for(TINY_BART, view.device)
     st.markdown(
-        f"An encoder–decoder's decoder layer has three sub-layers where the encoder layer has two: **masked "
+        "An encoder–decoder's decoder layer has three sub-layers where the encoder layer has two: **masked "
         "self-attention** over the target written so far, **cross-attention** to the encoder's output, then the "
         "**feed-forward network**; each is followed by a residual addition and a LayerNorm (post-LN, as in BART). "
         f"Shown here for **{model.name}** (an encoder–decoder attnviz trained on numbers in words → digits, the "
-        f"model of the Cross-attention page), whatever {setting_place('model', 'model')}: every number is attnviz's "
-        "from-scratch "
-        "recomputation of one decoder layer from its weights.")
+        "model of the Cross-attention page), whatever model the other pages use: every number is attnviz's "
+        "from-scratch recomputation of one decoder layer from its weights. The encoder side is on "
+        "[The encoder layer](./encoder_layer).")
     st.latex(r"y^{(1)} = \mathrm{LN}_1\big(y + \mathrm{SelfMHA}_{\text{causal}}(y)\big),\quad "
              r"y^{(2)} = \mathrm{LN}_2\big(y^{(1)} + \mathrm{CrossMHA}(y^{(1)}, h)\big),\quad "
              r"y^{\text{out}} = \mathrm{LN}_3\big(y^{(2)} + \mathrm{FFN}(y^{(2)})\big)")
@@ -75,11 +81,24 @@ def draw_decoder_block(view: ui.ViewState) -> None:
     st.markdown(f"The decoder reads the model's own answer `{answer.text}` shifted one place right: its {T} positions "
                 f"read {', '.join(steps.decoder_labels)} and write the next token each (rows named *read→written*). "
                 f"The encoder's output h has one vector per source token: {S} × {C}.")
+
+    with ui.figure("decoder_attention"):
+        st.subheader(f"Decoder layer {layer}, head {head}: its two attentions", divider="gray")
+        heatmap_row("dec_attention", [
+            heatmap_bytes(steps.self_weights[head], rows, steps.decoder_labels, key="dec_self",
+                          title="1. masked self-attention α"),
+            heatmap_bytes(steps.cross_weights[head], rows, steps.source_labels, key="dec_cross",
+                          title="2. cross-attention β", x_title="source token (key)")])
+        st.caption("Rows: decoder positions (the queries). Left: every cell above the diagonal is exactly 0, so "
+                   "position t reads positions 0 … t only. Right: the keys and values come from the encoder's output "
+                   "h, one column per source token; no mask, every row may read the whole source. Then 3. the "
+                   "feed-forward network works on each position alone (below, stage by stage).")
     badge = st.empty()
     st.caption("transformers returns the stream entering and leaving each decoder layer and the attention weights, "
                "and the badge compares those; y⁽¹⁾, y⁽²⁾ and the FFN's parts it does not return: they are computed by "
                "the same functions as attnviz's model, and the layer's output they lead to is among what the badge "
                "compares.")
+
     follow_token("dec_pos", rows, min(1, T - 1), "decoder position", link_says=st.query_params.get("dec_pos"))
     ui.clamp_token_choice("dec_pos", T, "decoder position")
     pick = st.columns([2, 1])
@@ -88,6 +107,15 @@ def draw_decoder_block(view: ui.ViewState) -> None:
                           format_func=lambda p: f"{p}: {rows[p]}" if 0 <= p < T else str(p), **ui.BOUND)
     token_drawn("dec_pos", rows)
     first = pick[1].slider("Features drawn (at most)", 4, 64, 32, key="dec_first", **ui.BOUND)
+    stages = decoder_stages(steps)
+    with ui.figure("decoder_stages"):
+        # plotly reads a title as HTML: "<s>" would strike the rest through
+        title = f"Position {t} ({html.escape(rows[t])}) through decoder layer {layer}, stage by stage"
+        plotly_chart(st, stages_heatmap([(STAGE_ROWS[s.key], s.value[t]) for s in stages], title, first),
+                     width="stretch", key="dec_stages")
+        st.caption(f"One row per stage, top to bottom in the order they run; rows starting with + are what a "
+                   f"sub-layer adds to the stream. Red positive, blue negative, one colour scale for every row. "
+                   f"The hidden layer a has {F} features; every other row {C}.")
 
     st.dataframe([{"stage": name, "shape": shape, "what it is": what} for name, shape, what in (
         ("y (entering)", f"{T} × {C}", "T_dec positions × d_model"),
@@ -99,24 +127,11 @@ def draw_decoder_block(view: ui.ViewState) -> None:
         ("FFN hidden a", f"{T} × {F}", "d_ff features per position"),
         ("y_out", f"{T} × {C}", "after residual + LayerNorm 3: the layer's output"))], hide_index=True)
 
-    for number, stage in enumerate(decoder_stages(steps), start=1):
+    for number, stage in enumerate(stages, start=1):
         st.subheader(f"{number}. {stage.title}", divider="gray")
         st.markdown(stage.note)
         equation = stage.equation.replace("@", str(t))
         st.latex(rf"\begin{{aligned}} &{equation} \\ &= {vector_numbers(stage.value[t])} \end{{aligned}}")
-        if stage.key == "self":
-            _heatmap.heatmap(steps.self_weights[head], rows, steps.decoder_labels, key="dec_self",
-                             title=f"decoder layer {layer}, head {head}: masked self-attention α (T_dec × T_dec)")
-            st.caption("Every cell above the diagonal is exactly 0: position t reads positions 0 … t only.")
-        if stage.key == "cross":
-            _heatmap.heatmap(steps.cross_weights[head], rows, steps.source_labels, key="dec_cross",
-                             title=f"decoder layer {layer}, head {head}: cross-attention β (T_dec × T_enc)")
-            st.caption("Rows: decoder positions (queries from y⁽¹⁾); columns: source tokens (keys and values from "
-                       "h). No mask: every row may read the whole source.")
-        width = stage.value.shape[1]
-        # plotly reads a title as HTML: "<s>" would strike the rest through
-        title = f"{stage.title}, position {t} ({html.escape(rows[t])}), {width} features"
-        plotly_chart(st, vector_bars(stage.value[t], title, first), width="stretch", key=f"dec_bars_{stage.key}")
 
     def matched(truth) -> str:
         parts = ", ".join(f"{k} {v:.1e}" for k, v in truth.parts.items())
@@ -125,3 +140,4 @@ def draw_decoder_block(view: ui.ViewState) -> None:
                 f"difference per part, for a hidden state divided by its largest entry: {parts}; tolerance 1e-5).")
 
     ui.truth_badge(badge, lambda: _truth(view.device, source, target, layer), matched)
+ui.mark_drawn(view)

@@ -1,0 +1,53 @@
+"""The decoder block's own page in a real headless Chromium: on a 1024×768 projector with a lecture's focus
+(fig=decoder_attention), its two attentions come first, side by side, with every label on the first screen; on a
+390×844 phone (one above the other) and a 1920×1080 desktop it draws whole, nothing wider than the window. One
+plotly chart on the page (the stages), where the encoder-layer page's last section had eight. Screenshots in
+test-artifacts/decoder_block_*."""
+
+import os
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest
+from browser_helpers import FIGURE_LABELS_OFF_SCREEN, chromium_page, exceptions_on, wait_for_app_idle, wait_for_text
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+MAIN_SCROLL = "() => document.querySelector('[data-testid=stMain]').scrollTop"
+DRAWN = """() => ['dec_self', 'dec_cross'].every(k => window.attnvizHeatmaps?.[k]?.drawn)
+  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+FOCUS = "decoder_attention"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize("width,height,present", [(1024, 768, True), (390, 844, False), (1920, 1080, False)],
+                         ids=["projector", "phone", "desktop"])
+def test_the_decoder_block_page(server, width, height, present):
+    with chromium_page(width, height) as page:
+        page.goto(f"{server}/decoder_block" + (f"?present=1&fig={FOCUS}" if present else ""))
+        wait_for_text(page, "Decoder layer 1, head 1: its two attentions",
+                      "matches transformers: its BART gives the same encoder output")
+        wait_for_app_idle(page)
+        page.wait_for_function(DRAWN, timeout=120_000, polling=100)
+        assert not exceptions_on(page)
+        assert page.evaluate("() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length") == 1
+        assert page.evaluate("() => document.scrollingElement.scrollWidth") <= width
+        halves = [page.locator(f'.avhm[data-name="{k}"]').bounding_box() for k in ("dec_self", "dec_cross")]
+        if width < 640:  # a phone: the two attentions one above the other, each the screen's width
+            assert halves[1]["y"] >= halves[0]["y"] + halves[0]["height"], halves
+        else:  # side by side, self-attention on the left
+            assert halves[0]["x"] + halves[0]["width"] <= halves[1]["x"] and abs(halves[0]["y"] - halves[1]["y"]) < 1
+        if present:  # the lecture's focus: the two attentions at the top, every label and title on the first screen
+            page.wait_for_function(f"() => (window.__attnvizFocus || {{}})['{FOCUS}'] === 'done'", timeout=120_000)
+            top = page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').getBoundingClientRect().top")
+            assert 0 <= top < height / 3, top
+            assert page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS) == []
+        for i in range(3):
+            page.screenshot(path=str(ARTIFACTS / f"decoder_block_{width}_{i}.png"))
+            before = page.evaluate(MAIN_SCROLL)
+            page.mouse.move(width / 2, height / 2)
+            page.mouse.wheel(0, height - 120)  # the lecturer's own scroll (a script's would be undone by the focus hold)
+            page.wait_for_timeout(500)
+            if page.evaluate(MAIN_SCROLL) <= before:
+                break
