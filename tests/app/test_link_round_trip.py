@@ -11,6 +11,9 @@ from hypothesis import strategies as hs
 from link_round_trip import address_of, bound_widgets, drawn
 from link_sweep import pages, shorten
 
+from ui.across_pages import shared_keys
+from ui.pickers import LINK_VALUE_BYTES
+
 CHANGES_PER_PAGE = 1  # generated states per page in the suite (every page: 20 states, each 4 runs)
 PATHS = {file: path or "explorer" for file, path, _ in app_menu()}
 CHANGEABLE = ("selectbox", "toggle", "checkbox", "number_input", "slider", "text_input", "text_area")
@@ -84,8 +87,6 @@ def test_the_link_of_the_largest_text_the_app_runs_reopens_it():
 
 
 def test_a_text_too_long_for_a_link_is_left_out_of_the_address_and_the_page_says_so():
-    from ui.pickers import LINK_VALUE_BYTES
-
     at = run_app({"text": "hello world"})
     at.text_area(key="text").set_value("猫" * (LINK_VALUE_BYTES // 9 + 1)).run()
     assert "text" not in address_of(at)
@@ -99,8 +100,6 @@ def test_a_box_cleared_by_hand_reopens_cleared(file):
     """The address keeps only what differs from a widget's own default: a box whose page put its starting text there
     some other way (seeded into session state) would lose a clearing in the link. Every box that starts non-empty
     (the shared sidebar's on the explorer alone: it is the same on every page)."""
-    from ui.across_pages import shared_keys
-
     at = run_app({}, page=file)
     boxes = [e.key for e in bound_widgets(at) if e.type in ("text_input", "text_area") and e.value
              and (file == "app_pages/explorer.py" or e.key not in shared_keys())]

@@ -11,6 +11,8 @@ import pytest
 from apptest_helpers import app_menu
 from link_sweep import page_keys, pages, shorten, sweep_links, sweep_typing
 
+from ui.across_pages import shared_keys
+
 LINKS_PER_PAGE = 4  # generated links per page in the suite (benchmarks/sweep_links.py: as many as asked)
 TYPED_PER_PAGE = 2  # generated entries into the page's boxes
 PATHS = {file: path or "explorer" for file, path, _ in app_menu()}
@@ -43,8 +45,6 @@ def test_every_generated_entry_in_a_box_ends_in_a_drawn_page_or_a_clear_message(
 def test_the_keys_are_found_from_what_each_page_draws_and_reads():
     """The discovery itself: the sidebar's bound widgets with their own ranges, a key only the page's code reads (Find
     the head's token links), keys drawn only for some choice (a mask's parameters), and the typed boxes."""
-    from ui.across_pages import shared_keys
-
     explorer = page_keys("app_pages/explorer.py")
     assert {"model", "text", "mask", "scaled", "factor", "layer", "heads"} <= set(explorer.keys)
     assert explorer.keys["factor"].kind == "number_input" and (explorer.keys["factor"].low,

@@ -18,6 +18,7 @@ import pytest
 from apptest_helpers import app_menu
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import sync_playwright
 
 from attnviz.lecture import load_plan, step_link
 from attnviz.paths import LECTURES
@@ -115,8 +116,6 @@ SETTLED = """([number, total, focus, gated]) => {
 @pytest.fixture(scope="module")
 def projector(server):
     """One browser for the whole walk; each visit a fresh page in it."""
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})

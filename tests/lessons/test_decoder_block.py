@@ -5,11 +5,13 @@ encoder's last hidden state, and the two attentions transformers' eager ones (to
 import pytest
 import torch
 from tolerances import HIDDEN_VS_TRANSFORMERS_RELATIVE, WEIGHTS_VS_TRANSFORMERS, relative_gap
+from transformers import BartModel
 
 import attnviz
 from attnviz.engine.models import loading
+from attnviz.engine.truth import check_decoder_block_against_transformers
 from attnviz.errors import AttnvizError
-from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps
+from attnviz.lessons.encoder_layer.decoder_block import decoder_block_steps, decoder_stages
 
 SOURCE = "seven hundred eighty five million four hundred twelve thousand three hundred sixty"
 TARGET = "785412360"
@@ -22,8 +24,6 @@ def bart():
 
 @pytest.fixture(scope="module")
 def theirs(bart):
-    from transformers import BartModel
-
     ref = BartModel.from_pretrained(str(loading.shipped_model_folder("attnviz-tiny-bart")),
                                     attn_implementation="eager", dtype=torch.float32).eval()
     res = bart.run(SOURCE, target=TARGET)
@@ -56,9 +56,6 @@ def test_a_layer_it_lacks_and_a_model_without_decoder_are_refused(bart, minilm):
 
 
 def test_the_pages_live_check_compares_the_stages_transformers_keeps(bart):
-    from attnviz.engine.truth import check_decoder_block_against_transformers
-    from attnviz.lessons.encoder_layer.decoder_block import decoder_stages
-
     steps = decoder_block_steps(bart, SOURCE, TARGET, 1)
     truth = check_decoder_block_against_transformers(bart, SOURCE, TARGET, steps)
     assert truth.matches and set(truth.parts) == {"encoder output", "entering", "leaving", "self-attention",
