@@ -94,9 +94,49 @@ def streamlit_server(timeout: float = 90, script: str = "app.py"):
         log.close()
 
 
+class ModuleChromium:
+    """One headless Chromium for a test module, started at its first chromium_page and closed at the module's end
+    (tests/browser/conftest.py). A launch (Playwright's driver, then Chromium) costs about a second of CPU; a module
+    of twenty tests made twenty. Each page still gets a context of its own: no cookie, storage or cache is shared.
+    Playwright's sync API keeps an asyncio loop running while it lives, so a module that also runs AppTest, asyncio or
+    its own sync_playwright says so (ONE_CHROMIUM = False) and gets a Chromium per page, as before."""
+
+    def __init__(self):
+        self._playwright = None
+        self.browser = None
+
+    def get(self):
+        if self.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        return self.browser
+
+    def close(self) -> None:
+        try:
+            if self.browser is not None:
+                self.browser.close()
+        finally:
+            if self._playwright is not None:
+                self._playwright.stop()
+            self.browser = self._playwright = None
+
+
+module_chromium: ModuleChromium | None = None  # set by tests/browser/conftest.py while a module shares one
+
+
 @contextmanager
 def chromium_page(width: int = 1500, height: int = 1100):
-    """A fresh page in headless Debian Chromium."""
+    """A fresh page in headless Debian Chromium: in a context of its own in the module's Chromium when the module
+    shares one (ModuleChromium), else in a Chromium of its own."""
+    if module_chromium is not None:
+        context = module_chromium.get().new_context(viewport={"width": width, "height": height})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+        return
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -131,6 +171,25 @@ def wait_for_drawn(page, keys: list[str], timeout_ms: float = 120_000, polling: 
     page.wait_for_function("(keys) => keys.every(k => window.attnvizHeatmaps?.[k]?.drawn)", arg=list(keys),
                            timeout=timeout_ms, polling=polling)
     wait_for_app_idle(page, timeout_ms=idle_timeout_ms)
+
+
+# JS: true once the app has drawn something and neither a run nor a connection has been under way for quiet_ms (a
+# first visit connects, runs, loads the model, and a component's first value can start one more run: one idle check
+# can come between two of them)
+SETTLED = """(quietMs) => {
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const busy = !main || !main.querySelector('[data-testid="stElementContainer"]')
+    || !!document.querySelector('[data-testid="stStatusWidget"]');
+  const now = performance.now();
+  if (busy || window.__attnvizQuietSince === undefined) { window.__attnvizQuietSince = now; return false; }
+  return now - window.__attnvizQuietSince >= quietMs;
+}"""
+
+
+def wait_until_settled(page, quiet_ms: float = 1_500, timeout_ms: float = 180_000) -> None:
+    """Wait until the page's runs are over and it has stayed quiet for quiet_ms (charts and KaTeX draw after a run)."""
+    page.evaluate("() => { delete window.__attnvizQuietSince; }")
+    page.wait_for_function(SETTLED, arg=quiet_ms, timeout=timeout_ms, polling=100)
 
 
 def wait_for_app_idle(page, timeout_ms: float = 90_000) -> None:

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
+import browser_helpers
 import pytest
-from browser_helpers import CHROMIUM, ROOT, streamlit_server
+from browser_helpers import CHROMIUM, ROOT, ModuleChromium, streamlit_server
 
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots for a person to look at
 
@@ -19,3 +20,18 @@ def server():
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server() as url:
         yield url
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_chromium_per_module(request):
+    """The module's chromium_page calls share one Chromium (browser_helpers.ModuleChromium), closed at the module's
+    end, unless the module says ONE_CHROMIUM = False (it runs AppTest, asyncio or its own sync_playwright too)."""
+    if not getattr(request.module, "ONE_CHROMIUM", True):
+        yield
+        return
+    shared = browser_helpers.module_chromium = ModuleChromium()
+    try:
+        yield
+    finally:
+        browser_helpers.module_chromium = None
+        shared.close()

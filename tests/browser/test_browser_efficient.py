@@ -8,11 +8,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import (
-    CHROMIUM,
     DRAWN_CHARTS,
     chromium_page,
     exceptions_on,
-    streamlit_server,
     wait_for_app_idle,
     wait_for_heatmaps,
     wait_for_text,
@@ -24,11 +22,9 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.mark.parametrize("width, height", [(1024, 768), (1920, 1080)])
-def test_efficient_page_draws_patterns_and_cost_charts(width, height):
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url, chromium_page(width, height) as page:
-        page.goto(url + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
+def test_efficient_page_draws_patterns_and_cost_charts(server, width, height):
+    with chromium_page(width, height) as page:  # the worker's server (tests/browser/conftest.py), not one per test
+        page.goto(server + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
         wait_for_heatmaps(page)
         page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= 5", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)

@@ -22,6 +22,7 @@ PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
 STUDENTS = 3
 pytestmark = pytest.mark.browser
+ONE_CHROMIUM = False  # it also runs AppTest or its own sync_playwright (tests/browser/conftest.py)
 
 NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
 CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"

@@ -10,6 +10,7 @@ from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wai
 from link_round_trip import address_of
 
 pytestmark = pytest.mark.browser
+ONE_CHROMIUM = False  # it also runs AppTest or its own sync_playwright (tests/browser/conftest.py)
 
 
 def query_of(page) -> dict:

@@ -3,14 +3,13 @@ overflow anywhere and no LaTeX block wider than its column. Screenshots go to te
 person to look at (test-artifacts/projector_<page>_<w>x<h>.png).
 """
 
-import contextlib
 import os
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_for_app_idle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -50,16 +49,10 @@ pytestmark = pytest.mark.browser
 
 
 def settle(page) -> None:
-    """Wait until the page's script run has finished and stayed finished for a second (a first visit
-    connects, then starts the run, then loads the model: one idle check can come too early)."""
-    running = '() => !!document.querySelector(\'[data-testid="stStatusWidgetRunningIcon"]\')'
-    for _ in range(3):
-        with contextlib.suppress(Exception):  # the run may already be over (or too quick to see)
-            page.wait_for_function(running, timeout=4_000, polling=100)
-        wait_for_app_idle(page, timeout_ms=180_000)
-        page.wait_for_timeout(1_000)
-        if not page.evaluate(running):
-            return
+    """Wait until the page's runs are over and it has stayed quiet for 1.5 s: a first visit connects, then starts the
+    run, then loads the model, and KaTeX and the charts draw after the run ends (one idle check can come too early).
+    It waited 4 s for a run to start, which had often ended already, then 1 s, then 1 s more: 6 s a page."""
+    wait_until_settled(page, quiet_ms=1_500)
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +76,7 @@ def test_every_page_fits_the_projector(server, browser, size):
         for path in PAGES:
             page.goto(f"{server}/{path}{LINK}")
             page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=120_000)
-            settle(page)
-            page.wait_for_timeout(1_000)  # KaTeX and charts settle after the run ends
+            settle(page)  # KaTeX and charts too
             name = path or "explorer"
             tall = page.evaluate(MAIN_HEIGHT)
             page.set_viewport_size({"width": width, "height": min(max(height, tall), 12_000)})  # the whole page
