@@ -1,5 +1,7 @@
-"""Following a room: the projector and every follower look at the room once a second (a fragment that reads the
-room's version alone, a number), open the room's step when the room moved, and draw the page again on a Reveal.
+"""Following a room: the projector and every follower look at the room (a fragment that reads the room's version
+alone, a number), open the room's step when the room moved, and draw the page again on a Reveal. The look is run
+when the room changes, by the server process's room watcher (ui/lecture/wake.py: an idle page then costs the server
+nothing), and on the fragment's own slower timer, for what the watcher cannot reach.
 A student can break away ("Explore this view") and come back with one click (bar.back_to_following)."""
 
 from __future__ import annotations
@@ -8,13 +10,17 @@ import json
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from attnviz.lecture import LECTURE_KEYS
 from attnviz.lecture.store import StoreError
+from ui.lecture import wake
 from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
 
-POLL_SECONDS = 1.0  # a follower sees Next within this plus a page load (the issue asks for 3 s)
+# the fragment's own timer: the watcher wakes the page when the room changes (within wake.WATCH_SECONDS); this is for
+# a page the watcher could not wake (its run busy all along) and a room that ended
+POLL_SECONDS = 5.0
 SEEN = "_attnviz_room_seen"  # the room's version this page last drew or looked at
 COUNT = "_attnviz_room_count"  # the answer count the projector last showed
 
@@ -37,7 +43,9 @@ IN_FULL_RUN = "_attnviz_poll_in_full_run"
 
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(at) -> None:
-    """One look at the room: its version alone when nothing changed (the cost of an idle follower)."""
+    """One look at the room: its version alone when nothing changed."""
+    if st.session_state.get(IN_FULL_RUN):  # the full run drew the room as at.state: the watcher wakes it on a change
+        wake.follow(at.room, at.state, at.presenter, ThreadState.get().fragment_id or "")
     tries = st.session_state.get(UNDRAWN, 0)
     if tries and not st.session_state.get(IN_FULL_RUN):
         # an answer was sent and no run has drawn the box since (its callback ran in this fragment's run, or the

@@ -1,0 +1,135 @@
+"""Waking the pages that follow a room when the room changes, so that a page waiting on a step costs the server
+nothing while nothing happens (each poll run is a whole Streamlit run: ~3 ms of server CPU, 120 of them a second for
+a class of 120 at a 1 s poll).
+
+Each page that follows a room (the projector, a follower) says so here on every full run (follow.poll_room): its
+Streamlit session, its poll fragment and what it drew (the room's step and reveals and, on the projector, the room's
+version: an answer changes it, and the projector shows the count). One thread per server process reads each
+followed room once every WATCH_SECONDS, one store read per room however many pages follow it, and when a page's room
+is no longer what the page drew it runs that page's poll fragment, as the page's own timer would: the poll opens the
+new step or draws the figures, as before. The poll's own timer stays, slower (follow.POLL_SECONDS), for what this
+thread cannot reach (a page whose run was busy when the room changed is woken on the next look, up to WAKE_TRIES).
+
+Streamlit has no public call that reruns a session from another thread: this does what its own file watcher does
+(AppSession.request_rerun with the session's last client state, on the server's event loop), with the pinned
+streamlit (requirements.txt); tests/browser/test_browser_follow_wake.py checks it in Chromium with the poll's own
+timer out of the way.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from attnviz.lecture.store import RoomState
+from ui.lecture.store import lecture_store
+
+WATCH_SECONDS = 0.25  # a room's change reaches its pages' polls within this (the issue's Next target is 3 s)
+WAKE_TRIES = 20  # looks (WATCH_SECONDS apart) at a page whose run is busy before its own timer is left to it
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Page:
+    """One page that follows a room: its poll fragment, and what of the room it last drew or was woken for."""
+
+    fragment_id: str
+    presenter: bool
+    drawn: tuple
+    tries: int = 0
+
+
+def drawn_of(state: RoomState, presenter: bool) -> tuple:
+    """What of the room a page shows: the step and the reveals; the projector also the answer count (the version)."""
+    return state.step, state.revealed, state.version if presenter else None
+
+
+_lock = threading.Lock()
+_rooms: dict[str, dict[str, Page]] = {}  # room code -> Streamlit session id -> the page
+_watcher: threading.Thread | None = None
+
+
+def follow(room: str, state: RoomState, presenter: bool, fragment_id: str) -> bool:
+    """This session's page follows `room` and drew `state`; False where there is no Streamlit server to wake it
+    (AppTest, a bare script run)."""
+    global _watcher
+    ctx = get_script_run_ctx()
+    if ctx is None or not fragment_id or not Runtime.exists():
+        return False
+    if Runtime.instance().get_app_session(ctx.session_id) is None:  # AppTest: a runtime without this session
+        return False
+    with _lock:
+        for pages in _rooms.values():  # a session follows one room: the one its page is in now
+            pages.pop(ctx.session_id, None)
+        _rooms.setdefault(room, {})[ctx.session_id] = Page(fragment_id, presenter, drawn_of(state, presenter))
+        if _watcher is None:
+            _watcher = threading.Thread(target=watch, name="attnviz-room-watch", daemon=True)
+            _watcher.start()
+    return True
+
+
+def watch() -> None:
+    """The process's one watcher: look at every followed room, wake the pages whose room changed."""
+    while True:
+        time.sleep(WATCH_SECONDS)
+        try:
+            look()
+        except Exception:  # never let the thread die: the pages' own timers still follow, slower
+            log.exception("attnviz room watch")
+
+
+def look() -> None:
+    """One look at every followed room (one store read each)."""
+    with _lock:
+        rooms = {code: list(pages.items()) for code, pages in _rooms.items()}
+    if not rooms:
+        return
+    if not Runtime.exists():  # the server stopped (a test's runtime): nobody to wake
+        with _lock:
+            _rooms.clear()
+        return
+    store, runtime = lecture_store(), Runtime.instance()
+    for code, pages in rooms.items():
+        try:
+            state = store.room(code)
+        except Exception:  # the store out of reach: the pages say so on their own runs
+            continue
+        if state is None:  # the room ended: its pages say so on their next own poll
+            with _lock:
+                _rooms.pop(code, None)
+            continue
+        for session_id, page in pages:
+            now = drawn_of(state, page.presenter)
+            if now == page.drawn:
+                continue
+            session = runtime.get_app_session(session_id)
+            if session is None:  # the tab closed or moved on (a step's page is a new session)
+                with _lock:
+                    if _rooms.get(code, {}).get(session_id) is page:
+                        del _rooms[code][session_id]
+                continue
+            session._event_loop.call_soon_threadsafe(wake, session, page, now)
+
+
+def wake(session, page: Page, now: tuple) -> None:
+    """On the server's event loop: run the page's poll fragment with the page's last client state (its query and
+    widget values), as the browser's own timer asks for it; a session whose run is busy is tried again on the next
+    look (a request now would be merged into the pending one, and its older widget values would win)."""
+    if page.drawn == now:  # woken already (a second look before this ran)
+        return
+    page.tries += 1
+    if session._scriptrunner is not None and page.tries < WAKE_TRIES:
+        return
+    page.drawn, page.tries = now, 0
+    if session._scriptrunner is not None:
+        return  # busy all along: the page's own timer takes over
+    state = ClientState()
+    state.CopyFrom(session._client_state)
+    state.fragment_id, state.is_auto_rerun = page.fragment_id, True
+    session.request_rerun(state)
