@@ -1,7 +1,7 @@
 """Following a room: the projector and every follower look at the room (a fragment that reads the room's version
 alone, a number), open the room's step when the room moved, and draw the page again on a Reveal. The look is run
-when the room changes, by the server process's room watcher (ui/lecture/wake.py: an idle page then costs the server
-nothing), and on the fragment's own slower timer, for what the watcher cannot reach.
+when the room changes, by the server process's room watcher (ui/lecture/wake.py), never on a browser's timer: an
+idle page costs the server nothing, and no timer's run drops a full run's last messages (an answer's confirmation).
 A student can break away ("Explore this view") and come back with one click (bar.back_to_following)."""
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from ui.lecture import wake
 from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
 
-# the fragment's own timer: the watcher wakes the page when the room changes (within wake.WATCH_SECONDS); this is for
-# a page the watcher could not wake (its run busy all along) and a room that ended
-POLL_SECONDS = 5.0
 SEEN = "_attnviz_room_seen"  # the room's version this page last drew or looked at
 COUNT = "_attnviz_room_count"  # the answer count the projector last showed
 
@@ -41,7 +38,7 @@ def poll_room(at) -> None:
 IN_FULL_RUN = "_attnviz_poll_in_full_run"
 
 
-@st.fragment(run_every=POLL_SECONDS)
+@st.fragment  # no timer: ui/lecture/wake.py runs it when the room changes (why not a timer: there)
 def _poll(at) -> None:
     """One look at the room: its version alone when nothing changed."""
     if st.session_state.get(IN_FULL_RUN):  # the full run drew the room as at.state: the watcher wakes it on a change

@@ -1,19 +1,23 @@
-"""Waking the pages that follow a room when the room changes, so that a page waiting on a step costs the server
-nothing while nothing happens (each poll run is a whole Streamlit run: ~3 ms of server CPU, 120 of them a second for
-a class of 120 at a 1 s poll).
+"""Waking the pages that follow a room when the room changes: a page that waits on a step costs the server nothing
+while nothing happens, and no browser asks for a run on a timer.
+
+Why not a timer (st.fragment(run_every=1), as before): each poll run is a whole Streamlit run (~3 ms of server CPU,
+120 of them a second for a class of 120), and a timer's request can land in the moment after a full run's script
+has ended and before its last messages are sent: Streamlit then starts a new script runner for the fragment and
+drops the messages the old one had not sent yet, so an answer was kept and counted while its "Your answer is in"
+never reached the student (1.3-3 % of a class's answers in benchmarks/bench_class_follow.py).
 
 Each page that follows a room (the projector, a follower) says so here on every full run (follow.poll_room): its
 Streamlit session, its poll fragment and what it drew (the room's step and reveals and, on the projector, the room's
 version: an answer changes it, and the projector shows the count). One thread per server process reads each
 followed room once every WATCH_SECONDS, one store read per room however many pages follow it, and when a page's room
-is no longer what the page drew it runs that page's poll fragment, as the page's own timer would: the poll opens the
-new step or draws the figures, as before. The poll's own timer stays, slower (follow.POLL_SECONDS), for what this
-thread cannot reach (a page whose run was busy when the room changed is woken on the next look, up to WAKE_TRIES).
+is no longer what the page drew (or the room ended) it runs that page's poll fragment: the poll opens the new step,
+draws the figures or says that the room ended, as before. It does so only while the session runs nothing (else on
+the next look), so no run's messages are ever dropped for it.
 
 Streamlit has no public call that reruns a session from another thread: this does what its own file watcher does
-(AppSession.request_rerun with the session's last client state, on the server's event loop), with the pinned
-streamlit (requirements.txt); tests/browser/test_browser_follow_wake.py checks it in Chromium with the poll's own
-timer out of the way.
+(AppSession.request_rerun with the session's last client state, on the server's event loop) with the pinned
+streamlit (requirements.txt); tests/browser/test_browser_follow_wake.py checks it in Chromium.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from attnviz.lecture.store import RoomState
 from ui.lecture.store import lecture_store
 
 WATCH_SECONDS = 0.25  # a room's change reaches its pages' polls within this (the issue's Next target is 3 s)
-WAKE_TRIES = 20  # looks (WATCH_SECONDS apart) at a page whose run is busy before its own timer is left to it
+ENDED = ("ended",)  # what a page of a room that ended is woken for
 log = logging.getLogger(__name__)
 
 
@@ -42,7 +46,6 @@ class Page:
     fragment_id: str
     presenter: bool
     drawn: tuple
-    tries: int = 0
 
 
 def drawn_of(state: RoomState, presenter: bool) -> tuple:
@@ -98,14 +101,10 @@ def look() -> None:
     for code, pages in rooms.items():
         try:
             state = store.room(code)
-        except Exception:  # the store out of reach: the pages say so on their own runs
-            continue
-        if state is None:  # the room ended: its pages say so on their next own poll
-            with _lock:
-                _rooms.pop(code, None)
+        except Exception:  # the store out of reach: each page says so on its next run of its own
             continue
         for session_id, page in pages:
-            now = drawn_of(state, page.presenter)
+            now = ENDED if state is None else drawn_of(state, page.presenter)
             if now == page.drawn:
                 continue
             session = runtime.get_app_session(session_id)
@@ -113,22 +112,19 @@ def look() -> None:
                 with _lock:
                     if _rooms.get(code, {}).get(session_id) is page:
                         del _rooms[code][session_id]
+                    if not _rooms.get(code, True):
+                        del _rooms[code]
                 continue
             session._event_loop.call_soon_threadsafe(wake, session, page, now)
 
 
 def wake(session, page: Page, now: tuple) -> None:
-    """On the server's event loop: run the page's poll fragment with the page's last client state (its query and
-    widget values), as the browser's own timer asks for it; a session whose run is busy is tried again on the next
-    look (a request now would be merged into the pending one, and its older widget values would win)."""
-    if page.drawn == now:  # woken already (a second look before this ran)
+    """On the server's event loop: run the page's poll fragment with the session's last client state (its query and
+    widget values), as a browser's timer would ask for it; not while the session has a script runner (a run going
+    on, or one whose last messages are still to be sent: a new runner would drop them), and then on the next look."""
+    if page.drawn == now or session._scriptrunner is not None:
         return
-    page.tries += 1
-    if session._scriptrunner is not None and page.tries < WAKE_TRIES:
-        return
-    page.drawn, page.tries = now, 0
-    if session._scriptrunner is not None:
-        return  # busy all along: the page's own timer takes over
+    page.drawn = now
     state = ClientState()
     state.CopyFrom(session._client_state)
     state.fragment_id, state.is_auto_rerun = page.fragment_id, True
