@@ -28,6 +28,7 @@ def poll_room(at) -> None:
     if at.state.step != at.number:
         navigate(at.link(at.state.step))
         return
+    st.html(RECONNECT_JS, unsafe_allow_javascript=True)
     st.session_state[SEEN] = at.state.version
     st.session_state[COUNT] = None
     st.session_state[IN_FULL_RUN] = True  # the fragment's body runs inline now: this run draws the answer box itself
@@ -36,6 +37,28 @@ def poll_room(at) -> None:
 
 
 IN_FULL_RUN = "_attnviz_poll_in_full_run"
+
+# A page whose server process died: Streamlit's frontend opens a new websocket (through the balancer, to a live
+# process) but asks for no run there, so without a timer of its own the page would stay as it was, following nothing.
+# Installed once per page load: when a Streamlit websocket opened after this script ran (a reconnection) is open, the
+# page loads its link again, as a student's reload would: a new session on the live process draws it, with the
+# answer the store acknowledged.
+RECONNECT_JS = """<script>
+(() => {
+  const w = window.parent || window;
+  if (w.__attnvizReconnect) return;
+  w.__attnvizReconnect = true;
+  const Native = w.WebSocket;
+  function Watched(url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    if (String(url).includes('/_stcore/stream')) socket.addEventListener('open', () => w.location.reload());
+    return socket;
+  }
+  Watched.prototype = Native.prototype;
+  Object.assign(Watched, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  w.WebSocket = Watched;
+})();
+</script>"""
 
 
 @st.fragment  # no timer: ui/lecture/wake.py runs it when the room changes (why not a timer: there)
