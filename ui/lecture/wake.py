@@ -83,7 +83,7 @@ def watch() -> None:
         time.sleep(WATCH_SECONDS)
         try:
             look()
-        except Exception:  # never let the thread die: the pages' own timers still follow, slower
+        except Exception:  # never let the thread die: no page of this process would follow its room any more
             log.exception("attnviz room watch")
 
 
@@ -99,23 +99,27 @@ def look() -> None:
         return
     store, runtime = lecture_store(), Runtime.instance()
     for code, pages in rooms.items():
+        live = []
+        for session_id, page in pages:
+            session = runtime.get_app_session(session_id)
+            if session is not None:
+                live.append((session, page))
+                continue
+            with _lock:  # the tab closed or moved on (a step's page is a new session)
+                if _rooms.get(code, {}).get(session_id) is page:
+                    del _rooms[code][session_id]
+                if not _rooms.get(code, True):
+                    del _rooms[code]
+        if not live:
+            continue
         try:
             state = store.room(code)
-        except Exception:  # the store out of reach: each page says so on its next run of its own
-            continue
-        for session_id, page in pages:
+        except Exception:  # the store out of reach: the pages stay as they are (an answer sent meanwhile is told
+            continue  # so) and are woken once it answers, if the room changed
+        for session, page in live:
             now = ENDED if state is None else drawn_of(state, page.presenter)
-            if now == page.drawn:
-                continue
-            session = runtime.get_app_session(session_id)
-            if session is None:  # the tab closed or moved on (a step's page is a new session)
-                with _lock:
-                    if _rooms.get(code, {}).get(session_id) is page:
-                        del _rooms[code][session_id]
-                    if not _rooms.get(code, True):
-                        del _rooms[code]
-                continue
-            session._event_loop.call_soon_threadsafe(wake, session, page, now)
+            if now != page.drawn:
+                session._event_loop.call_soon_threadsafe(wake, session, page, now)
 
 
 def wake(session, page: Page, now: tuple) -> None:
