@@ -1,0 +1,90 @@
+"""The room watcher (ui/lecture/wake.py) in real Chromium, on one `streamlit run app.py` whose lecture store is a
+real redis-server: a follower's page moves to the next step on Next, draws the figures on Reveal and confirms an
+answer, and its browser never asks for a poll's run itself (a timer's request could land just after a full run's
+script and make Streamlit drop that run's last messages: an answer kept whose confirmation never arrived)."""
+
+import re
+from pathlib import Path
+
+import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
+from redis_helpers import redis_server
+from streamlit.proto.BackMsg_pb2 import BackMsg
+
+from attnviz.lecture.store.redis_store import RedisStore
+
+PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
+PLAN_ID = "uwake"
+WITHIN_MS = 30_000  # the watcher looks every 0.25 s: this bounds a loaded machine's run, not the watcher
+pytestmark = pytest.mark.browser
+
+
+class Sent:
+    """The rerun requests the page's browser sends over Streamlit's websocket, in order: True for a fragment's own
+    timer (the poll), False for a full run."""
+
+    def __init__(self, page):
+        self.runs: list[bool] = []
+        page.on("websocket", lambda ws: ws.on("framesent", self.frame))
+
+    def frame(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        msg = BackMsg()
+        msg.ParseFromString(payload)
+        if msg.WhichOneof("type") == "rerun_script":
+            self.runs.append(bool(msg.rerun_script.fragment_id))
+
+    def timers(self) -> int:
+        return sum(self.runs)
+
+
+@pytest.fixture
+def room(tmp_path, monkeypatch):
+    """A real redis-server, the app on it, the participatory plan and a room -> (base URL, store, code, key)."""
+    with redis_server(tmp_path / "redis") as redis:
+        monkeypatch.setenv("ATTNVIZ_STORE_URL", redis.url)
+        store = RedisStore(redis.url)
+        store.put_plan(PLAN_ID, PLAN.read_bytes())
+        code, key = store.create_room(PLAN_ID)
+        try:
+            with streamlit_server() as server:
+                yield server, store, code, key
+        finally:
+            store.close()
+
+
+def pill(page, token: str):
+    return page.locator(".st-key-lecture_answer button").filter(has_text=re.compile(f"^{re.escape(token)}$"))
+
+
+def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_with_no_timer(room):
+    from playwright.sync_api import sync_playwright
+
+    server, store, code, key = room
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            sent = Sent(page)
+            page.goto(f"{server}/follow?room={code}")
+            page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
+            wait_for_text(page, "Step 1 of 3", "Which key token does 'ran' weigh most?")
+            wait_for_app_idle(page)
+
+            pill(page, "dog").click()
+            wait_for_text(page, "Your answer is in: 'dog' (token 2)", where=".st-key-lecture_answer")
+            assert store.answer_count(code, 1) == 1
+
+            store.go_to(code, key, 2)
+            page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
+            wait_for_text(page, "Step 2 of 3", "Which mask lets a token see only the tokens before it?")
+            wait_for_app_idle(page)
+
+            store.reveal(code, key, 2)
+            page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
+            wait_for_app_idle(page)
+            assert sent.runs and sent.timers() == 0, "the browser asked for a poll's run itself"
+            assert not exceptions_on(page)
+        finally:
+            browser.close()
