@@ -4,6 +4,7 @@ answer, and its browser never asks for a poll's run itself (a timer's request co
 script and make Streamlit drop that run's last messages: an answer kept whose confirmation never arrived)."""
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def room(tmp_path, monkeypatch):
         code, key = store.create_room(PLAN_ID)
         try:
             with streamlit_server() as server:
-                yield server, store, code, key
+                yield server, store, code, key, redis
         finally:
             store.close()
 
@@ -61,7 +62,7 @@ def pill(page, token: str):
 def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_with_no_timer(room):
     from playwright.sync_api import sync_playwright
 
-    server, store, code, key = room
+    server, store, code, key, _ = room
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -85,6 +86,38 @@ def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_wi
             page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
             wait_for_app_idle(page)
             assert sent.runs and sent.timers() == 0, "the browser asked for a poll's run itself"
+            assert not exceptions_on(page)
+        finally:
+            browser.close()
+
+
+def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_back(room):
+    """redis-server killed mid-lecture: the watcher's read fails, and it wakes the follower's poll to say so; once
+    it runs again (as the class server restarts it: same port, same folder), the message goes and Next moves the
+    page again."""
+    from playwright.sync_api import sync_playwright
+
+    server, store, code, key, redis = room
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(f"{server}/follow?room={code}")
+            page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
+            wait_for_text(page, "Step 1 of 3")
+            wait_for_app_idle(page)
+
+            redis.proc.send_signal(signal.SIGKILL)
+            redis.proc.wait(10)
+            wait_for_text(page, "The lecture's shared store cannot be reached", timeout_ms=WITHIN_MS)
+
+            redis.start()
+            redis.wait_ready(20)
+            page.wait_for_function("() => !document.body.innerText.includes('shared store cannot be reached')",
+                                   timeout=WITHIN_MS, polling=100)
+            store.go_to(code, key, 2)
+            page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
+            wait_for_text(page, "Step 2 of 3")
             assert not exceptions_on(page)
         finally:
             browser.close()

@@ -36,6 +36,7 @@ from ui.lecture.store import lecture_store
 
 WATCH_SECONDS = 0.25  # a room's change reaches its pages' polls within this (the issue's Next target is 3 s)
 ENDED = ("ended",)  # what a page of a room that ended is woken for
+OUT_OF_REACH = ("store out of reach",)  # what a page is woken for when the store does not answer
 log = logging.getLogger(__name__)
 
 
@@ -114,10 +115,13 @@ def look() -> None:
             continue
         try:
             state = store.room(code)
-        except Exception:  # the store out of reach: the pages stay as they are (an answer sent meanwhile is told
-            continue  # so) and are woken once it answers, if the room changed
+        except Exception:  # the store out of reach: each page's poll is woken once to say so (its own read fails
+            state = OUT_OF_REACH  # too), and again once the store answers, which takes the message away
         for session, page in live:
-            now = ENDED if state is None else drawn_of(state, page.presenter)
+            if state is OUT_OF_REACH or state is None:
+                now = state or ENDED
+            else:
+                now = drawn_of(state, page.presenter)
             if now != page.drawn:
                 session._event_loop.call_soon_threadsafe(wake, session, page, now)
 
