@@ -15,6 +15,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -107,8 +109,6 @@ class ModuleChromium:
 
     def get(self):
         if self.browser is None:
-            from playwright.sync_api import sync_playwright
-
             self._playwright = sync_playwright().start()
             self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         return self.browser
@@ -137,7 +137,6 @@ def chromium_page(width: int = 1500, height: int = 1100):
         finally:
             context.close()
         return
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

@@ -3,16 +3,27 @@ follower; the gate hides a follower's figures until the room's Reveal; answers (
 per session and step, changeable until Reveal, refused after; at Reveal the class's answers are drawn beside the
 model's truth; the presenter notes move the room with the key, and without it nothing changes."""
 
+import base64
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 import pytest
+import streamlit.testing.v1.local_script_runner as local
 from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from browser_helpers import free_port
 
-from attnviz.lecture import load_plan, step_query
+import attnviz
+from attnviz.draw.payload_frames import unwrap
+from attnviz.lecture import load_plan, parse_plan, step_query, students_base
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
+from attnviz.server_settings import ServerSettings
+from ui.lecture import addresses
+from ui.lecture import store as ui_store
+from ui.lecture.answers import number_truth
+from ui.lecture.record import room_record, step_view
 from ui.lecture.store import lecture_store
 
 CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -96,7 +107,6 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
     assert rows == ["class (3)", "model"] and "the model (layer 0, head 1)" in page_text(projector)
     np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
-    import attnviz
 
     truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :].numpy()
     np.testing.assert_allclose(values[1], truth, atol=1e-3)  # the model's own row for 'ran'
@@ -112,10 +122,6 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
 def run_poll_only(at, monkeypatch):
     """One run of the page as the follower's 1 s poll makes it: only the poll fragment (st.fragment(run_every=...)),
     with the browser's widget values, so an answer's callback runs at the start of a run that draws nothing else."""
-    from dataclasses import replace
-
-    import streamlit.testing.v1.local_script_runner as local
-
     fragments = list(at._fragment_storage._fragments)  # the page's fragments: the poll alone on a follower's step
     assert len(fragments) == 1, fragments
     plain = local.RerunData
@@ -191,11 +197,6 @@ def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_expected_an
 
 
 def test_a_weight_quantity_is_the_models_weight_for_the_steps_settings():
-    import attnviz
-    from attnviz.lecture import parse_plan
-    from ui.lecture.answers import number_truth
-    from ui.lecture.record import step_view
-
     plan = parse_plan(CLASS_STEPS.read_bytes().replace(
         b'answer = { kind = "token", query = "ran", head = 1 }',
         b'answer = { kind = "number", quantity = "weight", query = "ran", key = "dog", layer = 1, head = 0 }'),
@@ -260,11 +261,6 @@ def test_the_notes_drive_the_room_with_the_key(room):
 @pytest.fixture
 def store_down(monkeypatch):
     """The settings name a Redis where none listens (a real RedisStore, a free loopback port with nothing on it)."""
-    from browser_helpers import free_port
-
-    from attnviz.server_settings import ServerSettings
-    from ui.lecture import store as ui_store
-
     settings = ServerSettings(store_backend="redis", store_url=f"redis://:pw@127.0.0.1:{free_port()}/0")
     monkeypatch.setattr(ui_store, "server_settings", lambda: settings)
 
@@ -288,10 +284,6 @@ def test_a_store_out_of_reach_is_said_on_the_lecture_views_and_other_pages_work(
 
 
 def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(room):
-    import base64
-
-    from ui.lecture.record import room_record
-
     plan, code, key = room
     store = lecture_store()
     notes = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")
@@ -306,12 +298,10 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
                  "The right answer (the plan's): <span class=\"right\">causal</span>",
                  "The right answer, computed by attnviz (Var(q·k) at d_k = 256"):
         assert text in page, text
-    import attnviz
 
     row = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :]
     assert "<td>dog</td><td>2</td>" in page and f"<td>{row[2]:.2f}</td>" in page  # students beside the model
     assert "http://" not in page and "https://" not in page  # nothing fetched
-    from attnviz.draw.payload_frames import unwrap
 
     data = base64.b64decode(page.split('id="attnviz-document">', 1)[1].split("<", 1)[0])
     assert data[:4] == b"AVDC"
@@ -336,11 +326,8 @@ def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
 def test_a_class_servers_processes_give_the_balancers_address(monkeypatch):
     """deploy/class_server.py gives its processes its balancer's address (ATTNVIZ_CLASS_URL): the QR codes use it
     when the lecturer's browser shows a loopback one; a loopback class address is no network address."""
-    from ui.lecture import addresses
-
     monkeypatch.setenv(addresses.CLASS_URL_VARIABLE, "http://lecture-hall.test:8501/")
     assert addresses.network_url() == "http://lecture-hall.test:8501"
-    from attnviz.lecture import students_base
 
     assert students_base("", "http://127.0.0.1:8501/lecture", addresses.network_url(), "lecture") \
         == "http://lecture-hall.test:8501"

@@ -11,9 +11,20 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, wait_for_app_idle, wait_for_text
+from browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    chromium_page,
+    exceptions_on,
+    streamlit_server,
+    wait_for_app_idle,
+    wait_for_text,
+)
+from playwright.sync_api import sync_playwright
 from test_browser_lecture import decode_qr
 
+from attnviz.lecture import is_loopback
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
 
@@ -64,8 +75,6 @@ def follower_at(page, step: int, title: str) -> None:
 
 
 def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -189,10 +198,6 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_path, monkeypatch):
     """server.public_url set (a name that is only encoded, never opened): the follow QR code decodes to it, though
     the lecturer's browser is on 127.0.0.1, and the page does not warn."""
-    from browser_helpers import chromium_page, streamlit_server
-
-    from attnviz.lecture import is_loopback
-
     settings = tmp_path / "attnviz.toml"
     settings.write_text('[server]\npublic_url = "http://lecture-hall.test:8501"\n', encoding="utf-8")
     monkeypatch.setenv("ATTNVIZ_SETTINGS", str(settings))

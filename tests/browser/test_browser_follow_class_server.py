@@ -29,6 +29,7 @@ from test_browser_lecture import decode_qr
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from haproxy_config import COOKIE  # deploy/ is scripts, not a package
+from playwright.sync_api import sync_playwright
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
@@ -79,8 +80,6 @@ def wait_for_new_session(page, opened: list, before: int, timeout_s: float = 60)
 
 
 def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(class_server):
-    from playwright.sync_api import sync_playwright
-
     server, base = class_server
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

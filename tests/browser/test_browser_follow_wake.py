@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
+from playwright.sync_api import sync_playwright
 from redis_helpers import redis_server
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
@@ -60,8 +61,6 @@ def pill(page, token: str):
 
 
 def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_with_no_timer(room):
-    from playwright.sync_api import sync_playwright
-
     server, store, code, key, _ = room
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -95,8 +94,6 @@ def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_bac
     """redis-server killed mid-lecture: the watcher's read fails, and it wakes the follower's poll to say so; once
     it runs again (as the class server restarts it: same port, same folder), the message goes and Next moves the
     page again."""
-    from playwright.sync_api import sync_playwright
-
     server, store, code, key, redis = room
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

@@ -9,9 +9,13 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import zxingcpp
+from apptest_helpers import app_menu
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_text
+from PIL import Image
 
-from attnviz.lecture import student_link
+from attnviz.lecture import load_plan, step_link, student_link
+from attnviz.paths import LECTURES
 
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
@@ -20,9 +24,6 @@ UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
 
 
 def decode_qr(png: bytes) -> str:
-    import zxingcpp
-    from PIL import Image
-
     found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
     assert len(found) == 1, found
     return found[0].text
@@ -169,11 +170,6 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
 def test_the_students_popovers_link_wraps_inside_it_with_a_copy_button(server):
     """A view link of up to 120 characters is shown whole (a longer one is shortened): at 1024 px on a projector it
     ran out of the popover as a caption. Now it wraps inside, with a copy button."""
-    from apptest_helpers import app_menu
-
-    from attnviz.lecture import load_plan, step_link
-    from attnviz.paths import LECTURES
-
     plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
     with chromium_page(width=1024, height=768) as page:
         page.goto(f"{server}/{step_link(plan.step(1), lecture='attention', number=1)[2:]}"

@@ -9,6 +9,8 @@ from apptest_helpers import run_app
 from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps, wait_for_text
 from link_round_trip import address_of
 
+from ui.pickers import LINK_VALUE_BYTES
+
 pytestmark = pytest.mark.browser
 ONE_CHROMIUM = False  # it also runs AppTest or its own sync_playwright (tests/browser/conftest.py)
 
@@ -44,8 +46,6 @@ def test_the_address_chromium_writes_is_the_one_the_round_trip_takes_and_reopens
 
 
 def test_a_text_past_the_link_budget_leaves_the_address_with_a_note(server):
-    from ui.pickers import LINK_VALUE_BYTES
-
     with chromium_page() as page:
         page.goto(server + "/?model=toy")
         wait_for_heatmaps(page)

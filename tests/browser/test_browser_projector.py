@@ -10,6 +10,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_until_settled
+from playwright.sync_api import sync_playwright
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -57,8 +58,6 @@ def settle(page) -> None:
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:

@@ -9,6 +9,7 @@ import base64
 from pathlib import Path
 
 import pytest
+import torch
 from browser_helpers import cell_on_screen, chromium_page
 
 import attnviz
@@ -71,8 +72,6 @@ CELL_OF = """({ into, p, r, c }) => {  // a cell's centre in one widget, from it
 
 def test_two_widgets_on_one_page_each_show_their_own_numbers(widget):
     """A notebook shows many widgets; a click on the first one reads its own cells, not the last one drawn."""
-    import torch
-
     res, w = widget
     raw = torch.softmax(torch.randn(1, 2, 4, 4, generator=torch.Generator().manual_seed(3)) * 3, dim=-1)
     first = attnviz.show(raw, tokens=["w", "x", "y", "z"])
