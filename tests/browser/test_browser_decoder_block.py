@@ -14,7 +14,10 @@ from browser_helpers import FIGURE_LABELS_OFF_SCREEN, chromium_page, exceptions_
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 MAIN_SCROLL = "() => document.querySelector('[data-testid=stMain]').scrollTop"
+# both heatmaps and the stage chart drawn (a wait for "idle" alone can pass before the run that draws the chart has
+# begun: a clean-clone CI run found no chart on the phone)
 DRAWN = """() => ['dec_self', 'dec_cross'].every(k => window.attnvizHeatmaps?.[k]?.drawn)
+  && !!document.querySelector('.st-key-figure_decoder_stages [data-testid="stPlotlyChart"] .main-svg')
   && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
 FOCUS = "decoder_attention"
 
