@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -35,25 +36,42 @@ from attnviz.lecture import load_plan, step_link  # noqa: E402
 from attnviz.paths import LECTURES  # noqa: E402
 
 # true while the page looks drawn; resolves with the epoch ms at which it first held, once it has held 250 ms
-SETTLED = """([number, total, gated]) => {
+# gated: a predict-first step before Reveal (its question and Reveal drawn); revealed: after its Reveal (the button
+# gone, the figures drawn); neither: a step with no gate, whose figures are drawn (a question that takes answers
+# without a gate keeps its Reveal, which closes the answers)
+SETTLED = """([number, total, gated, revealed]) => {
   const main = document.querySelector('[data-testid="stMain"]');
+  const reveal = !!document.querySelector('.st-key-lecture_reveal');
   const ok = !!main && main.innerText.includes(`Step ${number} of ${total}`)
     && !document.querySelector('[data-testid="stStatusWidget"]')
-    && (gated ? !!document.querySelector('.st-key-lecture_reveal')
+    && (gated ? reveal
               : (Object.values(window.attnvizHeatmaps || {}).every(h => h.drawn)
                  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))
-                 && !document.querySelector('.st-key-lecture_reveal')));
+                 && !(revealed && reveal)));
   const now = performance.timeOrigin + performance.now();
   if (!ok) { window.__settledAt = null; return null; }
   if (!window.__settledAt) window.__settledAt = now;
   return now - window.__settledAt >= 250 ? window.__settledAt : null;
 }"""
 
+# what SETTLED waits for, part by part (printed when a step is never drawn)
+STATE = """() => ({running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+  reveal: !!document.querySelector('.st-key-lecture_reveal'),
+  undrawn_heatmaps: Object.entries(window.attnvizHeatmaps || {}).filter(([k, h]) => !h.drawn).map(([k]) => k),
+  undrawn_charts: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter(c => !c.querySelector('.main-svg')).length})"""
 
-def settled_at(page, number: int, total: int, gated: bool) -> float:
+
+def settled_at(page, number: int, total: int, gated: bool, revealed: bool = False) -> float:
     """Epoch ms at which the page was first drawn (see SETTLED)."""
     page.evaluate("() => { window.__settledAt = null; }")
-    return page.wait_for_function(SETTLED, arg=[number, total, gated], timeout=180_000, polling=25).json_value()
+    try:
+        return page.wait_for_function(SETTLED, arg=[number, total, gated, revealed], timeout=180_000, polling=25).json_value()
+    except PlaywrightTimeout:
+        shot = ROOT / "test-artifacts" / f"bench_lecture_step_{number}_stuck.png"
+        page.screenshot(path=str(shot))
+        raise SystemExit(f"step {number} was not drawn in 180 s (gated={gated}, {page.url}; {page.evaluate(STATE)}); "
+                         f"screenshot {shot}") from None
 
 
 def main() -> None:
@@ -83,7 +101,7 @@ def main() -> None:
                 if step.predict_first:
                     clicked = time.time() * 1000
                     page.locator(".st-key-lecture_reveal button").first.click()
-                    at = settled_at(page, number, n, False)
+                    at = settled_at(page, number, n, False, revealed=True)
                     rows.setdefault(number, {})[f"reveal{walk}"] = (at - clicked) / 1000
         browser.close()
 
