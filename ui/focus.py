@@ -62,11 +62,12 @@ FOCUS = """<style>
   // clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
   const scrollKeys = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
   const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
+  const finish = () => { state[id] = "done"; win.removeEventListener("keydown", onKey); };  // the hold is over
   const start = performance.now();
   let found = 0, moved = 0;
   const tick = () => {
     const now = performance.now();
-    if (stopped) { state[id] = "done"; return; }
+    if (stopped) { finish(); return; }
     const box = doc.querySelector(".st-key-figure_" + id);
     if (box && box.getBoundingClientRect().height > 0) {
       if (!found) {
@@ -86,7 +87,7 @@ FOCUS = """<style>
         || [...doc.querySelectorAll('[data-testid="stMain"] img')].some((i) => !i.complete);
       if (busy) moved = now;
       if (now - Math.max(found, moved) > 1500) state[id] = "done";
-      if (now - found > 60000) { state[id] = "done"; win.removeEventListener("keydown", onKey); return; }
+      if (now - found > 60000) { finish(); return; }
     } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
     win.requestAnimationFrame(tick);
   };
