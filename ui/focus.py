@@ -64,19 +64,36 @@ FOCUS = """<style>
   const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
   const finish = () => { state[id] = "done"; win.removeEventListener("keydown", onKey); };  // the hold is over
   const start = performance.now();
-  let found = 0, moved = 0;
-  const tick = () => {
+  let found = 0, moved = 0, timer = 0, sizes = null;
+  const box = () => doc.querySelector(".st-key-figure_" + id);
+  // back to the top when it is not there: a figure above it that finished drawing pushed it down
+  const place = () => {
+    const b = box();
+    if (stopped || !b) return;
+    const want = parseFloat(win.getComputedStyle(b).scrollMarginTop) || 0;
+    if (Math.abs(b.getBoundingClientRect().top - want) > 3) { b.scrollIntoView({block: "start"}); moved = performance.now(); }
+  };
+  const end = () => { clearInterval(timer); if (sizes) sizes.disconnect(); finish(); };
+  // A push comes from a size change above the figure: the page's main column grows or shrinks, or the figure's own
+  // box does. A ResizeObserver reports it before the frame is painted, so the figure never shows out of place; the
+  // check below (5 times a second) covers the rest and decides when the figure is at rest. Reading the layout on
+  // every animation frame instead kept a projector's CPU busy for the whole hold (a quarter of a core on the decoder
+  // block page).
+  const check = () => {
     const now = performance.now();
-    if (stopped) { finish(); return; }
-    const box = doc.querySelector(".st-key-figure_" + id);
-    if (box && box.getBoundingClientRect().height > 0) {
+    if (stopped) { end(); return; }
+    const b = box();
+    if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {
         found = now;
         for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
         win.addEventListener("keydown", onKey, {passive: true});
+        const main = doc.querySelector('[data-testid="stMainBlockContainer"]');
+        sizes = new win.ResizeObserver(place);
+        sizes.observe(b);
+        if (main) sizes.observe(main);
       }
-      const want = parseFloat(win.getComputedStyle(box).scrollMarginTop) || 0;
-      if (Math.abs(box.getBoundingClientRect().top - want) > 3) { box.scrollIntoView({block: "start"}); moved = now; }
+      place();
       // figures above it (plotly, heatmaps, pictures, tables) finish drawing after it appears and push it down.
       // "done" (what the walk test waits for) once no run goes on, nothing is left to draw and it has stayed put for
       // 1.5 s; the hold itself goes on for 60 s, so that a late push (a clean-clone CI run saw the decoder block
@@ -87,10 +104,10 @@ FOCUS = """<style>
         || [...doc.querySelectorAll('[data-testid="stMain"] img')].some((i) => !i.complete);
       if (busy) moved = now;
       if (now - Math.max(found, moved) > 1500) state[id] = "done";
-      if (now - found > 60000) { finish(); return; }
-    } else if (now - start > 120000) { delete state[id]; return; }  // never drawn: a later run's script tries again
-    win.requestAnimationFrame(tick);
+      if (now - found > 60000) end();
+    } else if (now - start > 120000) { clearInterval(timer); delete state[id]; }  // never drawn: a later run's script tries again
   };
-  tick();
+  timer = win.setInterval(check, 200);
+  check();
 })();
 </script>"""
