@@ -2,6 +2,8 @@
 per head. By default attnviz-tiny-bart (numbers in words -> digits) writing its own answer; a BART the sidebar
 names (hub or folder) shows its own cross-attention for a typed target."""
 
+import time
+
 import streamlit as st
 
 import ui
@@ -73,15 +75,29 @@ def _keep_applied_mask(mask_choice: str, applied: str) -> None:
         st.rerun()
 
 
+REPLACED = "_xa_replaced_source"  # (what the source box held before the example picker last wrote into it, when)
+ECHO_SECONDS = 10.0  # a stale value comes with the next request, at once; a hand edit back to it takes longer
+
+
 def _forget_example() -> None:
-    """A source typed by hand is no longer the example the picker names."""
-    st.session_state["xa_example"] = None
+    """A source typed by hand is no longer the example the picker names. Two quick picks: the browser can send the
+    second pick with the box's value from before the first pick was written into it, since it had not drawn that
+    write yet; to Streamlit the box then "changed" back. That value is not typed, so the pick stays and its sentence
+    goes back in the box. (Streamlit may call this before or after _take_example in that run: either way the second
+    pick is what the box ends with.)"""
+    picked, now = st.session_state.get("xa_example"), st.session_state.get("xa_source")
+    before, when = st.session_state.get(REPLACED) or (None, 0.0)
+    if picked in EXAMPLES and now == before and time.monotonic() - when < ECHO_SECONDS:
+        st.session_state["xa_source"] = EXAMPLES[picked]
+    elif not (picked in EXAMPLES and now == EXAMPLES[picked]):
+        st.session_state["xa_example"] = None
 
 
 def _take_example() -> None:
     """The example picker writes its sentence into the source box (before the box is drawn again)."""
     picked = st.session_state.get("xa_example")
     if picked in EXAMPLES:
+        st.session_state[REPLACED] = (st.session_state.get("xa_source"), time.monotonic())
         st.session_state["xa_source"] = EXAMPLES[picked]
 
 

@@ -92,6 +92,26 @@ def test_layer_head_and_an_example_sentence(tiny_bart):
     assert "785412360" in page_text(at)
 
 
+def test_two_quick_example_picks_end_on_the_second_whatever_order_the_callbacks_run(tiny_bart):
+    """The browser can send a second pick together with the source box's value from before the first pick was written
+    into it (it had not drawn that write yet). The box's callback and the picker's then both run, in an order
+    Streamlit chooses; the page must end on the second pick's sentence either way, and a hand edit still clears the
+    pick. (Before, the box's callback could clear the pick first, and the page stayed on the default sentence: a
+    clean-clone CI run's browser test never saw 785412360.)"""
+    first, second = "42, 700, 9", "785412360 (long)"
+    at = run_app(page=PAGE)
+    at.selectbox(key="xa_example").set_value(first).run()
+    assert at.text_input(key="xa_source").value == nt.EXAMPLES[first]
+    at.selectbox(key="xa_example").set_value(second)
+    at.text_input(key="xa_source").set_value(nt.DEFAULT_SOURCE)  # the stale value sent with the second pick
+    at.run()
+    assert_healthy(at)
+    assert at.text_input(key="xa_source").value == nt.EXAMPLES[second]
+    assert at.selectbox(key="xa_example").value == second and "785412360" in page_text(at)
+    at.text_input(key="xa_source").set_value("forty two").run()  # typed by hand: the pick no longer names it
+    assert at.selectbox(key="xa_example").value is None and at.text_input(key="xa_source").value == "forty two"
+
+
 def test_a_typed_target_is_teacher_forced_and_letters_are_refused(tiny_bart):
     at = run_app({"xa_typed": "true", "xa_target": "3400"}, page=PAGE)
     assert_healthy(at)
