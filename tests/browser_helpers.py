@@ -6,6 +6,7 @@ that keep it off the network (this machine has none) and without a sandbox (we r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -99,19 +100,62 @@ def streamlit_server(timeout: float = 90, script: str = "app.py"):
 class ModuleChromium:
     """One headless Chromium for a test module, started at its first chromium_page and closed at the module's end
     (tests/browser/conftest.py). A launch (Playwright's driver, then Chromium) costs about a second of CPU; a module
-    of twenty tests made twenty. Each page still gets a context of its own: no cookie, storage or cache is shared.
-    Playwright's sync API keeps an asyncio loop running while it lives, so a module that also runs AppTest, asyncio or
-    its own sync_playwright says so (ONE_CHROMIUM = False) and gets a Chromium per page, as before."""
+    of twenty tests made twenty. Playwright's sync API keeps an asyncio loop running while it lives, so a module that
+    also runs AppTest, asyncio or its own sync_playwright says so (ONE_CHROMIUM = False) and gets a Chromium per page,
+    as before.
+
+    Its tests also share one tab (`tab`), each test's visits loading their addresses into it, as a person's browser
+    does. A page in a new tab cost Chromium 2.9-3.1 s of CPU for the explorer, and 1.2-1.5 s loaded into a tab that
+    had already shown the app (8 visits each way, quiet machine, 2026-11-26): a new tab is a new renderer process, which
+    starts cold. Between tests the tab is emptied: the test's event handlers and routes are removed, the app's
+    storage and every cookie (the student's anonymous id) cleared, and it is left on about:blank, which ends the
+    test's Streamlit session. A test that needs a tab of its own (an init script, which cannot be removed, or two
+    pages at once) gets a new one, closed at its end."""
 
     def __init__(self):
         self._playwright = None
         self.browser = None
+        self._tab = None
+        self._tab_in_use = False
+        self._handlers: dict = {}
 
     def get(self):
         if self.browser is None:
             self._playwright = sync_playwright().start()
             self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         return self.browser
+
+    def tab(self, width: int, height: int):
+        """The module's shared tab at this size, or None while a test holds it."""
+        if self._tab_in_use:
+            return None
+        if self._tab is None or self._tab.is_closed():
+            self._tab = self.get().new_context(viewport={"width": width, "height": height}).new_page()
+        else:
+            self._tab.set_viewport_size({"width": width, "height": height})
+        events = self._tab._impl_obj  # the page's event emitter (pyee): the handlers a test adds are removed after it
+        self._handlers = {name: list(events.listeners(name)) for name in events.event_names()}
+        self._tab_in_use = True
+        return self._tab
+
+    def empty_tab(self) -> None:
+        """After a test: the tab as a new one would be, or closed (the next test then opens a new one)."""
+        page, self._tab_in_use = self._tab, False
+        try:
+            events = page._impl_obj
+            for name in list(events.event_names()):
+                for handler in events.listeners(name):
+                    if handler not in self._handlers.get(name, ()):
+                        events.remove_listener(name, handler)
+            page.unroute_all(behavior="ignoreErrors")
+            if page.url.startswith("http"):
+                page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+            page.goto("about:blank")
+            page.context.clear_cookies()
+        except Exception:  # whatever the test left broken or closed: that tab is not reused
+            with contextlib.suppress(Exception):
+                page.context.close()
+            self._tab = None
 
     def close(self) -> None:
         try:
@@ -120,17 +164,25 @@ class ModuleChromium:
         finally:
             if self._playwright is not None:
                 self._playwright.stop()
-            self.browser = self._playwright = None
+            self.browser = self._playwright = self._tab = None
 
 
 module_chromium: ModuleChromium | None = None  # set by tests/browser/conftest.py while a module shares one
 
 
 @contextmanager
-def chromium_page(width: int = 1500, height: int = 1100):
-    """A fresh page in headless Debian Chromium: in a context of its own in the module's Chromium when the module
-    shares one (ModuleChromium), else in a Chromium of its own."""
+def chromium_page(width: int = 1500, height: int = 1100, own_tab: bool = False):
+    """A page in headless Debian Chromium: the module's shared tab when the module shares a Chromium (ModuleChromium;
+    emptied after the test), a new tab in a context of its own when `own_tab` or while the shared one is in use,
+    else a Chromium of its own."""
     if module_chromium is not None:
+        shared = None if own_tab else module_chromium.tab(width, height)
+        if shared is not None:
+            try:
+                yield shared
+            finally:
+                module_chromium.empty_tab()
+            return
         context = module_chromium.get().new_context(viewport={"width": width, "height": height})
         try:
             yield context.new_page()

@@ -24,8 +24,9 @@ def server():
 
 @pytest.fixture(scope="module", autouse=True)
 def one_chromium_per_module(request):
-    """The module's chromium_page calls share one Chromium (browser_helpers.ModuleChromium), closed at the module's
-    end, unless the module says ONE_CHROMIUM = False (it runs AppTest, asyncio or its own sync_playwright too)."""
+    """The module's chromium_page calls share one Chromium and one tab, emptied between tests
+    (browser_helpers.ModuleChromium), closed at the module's end, unless the module says ONE_CHROMIUM = False (it
+    runs AppTest, asyncio or its own sync_playwright too)."""
     if not getattr(request.module, "ONE_CHROMIUM", True):
         yield
         return

@@ -48,7 +48,7 @@ CUT = """(sel) => { const b = document.querySelector(sel), p = b.querySelector('
     ("tiny-llama", "global", "Mask: built-in causal + global + local 1"),
 ], ids=["minilm-causal", "minilm-window", "tiny-llama-none", "tiny-llama-causal", "tiny-llama-global"])
 def test_a_fresh_load_names_the_pages_mask_from_the_first_frame(server, model, mask, shown):
-    with chromium_page(width=1024, height=768) as page:
+    with chromium_page(width=1024, height=768, own_tab=True) as page:  # an init script stays with its tab
         page.add_init_script(RECORD_BUTTON)
         page.goto(f"{server}/?model={model}&layer=1&mask={mask}&scaled=false&present=1")
         wait_for_drawn(page, ["grid"])
