@@ -7,17 +7,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import functools
-
 import pytest
 import torch
 from helpers_tiny_models import save_tiny_decoder, save_tiny_model
-from streamlit.components.v2 import manifest_scanner
 
 import attnviz
 
 # One torch thread in every test process and in every server a test starts (they inherit the environment).
-# - The suite runs two pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
+# - The suite runs three pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
 #   thread per process only spins waiting for a core another process holds. With two, one 7-second test (200
 #   greedy decodes of the tiny BART) ran past its 300-second timeout inside the full suite.
 # - AppTest runs app.py in this process, and app.py sets torch's threads (attnviz.engine.device.server_threads):
@@ -26,15 +23,6 @@ import attnviz
 os.environ.setdefault("ATTNVIZ_TORCH_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(int(os.environ["ATTNVIZ_TORCH_THREADS"]))
-
-# ---- AppTest: one scan of the installed packages per test process -----------------------------------
-# Every new AppTest looks through the metadata of every installed package for Streamlit components before its first
-# run (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components), and most tests make
-# their own AppTest: 17 % of the link round trip's time was that scan. A served app scans once per process, at its
-# start; the packages installed do not change during a test run, so the scan's answer is kept for the process. What
-# each AppTest then registers from it is its own, as before.
-_scan_once = functools.cache(manifest_scanner.scan_component_manifests)
-manifest_scanner.scan_component_manifests = lambda max_workers=None: list(_scan_once())
 
 # ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
 
