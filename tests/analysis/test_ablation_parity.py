@@ -71,14 +71,16 @@ def hf_hidden_states(hf, projections, ids, attention_mask, heads, d_head, values
 
 
 def assert_layers_match(model, traces, states, real, final_normed):
-    """Our residual stream after each layer == transformers', at the real tokens, to 1e-5."""
+    """Our residual stream after each layer == transformers', at the real tokens, to 1e-5. Compared on the CPU:
+    transformers' model runs there, ours on the model's device (a GPU when there is one)."""
     L = model.n_layers
+    real = real.cpu()
     for layer in range(L):
         ours = traces[layer].x_out
         theirs = states[layer + 1]
         if final_normed and layer == L - 1:  # transformers' last hidden state is after the final norm
             ours = norm(ours, model.final_ln[0], model.final_ln[1], model.cfg)
-        torch.testing.assert_close(ours[real], theirs[real], atol=ATOL, rtol=0)
+        torch.testing.assert_close(ours.cpu()[real], theirs.cpu()[real], atol=ATOL, rtol=0)
 
 
 @pytest.mark.parametrize("heads", [[(0, 3)], [(1, 0), (4, 7), (5, 11)], [(2, h) for h in range(12)]],
@@ -122,8 +124,8 @@ def test_mean_is_the_mean_of_the_heads_outputs_over_real_tokens(minilm_pair):
     batch = corpus_batch(model, 3)
     means = mean_head_outputs(model, batch.ids, batch.mask, batch.real)
     _, _, traces = ablated_forward(model, batch.ids, batch.mask, (), keep=True)
-    outputs = traces[2].head_outputs[:, 5]  # (B, T, hs)
-    torch.testing.assert_close(means[2, 5], outputs[batch.real].mean(0), atol=1e-6, rtol=0)
+    outputs = traces[2].head_outputs[:, 5].cpu()  # (B, T, hs), from the model's device
+    torch.testing.assert_close(means[2, 5].cpu(), outputs[batch.real.cpu()].mean(0), atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("which", ["minilm", "llama"])
@@ -178,16 +180,17 @@ def test_mean_ablation_without_means_and_an_unknown_kind_are_refused(minilm_pair
 def hand_norm(model, trace, layer, head, i, j, b=0):
     """‖α_ij (x_j W_V^h + b_V^h) W_O^h‖ from the layer's input, its weights and the stored parameters alone."""
     lw = model.layers[layer]
-    x = trace.x_in[b]  # (T, C) the residual stream entering the layer
+    x = trace.x_in[b].to(model.device)  # (T, C) the residual stream entering the layer (a run keeps it on the CPU)
     if model.cfg.pre_ln:
-        x = norm(x, lw.ln1_w, lw.ln1_b, model.cfg)
+        x = norm(x, lw.ln1_w, lw.ln1_b, model.cfg)  # with the layer's parameters, on the model's device
+    x = x.cpu()  # the rest on the CPU, where per_head_weights gives W_V and W_O
     w = model.per_head_weights(layer)  # W_V [nh, C, hs] (shared within a GQA group), W_O [nh, hs, C]
     nh, nkv, hs = model.n_heads, model.n_kv_heads, model.d_head
     kv = head // (nh // nkv)
-    b_v = 0.0 if lw.b_qkv is None else lw.b_qkv[(nh + nkv) * hs + kv * hs:(nh + nkv) * hs + (kv + 1) * hs]
-    value = x[j] @ w["W_V"][head] + b_v  # (hs,)
-    alpha = trace.weights[b, head, i, j]
-    return float(torch.linalg.vector_norm(alpha * (value @ w["W_O"][head])))
+    b_v = 0.0 if lw.b_qkv is None else lw.b_qkv[(nh + nkv) * hs + kv * hs:(nh + nkv) * hs + (kv + 1) * hs].cpu()
+    value = x[j] @ w["W_V"][head].cpu() + b_v  # (hs,)
+    alpha = float(trace.weights[b, head, i, j])
+    return float(torch.linalg.vector_norm(alpha * (value @ w["W_O"][head].cpu())))
 
 
 @pytest.mark.parametrize("which", ["minilm", "llama"])
@@ -263,5 +266,5 @@ def test_corpus_shares_from_the_runs_value_norms_equal_those_from_kept_traces(mi
         keys[b, :len(s.tokens)] = special_keys(list(s.tokens))
     for layer in (0, 5):
         w, n = shares_to_keys(traces[layer].weights, contribution_norms(model, traces, layer), keys, batch.real)
-        torch.testing.assert_close(weight_share[layer], w, atol=1e-5, rtol=0)
-        torch.testing.assert_close(norm_share[layer], n, atol=1e-5, rtol=0)
+        torch.testing.assert_close(weight_share[layer].cpu(), w.cpu(), atol=1e-5, rtol=0)  # traces: on the device
+        torch.testing.assert_close(norm_share[layer].cpu(), n.cpu(), atol=1e-5, rtol=0)
