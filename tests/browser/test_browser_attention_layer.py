@@ -11,6 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PLOTS = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
@@ -62,8 +63,11 @@ def test_two_quick_changes_end_on_what_the_controls_say(server):
         assert cols == 12
         # the address is written at the end of the run, which can reach the browser a moment after the heatmap is
         # drawn: waited for, not read at once (a clean-clone CI run read the URL before it had al_grid)
-        page.wait_for_function("() => location.search.includes('al_step=b') && location.search.includes('al_grid=3x4')",
-                               timeout=30_000)
+        try:
+            page.wait_for_function("() => location.search.includes('al_step=b') && location.search.includes('al_grid=3x4')",
+                                   timeout=30_000)
+        except PlaywrightTimeout:
+            raise AssertionError(f"the address after both changes: {page.url}") from None
         assert not exceptions_on(page)
 
 
