@@ -14,6 +14,7 @@ from attnviz.engine.device import server_threads
 from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
 from ui.across_pages import restore_on_a_new_page
+from ui.address import write_bound_values_the_address_lacks
 from ui.menu import remember_menu
 from ui.present import presenting
 from ui.short_links import open_short_link
@@ -105,3 +106,4 @@ for problem in settings_problems():  # the lecturer sees a wrong setting where t
     st.sidebar.warning(f"Server settings: {problem}", icon=":material/settings:")
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).
 navigation.run()
+write_bound_values_the_address_lacks()  # the address says what the drawn controls say (ui/address.py)

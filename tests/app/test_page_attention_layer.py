@@ -118,6 +118,19 @@ def test_the_step_lives_in_the_url():
     assert has_metric(at)
 
 
+def test_two_changes_in_one_rerun_both_reach_the_address():
+    """Step b and a 3 × 4 grid arrive in one rerun whose address has neither (the browser's rerun can carry the
+    address from before its own write of the grid, and the step's hand-written key then sends the server's copy):
+    the address the server leaves holds both, as the controls say (ui/address.py). A CI run ended on ?al_step=b."""
+    at = run({})
+    at.segmented_control(key="al_step").set_value("b")
+    at.text_input(key="al_grid").set_value("3x4")
+    at.run()
+    assert_healthy(at)
+    address = {key: value if isinstance(value, list) else [value] for key, value in at.query_params.items()}
+    assert address.get("al_step") == ["b"] and address.get("al_grid") == ["3x4"], address
+
+
 def has_metric(at) -> bool:
     return any(m.label.startswith("max |f(P X)") for m in at.metric)
 

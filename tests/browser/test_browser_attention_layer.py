@@ -5,6 +5,8 @@ Screenshots go to test-artifacts/attention_layer_<step>_<width>x<height>.png for
 """
 
 import os
+import re
+import time
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -47,9 +49,27 @@ def test_every_step_draws(server, width, height, query):
             page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_{width}x{height}.png"))
 
 
+def address_traffic(page) -> list[str]:
+    """What the page and its server said of the address, in order: each websocket message's al_ key=value runs and
+    each address the page moved to (a failure message prints them)."""
+    said, start = [], time.monotonic()
+
+    def note(what, payload):
+        text = payload.decode("latin-1") if isinstance(payload, bytes) else str(payload)
+        runs = re.findall(r"al_[a-z]+=[\w&=%.+-]*", text)
+        if runs:
+            said.append(f"{time.monotonic() - start:.2f} {what} {' '.join(runs)}")
+
+    page.on("websocket", lambda ws: (ws.on("framesent", lambda p: note("sent", p)),
+                                     ws.on("framereceived", lambda p: note("received", p))))
+    page.on("framenavigated", lambda frame: note("address", frame.url) if frame == page.main_frame else None)
+    return said
+
+
 def test_two_quick_changes_end_on_what_the_controls_say(server):
     """Step b, then at once a 3x4 grid: the page ends with 3 × 4 = 12 regions in the weights heatmap."""
     with chromium_page(1600, 1000) as page:
+        said = address_traffic(page)
         page.goto(f"{server}/attention_layer")
         wait_for_text(page, "the colour y averages to")
         wait_for_app_idle(page)
@@ -67,7 +87,7 @@ def test_two_quick_changes_end_on_what_the_controls_say(server):
             page.wait_for_function("() => location.search.includes('al_step=b') && location.search.includes('al_grid=3x4')",
                                    timeout=30_000)
         except PlaywrightTimeout:
-            raise AssertionError(f"the address after both changes: {page.url}") from None
+            raise AssertionError(f"the address after both changes: {page.url}; what went by: {said}") from None
         assert not exceptions_on(page)
 
 
