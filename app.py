@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
+import ui.first_imports  # noqa: F401 - first: a fresh server's sessions load the app's modules one at a time
 from attnviz.engine.device import server_threads
 from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
