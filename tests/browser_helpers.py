@@ -167,7 +167,15 @@ class ModuleChromium:
             self.browser = self._playwright = self._tab = None
 
 
-module_chromium: ModuleChromium | None = None  # set by tests/browser/conftest.py while a module shares one
+module_chromium: ModuleChromium | None = None  # set by tests/browser/conftest.py while browser modules share one
+
+
+def close_shared_chromium() -> None:
+    """The shared Chromium closed, if one is open (tests/conftest.py: before a test that is not a browser test)."""
+    global module_chromium
+    shared, module_chromium = module_chromium, None
+    if shared is not None:
+        shared.close()
 
 
 @contextmanager

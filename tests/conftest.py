@@ -1,6 +1,7 @@
 """Shared pytest fixtures. Group fixtures by area under a header comment; keep each group small."""
 
 import os
+import sys
 
 # Before anything imports transformers or huggingface_hub: they read these once, at import time.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -84,3 +85,28 @@ def tiny_decoder_folder(tmp_path_factory):
         return folders[name]
 
     return get
+
+
+# ---- order: the browser files first, so that a worker's browser modules run one after another --------------------
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Every file under tests/browser/ first, each file's tests kept together and in order: pytest-xdist hands a
+    worker whole files in this order, so a worker runs its browser modules back to back and one Chromium
+    (tests/browser/conftest.py) serves them all, closed before the first test that is not a browser test."""
+    items.sort(key=lambda item: "browser" not in item.path.parent.name)
+
+
+def pytest_runtest_setup(item):
+    """Before a test outside tests/browser/: the browser modules' shared Chromium closed (its Playwright keeps an
+    asyncio loop running in this thread, which AppTest cannot share). Read from sys.modules: a run without browser
+    tests never imports Playwright (the GPU machine has none)."""
+    helpers = sys.modules.get("browser_helpers")
+    if helpers is not None and item.path.parent.name != "browser":
+        helpers.close_shared_chromium()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    helpers = sys.modules.get("browser_helpers")
+    if helpers is not None:
+        helpers.close_shared_chromium()

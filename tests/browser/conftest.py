@@ -25,14 +25,13 @@ def server():
 @pytest.fixture(scope="module", autouse=True)
 def one_chromium_per_module(request):
     """The module's chromium_page calls share one Chromium and one tab, emptied between tests
-    (browser_helpers.ModuleChromium), closed at the module's end, unless the module says ONE_CHROMIUM = False (it
-    runs AppTest, asyncio or its own sync_playwright too)."""
+    (browser_helpers.ModuleChromium). The Chromium stays open for the next browser module (tests/conftest.py runs
+    them back to back and closes it before any other test); a module that says ONE_CHROMIUM = False (it runs AppTest,
+    asyncio or its own sync_playwright too) closes it first and gets a Chromium per page."""
     if not getattr(request.module, "ONE_CHROMIUM", True):
+        browser_helpers.close_shared_chromium()
         yield
         return
-    shared = browser_helpers.module_chromium = ModuleChromium()
-    try:
-        yield
-    finally:
-        browser_helpers.module_chromium = None
-        shared.close()
+    if browser_helpers.module_chromium is None:
+        browser_helpers.module_chromium = ModuleChromium()
+    yield

@@ -33,6 +33,7 @@ from playwright.sync_api import sync_playwright
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
+ONE_CHROMIUM = False  # it starts its own sync_playwright (tests/browser/conftest.py)
 TOKENS = ("dog", "a", "dog", "home")  # the four students' answers; students 0 and 2 are on process p0
 
 

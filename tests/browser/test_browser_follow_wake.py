@@ -19,6 +19,7 @@ PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 PLAN_ID = "uwake"
 WITHIN_MS = 30_000  # the watcher looks every 0.25 s: this bounds a loaded machine's run, not the watcher
 pytestmark = pytest.mark.browser
+ONE_CHROMIUM = False  # it starts its own sync_playwright (tests/browser/conftest.py)
 
 
 class Sent:

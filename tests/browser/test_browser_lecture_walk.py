@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 from urllib.parse import parse_qsl, urlsplit
 
+import browser_helpers
 import pytest
 from apptest_helpers import app_menu
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
+from browser_helpers import FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
 
 from attnviz.lecture import load_plan, step_link
 from attnviz.paths import LECTURES
@@ -116,14 +116,12 @@ SETTLED = """([number, total, focus, gated]) => {
 
 @pytest.fixture(scope="module")
 def projector(server):
-    """One browser for the whole walk; each visit a fresh page in it."""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-        try:
-            yield page
-        finally:
-            browser.close()
+    """One page for the whole walk, in the browser modules' shared Chromium (tests/browser/conftest.py)."""
+    page = browser_helpers.module_chromium.get().new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        yield page
+    finally:
+        page.close()
 
 
 def drawn(page, plan_id: str, number: int) -> None:

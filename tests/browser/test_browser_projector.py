@@ -8,9 +8,9 @@ from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import browser_helpers
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, wait_until_settled
-from playwright.sync_api import sync_playwright
+from browser_helpers import exceptions_on, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -58,12 +58,8 @@ def settle(page) -> None:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    """The browser modules' shared Chromium (tests/browser/conftest.py); each test opens its own pages in it."""
+    return browser_helpers.module_chromium.get()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
