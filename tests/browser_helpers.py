@@ -20,8 +20,11 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
+# --js-flags: V8 without its optimising compilers (TurboFan, Maglev). A test's page lives seconds, too short for
+# optimised code to pay for its compiling: Chromium's CPU per visit of the explorer fell from 1.61 s to 1.38 s (three
+# alternating runs of 10 warm visits each way, quiet machine, 2026-11-27), with the same wall time per visit.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+                 "--disable-component-update", "--disable-sync", "--js-flags=--no-opt,--no-maglev"]
 
 # JS: a checksum of what every heatmap on the page holds (plotly figures and attnviz's canvas component,
 # which files what it drew under window.attnvizHeatmaps[key]), and the token labels that are drawn
@@ -98,19 +101,20 @@ def streamlit_server(timeout: float = 90, script: str = "app.py"):
 
 
 class ModuleChromium:
-    """One headless Chromium for a test module, started at its first chromium_page and closed at the module's end
-    (tests/browser/conftest.py). A launch (Playwright's driver, then Chromium) costs about a second of CPU; a module
-    of twenty tests made twenty. Playwright's sync API keeps an asyncio loop running while it lives, so a module that
-    also runs AppTest, asyncio or its own sync_playwright says so (ONE_CHROMIUM = False) and gets a Chromium per page,
-    as before.
+    """One headless Chromium for a test process's browser modules, started at the first chromium_page and closed
+    before the process's first test that is not a browser test (tests/conftest.py runs the browser files first). A
+    launch (Playwright's driver, then Chromium) costs about a second of CPU; a module of twenty tests made twenty.
+    Playwright's sync API keeps an asyncio loop running while it lives, so a module that also runs AppTest, asyncio or
+    its own sync_playwright says so (ONE_CHROMIUM = False): the shared one is closed first, and it gets a Chromium per
+    page.
 
     Its tests also share one tab (`tab`), each test's visits loading their addresses into it, as a person's browser
     does. A page in a new tab cost Chromium 2.9-3.1 s of CPU for the explorer, and 1.2-1.5 s loaded into a tab that
     had already shown the app (8 visits each way, quiet machine, 2026-11-26): a new tab is a new renderer process, which
     starts cold. Between tests the tab is emptied: the test's event handlers and routes are removed, the app's
     storage and every cookie (the student's anonymous id) cleared, and it is left on about:blank, which ends the
-    test's Streamlit session. A test that needs a tab of its own (an init script, which cannot be removed, or two
-    pages at once) gets a new one, closed at its end."""
+    test's Streamlit session. A test that needs two pages at once gets a new tab for the second, closed at its end;
+    one that needs an init script (which cannot be removed) opens a context of its own."""
 
     def __init__(self):
         self._playwright = None
@@ -179,12 +183,12 @@ def close_shared_chromium() -> None:
 
 
 @contextmanager
-def chromium_page(width: int = 1500, height: int = 1100, own_tab: bool = False):
+def chromium_page(width: int = 1500, height: int = 1100):
     """A page in headless Debian Chromium: the module's shared tab when the module shares a Chromium (ModuleChromium;
-    emptied after the test), a new tab in a context of its own when `own_tab` or while the shared one is in use,
-    else a Chromium of its own."""
+    emptied after the test), a new tab in a context of its own while the shared one is in use, else a Chromium of its
+    own."""
     if module_chromium is not None:
-        shared = None if own_tab else module_chromium.tab(width, height)
+        shared = module_chromium.tab(width, height)
         if shared is not None:
             try:
                 yield shared

@@ -116,12 +116,13 @@ SETTLED = """([number, total, focus, gated]) => {
 
 @pytest.fixture(scope="module")
 def projector(server):
-    """One page for the whole walk, in the browser modules' shared Chromium (tests/browser/conftest.py)."""
-    page = browser_helpers.module_chromium.get().new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    """The browser modules' shared tab (tests/browser/conftest.py) for the whole walk, emptied at its end: a new tab
+    starts a cold renderer with an empty cache."""
+    shared = browser_helpers.module_chromium
     try:
-        yield page
+        yield shared.tab(WIDTH, HEIGHT)
     finally:
-        page.close()
+        shared.empty_tab()
 
 
 def drawn(page, plan_id: str, number: int) -> None:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import browser_helpers
 import pytest
-from browser_helpers import exceptions_on, wait_until_settled
+from browser_helpers import chromium_page, exceptions_on, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -56,18 +55,11 @@ def settle(page) -> None:
     wait_until_settled(page, quiet_ms=1_500)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """The browser modules' shared Chromium (tests/browser/conftest.py); each test opens its own pages in it."""
-    return browser_helpers.module_chromium.get()
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_page_fits_the_projector(server, browser, size):
+def test_every_page_fits_the_projector(server, size):
     width, height = size
     problems = []
-    page = browser.new_page(viewport={"width": width, "height": height})
-    try:
+    with chromium_page(width=width, height=height) as page:
         for path in PAGES:
             page.goto(f"{server}/{path}{LINK}")
             page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=120_000)
@@ -84,8 +76,6 @@ def test_every_page_fits_the_projector(server, browser, size):
                 problems.append(f"{name}: page scrolls sideways ({found['scroll']} > {found['inner']} px)")
             problems += [f"{name}: too wide: {w}" for w in found["wide"]]
             problems += [f"{name}: exception {e[:100]}" for e in exceptions_on(page)]
-    finally:
-        page.close()
     assert not problems, "\n".join(problems)
 
 
@@ -93,10 +83,9 @@ METRIC_VALUE_PX = """() => parseFloat(getComputedStyle(document.querySelector(
   '[data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p')).fontSize)"""
 
 
-def test_presentation_mode_makes_metric_values_larger_not_smaller(server, browser):
+def test_presentation_mode_makes_metric_values_larger_not_smaller(server):
     """Presentation mode enlarges paragraphs; a metric's value is a paragraph too, and must not shrink to body size."""
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    try:
+    with chromium_page(width=1280, height=720) as page:
         sizes = {}
         for query in ("", "?present=1"):
             page.goto(f"{server}/scaling_lab{query}")
@@ -104,8 +93,6 @@ def test_presentation_mode_makes_metric_values_larger_not_smaller(server, browse
             settle(page)
             sizes[query] = page.evaluate(METRIC_VALUE_PX)
         assert sizes["?present=1"] > sizes[""] >= 30, sizes
-    finally:
-        page.close()
 
 
 PRINTED = """() => Object.entries(window.attnvizHeatmaps || {}).filter(([, h]) => h.meta().show_values)
@@ -116,11 +103,10 @@ LONG = "one two three four five six seven eight nine ten eleven twelve thirteen 
 
 
 @pytest.mark.parametrize("long", [False, True], ids=["short text", "16 words"])
-def test_numbers_in_heatmap_cells_are_20_px_on_a_projector_or_left_to_the_hover(server, browser, long):
+def test_numbers_in_heatmap_cells_are_20_px_on_a_projector_or_left_to_the_hover(server, long):
     """On a projector (1024×768 ?present=1) a number printed in a cell is at least 20 px (it was 13 px at most);
     where the cells are too small for that, none is printed and the figure says the values are on hover."""
-    page = browser.new_page(viewport={"width": 1024, "height": 768})
-    try:
+    with chromium_page(width=1024, height=768) as page:
         text = LONG if long else "A dog ran home."
         page.goto(f"{server}/step_by_step?model=toy&present=1&text={text.replace(' ', '%20')}")
         page.wait_for_function(f"() => ({PRINTED})().length > 0", timeout=120_000, polling=200)
@@ -138,5 +124,3 @@ def test_numbers_in_heatmap_cells_are_20_px_on_a_projector_or_left_to_the_hover(
         page.screenshot(path=str(ARTIFACTS / f"projector_values_{'long' if long else 'short'}.png"),
                         full_page=False)
         assert not exceptions_on(page)
-    finally:
-        page.close()

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import browser_helpers
 import pytest
 from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
 
@@ -40,6 +41,19 @@ CUT = """(sel) => { const b = document.querySelector(sel), p = b.querySelector('
   return p.getBoundingClientRect().right > b.getBoundingClientRect().right; }"""
 
 
+@pytest.fixture(scope="module")
+def recording_tab():
+    """One tab for the first-frame tests, with the recorder installed: an init script stays with its tab for good, so
+    each test had a tab of its own, and each new tab started a cold renderer. Every load runs the script afresh."""
+    context = browser_helpers.module_chromium.get().new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.add_init_script(RECORD_BUTTON)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize(("model", "mask", "shown"), [
     ("all-MiniLM-L6-v2", "causal", "Mask: causal"),
     ("all-MiniLM-L6-v2", "window", "Mask: window 2"),
@@ -47,23 +61,22 @@ CUT = """(sel) => { const b = document.querySelector(sel), p = b.querySelector('
     ("tiny-llama", "causal", "Mask: built-in causal"),
     ("tiny-llama", "global", "Mask: built-in causal + global + local 1"),
 ], ids=["minilm-causal", "minilm-window", "tiny-llama-none", "tiny-llama-causal", "tiny-llama-global"])
-def test_a_fresh_load_names_the_pages_mask_from_the_first_frame(server, model, mask, shown):
-    with chromium_page(width=1024, height=768, own_tab=True) as page:  # an init script stays with its tab
-        page.add_init_script(RECORD_BUTTON)
-        page.goto(f"{server}/?model={model}&layer=1&mask={mask}&scaled=false&present=1")
-        wait_for_drawn(page, ["grid"])
-        wait_for_app_idle(page)
-        seen = page.evaluate("() => window.__maskLabels")
-        assert seen == [shown], seen  # never another label, not even for a frame
-        assert page.locator(BUTTON + " p").inner_text().strip() == shown
-        cut = page.evaluate(CUT, BUTTON)
-        assert not cut, "the button's label is cut off"
-        assert not page.get_by_role("switch", name="Scale scores by 1/√d_k").is_checked()  # scaled=false
-        said = page.locator('[data-testid="stMain"]').inner_text()
-        if model == "tiny-llama":  # the page's own sentence about the mask says the same
-            assert "built-in causal mask" in said
-        assert not exceptions_on(page)
-        page.screenshot(path=str(ARTIFACTS / f"controls_mask_{model}_{mask}.png"))
+def test_a_fresh_load_names_the_pages_mask_from_the_first_frame(server, recording_tab, model, mask, shown):
+    page = recording_tab
+    page.goto(f"{server}/?model={model}&layer=1&mask={mask}&scaled=false&present=1")
+    wait_for_drawn(page, ["grid"])
+    wait_for_app_idle(page)
+    seen = page.evaluate("() => window.__maskLabels")
+    assert seen == [shown], seen  # never another label, not even for a frame
+    assert page.locator(BUTTON + " p").inner_text().strip() == shown
+    cut = page.evaluate(CUT, BUTTON)
+    assert not cut, "the button's label is cut off"
+    assert not page.get_by_role("switch", name="Scale scores by 1/√d_k").is_checked()  # scaled=false
+    said = page.locator('[data-testid="stMain"]').inner_text()
+    if model == "tiny-llama":  # the page's own sentence about the mask says the same
+        assert "built-in causal mask" in said
+    assert not exceptions_on(page)
+    page.screenshot(path=str(ARTIFACTS / f"controls_mask_{model}_{mask}.png"))
 
 
 def pickers(page) -> tuple[str, str]:
