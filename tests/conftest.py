@@ -90,11 +90,18 @@ def tiny_decoder_folder(tmp_path_factory):
 # ---- order: the browser files first, so that a worker's browser modules run one after another --------------------
 
 
+# the folders of the longest files, handed out in this order before the rest (which follow in path order)
+LONG_FIRST = ("browser", "deploy", "packaging", "app")
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """Every file under tests/browser/ first, each file's tests kept together and in order: pytest-xdist hands a
-    worker whole files in this order, so a worker runs its browser modules back to back and one Chromium
-    (tests/browser/conftest.py) serves them all, closed before the first test that is not a browser test."""
-    items.sort(key=lambda item: "browser" not in item.path.parent.name)
+    """Files handed out longest first: tests/browser/'s, then those of the other folders in LONG_FIRST, each file's
+    tests together and in order. pytest-xdist hands a worker whole files in this order (pyproject.toml turns off its
+    own reordering, by number of tests, which ran the five tests of the two-minute lecture walk after 150 other files),
+    so a worker runs its browser modules back to back, one Chromium (tests/browser/conftest.py) serving them all, closed
+    before the worker's first test that is not a browser test; and no long file starts last."""
+    rank = {folder: i for i, folder in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.parent.name, len(LONG_FIRST)))
 
 
 def pytest_runtest_setup(item):
