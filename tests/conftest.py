@@ -87,8 +87,7 @@ def tiny_decoder_folder(tmp_path_factory):
     return get
 
 
-# ---- order: the browser files first, so that a worker's browser modules run one after another --------------------
-
+# ---- order: the longest files first, the browser files back to back (one Chromium per worker) ---------------------
 
 # the folders of the longest files, handed out in this order before the rest (which follow in path order)
 LONG_FIRST = ("browser", "deploy", "packaging", "app")
