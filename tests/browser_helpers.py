@@ -100,7 +100,7 @@ def streamlit_server(timeout: float = 90, script: str = "app.py"):
         log.close()
 
 
-class ModuleChromium:
+class WorkerChromium:
     """One headless Chromium for a test process's browser modules, started at the first chromium_page and closed
     before the process's first test that is not a browser test (tests/conftest.py runs the browser files first). A
     launch (Playwright's driver, then Chromium) costs about a second of CPU; a module of twenty tests made twenty.
@@ -130,7 +130,7 @@ class ModuleChromium:
         return self.browser
 
     def tab(self, width: int, height: int):
-        """The module's shared tab at this size, or None while a test holds it."""
+        """The worker's shared tab at this size, or None while a test holds it."""
         if self._tab_in_use:
             return None
         if self._tab is None or self._tab.is_closed():
@@ -171,31 +171,31 @@ class ModuleChromium:
             self.browser = self._playwright = self._tab = None
 
 
-module_chromium: ModuleChromium | None = None  # set by tests/browser/conftest.py while browser modules share one
+worker_chromium: WorkerChromium | None = None  # set by tests/browser/conftest.py while browser modules share one
 
 
 def close_shared_chromium() -> None:
     """The shared Chromium closed, if one is open (tests/conftest.py: before a test that is not a browser test)."""
-    global module_chromium
-    shared, module_chromium = module_chromium, None
+    global worker_chromium
+    shared, worker_chromium = worker_chromium, None
     if shared is not None:
         shared.close()
 
 
 @contextmanager
 def chromium_page(width: int = 1500, height: int = 1100):
-    """A page in headless Debian Chromium: the module's shared tab when the module shares a Chromium (ModuleChromium;
+    """A page in headless Debian Chromium: the worker's shared tab when its browser modules share a Chromium (WorkerChromium;
     emptied after the test), a new tab in a context of its own while the shared one is in use, else a Chromium of its
     own."""
-    if module_chromium is not None:
-        shared = module_chromium.tab(width, height)
+    if worker_chromium is not None:
+        shared = worker_chromium.tab(width, height)
         if shared is not None:
             try:
                 yield shared
             finally:
-                module_chromium.empty_tab()
+                worker_chromium.empty_tab()
             return
-        context = module_chromium.get().new_context(viewport={"width": width, "height": height})
+        context = worker_chromium.get().new_context(viewport={"width": width, "height": height})
         try:
             yield context.new_page()
         finally:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import browser_helpers
 import pytest
-from browser_helpers import CHROMIUM, ROOT, ModuleChromium, streamlit_server
+from browser_helpers import CHROMIUM, ROOT, WorkerChromium, streamlit_server
 
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots for a person to look at
 
@@ -23,15 +23,15 @@ def server():
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_chromium_per_module(request):
-    """The module's chromium_page calls share one Chromium and one tab, emptied between tests
-    (browser_helpers.ModuleChromium). The Chromium stays open for the next browser module (tests/conftest.py runs
+def one_chromium_per_worker(request):
+    """A test process's browser modules share one Chromium and one tab (chromium_page), emptied between tests
+    (browser_helpers.WorkerChromium). The Chromium stays open for the next browser module (tests/conftest.py runs
     them back to back and closes it before any other test); a module that says ONE_CHROMIUM = False (it runs AppTest,
     asyncio or its own sync_playwright too) closes it first and gets a Chromium per page."""
     if not getattr(request.module, "ONE_CHROMIUM", True):
         browser_helpers.close_shared_chromium()
         yield
         return
-    if browser_helpers.module_chromium is None:
-        browser_helpers.module_chromium = ModuleChromium()
+    if browser_helpers.worker_chromium is None:
+        browser_helpers.worker_chromium = WorkerChromium()
     yield

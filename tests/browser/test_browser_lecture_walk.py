@@ -118,7 +118,7 @@ SETTLED = """([number, total, focus, gated]) => {
 def projector(server):
     """The browser modules' shared tab (tests/browser/conftest.py) for the whole walk, emptied at its end: a new tab
     starts a cold renderer with an empty cache."""
-    shared = browser_helpers.module_chromium
+    shared = browser_helpers.worker_chromium
     try:
         yield shared.tab(WIDTH, HEIGHT)
     finally:

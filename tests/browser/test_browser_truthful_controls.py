@@ -45,7 +45,7 @@ CUT = """(sel) => { const b = document.querySelector(sel), p = b.querySelector('
 def recording_tab():
     """One tab for the first-frame tests, with the recorder installed: an init script stays with its tab for good, so
     each test had a tab of its own, and each new tab started a cold renderer. Every load runs the script afresh."""
-    context = browser_helpers.module_chromium.get().new_context(viewport={"width": 1024, "height": 768})
+    context = browser_helpers.worker_chromium.get().new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     page.add_init_script(RECORD_BUTTON)
     try:
