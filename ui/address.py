@@ -18,15 +18,14 @@ from __future__ import annotations
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
-def write_bound_values_the_address_lacks() -> list[str]:
-    """The bound widgets drawn in this run whose value (other than their default) the address lacks or holds
-    another value of: each is written into it. Returns their keys (none in a run where the browser had them)."""
+def write_bound_values_the_address_lacks() -> None:
+    """Each bound widget drawn in this run whose value (other than its default) the address lacks, or holds another
+    value of, is written into it (nothing is written in a run where the browser's address had them all)."""
     ctx = get_script_run_ctx()
     if ctx is None:
-        return []
+        return
     drawn = ctx.shared.widget_ids_this_run.snapshot()
     state = ctx.session_state._state  # the widgets' metadata: no public call reads it
-    written = []
     with ctx.session_state.query_params() as address:
         for key, binding in list(address._bindings_by_param.items()):  # the bindings, by key
             metadata = state._new_widget_state.widget_metadata.get(binding.widget_id)
@@ -38,5 +37,3 @@ def write_bound_values_the_address_lacks() -> list[str]:
             as_written = metadata.serializer(value)
             if not address.stored_param_matches_corrected_value(key, as_written, metadata.value_type):
                 address.set_corrected_value(key, as_written, metadata.value_type)
-                written.append(key)
-    return written

@@ -46,13 +46,13 @@ def test_twenty_sessions_at_a_fresh_server_see_no_truth_check_warning():
     assert sum("matches transformers" in a for run in runs for a in run.alerts) == CLASS
 
 
-def _project_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements of a script that name attnviz or ui, in order."""
+def _project_imports(path: Path) -> list[tuple[ast.Import | ast.ImportFrom, list[str]]]:
+    """The import statements of a script that name attnviz or ui, in order, each with the module names it imports."""
     nodes = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
              if isinstance(node, (ast.Import, ast.ImportFrom))]
     named = [(node, [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
              for node in nodes]
-    return [node for node, names in named if any(n.split(".")[0] in ("attnviz", "ui") for n in names)]
+    return [(node, names) for node, names in named if any(n.split(".")[0] in ("attnviz", "ui") for n in names)]
 
 
 def test_the_app_first_loads_every_module_a_page_imports_in_one_import():
@@ -60,11 +60,10 @@ def test_the_app_first_loads_every_module_a_page_imports_in_one_import():
     Python's "deadlock detected by _ModuleLock('attnviz.draw.describe')" (a clean-clone run of the test above).
     app.py's first project import is ui.first_imports, which loads every module a page names, while the others wait
     on that one import: checked here in a fresh Python, module by module."""
-    first = _project_imports(ROOT / "app.py")[0]
-    assert isinstance(first, ast.Import) and [a.name for a in first.names] == ["ui.first_imports"], ast.dump(first)
+    first, names = _project_imports(ROOT / "app.py")[0]
+    assert isinstance(first, ast.Import) and names == ["ui.first_imports"], ast.dump(first)
     scripts = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
-    asked = {name for script in scripts for node in _project_imports(script)
-             for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])}
+    asked = {name for script in scripts for _, names in _project_imports(script) for name in names}
     code = "import sys, ui.first_imports; print('\\n'.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                                 timeout=120).stdout.split())
