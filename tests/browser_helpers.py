@@ -1,4 +1,5 @@
-"""A real `streamlit run app.py` server and a real headless Chromium (Debian's) driven by Playwright.
+"""A real headless Chromium (Debian's) driven by Playwright, and what the browser tests wait for and read in its pages
+(the servers they load them from are tests/streamlit_servers.py's).
 
 Used by the browser tests and by benchmarks/bench_app.py. Chromium is started with the flags
 that keep it off the network (this machine has none) and without a sandbox (we run as root).
@@ -7,18 +8,18 @@ that keep it off the network (this machine has none) and without a sandbox (we r
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
-from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+from streamlit_servers import (  # noqa: F401 - the browser tests import the server's helpers from here too
+    ROOT,
+    ServerURL,
+    cpu_seconds,
+    free_port,
+    shared_streamlit_server,
+    streamlit_server,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 # --js-flags: V8 without its optimising compilers (TurboFan, Maglev). A test's page lives seconds, too short for
 # optimised code to pay for its compiling: Chromium's CPU per visit of the explorer fell from 1.61 s to 1.38 s (three
@@ -44,60 +45,6 @@ DRAWN_CHARTS = """() => document.querySelectorAll('.js-plotly-plot').length + Ob
 TICK_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot .xtick text, .js-plotly-plot .ytick text')]
   .map(e => e.textContent)
   .concat(...Object.values(window.attnvizHeatmaps || {}).map(h => h.labels ? h.labels() : []))"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU time of a process (Linux /proc), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class ServerURL(str):
-    """The base URL of a running server; .pid is its process id (benchmarks read its CPU time)."""
-
-    pid: int = 0
-
-
-@contextmanager
-def streamlit_server(timeout: float = 90, script: str = "app.py"):
-    """`streamlit run <script>` (default app.py) on a free port; yields its base URL; stops it afterwards."""
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed in finally
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = ServerURL(f"http://127.0.0.1:{port}")
-    url.pid = proc.pid
-    try:
-        deadline = time.time() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 class WorkerChromium:

@@ -11,6 +11,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 import torch
 from helpers_tiny_models import save_tiny_decoder, save_tiny_model
+from streamlit_servers import stop_shared_server
 
 import attnviz
 
@@ -116,3 +117,6 @@ def pytest_sessionfinish(session, exitstatus):
     helpers = sys.modules.get("browser_helpers")
     if helpers is not None:
         helpers.close_shared_chromium()
+    if not hasattr(session.config, "workerinput"):  # the controller, after its workers: the browser server they shared
+        # the run's base temporary folder, in which the workers' lie (pytest's tmp_path_factory; no fixture here)
+        stop_shared_server(session.config._tmp_path_factory.getbasetemp())

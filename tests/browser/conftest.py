@@ -1,25 +1,30 @@
-"""The real-browser tests' shared server: one `streamlit run app.py` per test process."""
+"""The real-browser tests' shared server (one `streamlit run app.py` per run) and shared Chromium (one per test process)."""
 
 from pathlib import Path
 
 import browser_helpers
 import pytest
-from browser_helpers import CHROMIUM, ROOT, WorkerChromium, streamlit_server
+from browser_helpers import CHROMIUM, ROOT, WorkerChromium, shared_streamlit_server, streamlit_server
 
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots for a person to look at
 
 
 @pytest.fixture(scope="session")
-def server():
-    """One server per test process (each pytest-xdist worker), shared by its browser modules. A server's start and
-    its pages' first, cold runs (model loads, transformers' import, the corpus scores) cost seconds to minutes of
-    CPU each time: one per module made 25 of them per run on a 2-core machine. A cold server is still met: by the
-    first module each worker runs, and on purpose in tests/deploy (test_cold_start.py, the class server's tests).
-    Modules leave it as they found it: each room, short link and answer is their own."""
+def server(tmp_path_factory, worker_id):
+    """One server for the run's browser modules, shared by its test processes (pytest-xdist's workers; with -n 0, the
+    one process's own). A server's start and its pages' first, cold runs (model loads, transformers' import, the corpus
+    scores) cost about 21 s of CPU each time (a walk of every page, 2026-11-27: 18.6 s of server CPU cold, 2.4 s warm):
+    a server per worker paid that three times. A cold server is still met: by the first module that asks, and on
+    purpose in tests/deploy (test_cold_start.py, the class server's tests) and test_browser.py's fresh server.
+    Modules leave it as they found it, and share it with other processes' modules running at the same time: each room,
+    short link and answer is their own."""
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/install_browser.sh"
     ARTIFACTS.mkdir(exist_ok=True)
-    with streamlit_server() as url:
-        yield url
+    if worker_id == "master":  # no workers: this process's own server, stopped at its end
+        with streamlit_server() as url:
+            yield url
+        return
+    yield shared_streamlit_server(tmp_path_factory.getbasetemp().parent)  # stopped by the controller (tests/conftest.py)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,0 +1,131 @@
+"""Real `streamlit run` servers for the tests and benchmarks: one on a free port for a block of code, or one shared by
+a run's test processes; each stopped at the end, its output in test-artifacts/streamlit-<port>.log.
+
+Apart from tests/browser_helpers.py (which imports Playwright) so that the root conftest can stop a run's shared
+server in a run with no browser at hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU time of a process (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ServerURL(str):
+    """The base URL of a running server; .pid is its process id (benchmarks read its CPU time)."""
+
+    pid: int = 0
+
+
+def start_streamlit(timeout: float = 90, script: str = "app.py") -> tuple[subprocess.Popen, ServerURL]:
+    """`streamlit run <script>` (default app.py) on a free port, once it answers its health check: (the process, its
+    base URL). Its output goes to test-artifacts/streamlit-<port>.log."""
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    with open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w") as log:  # the server keeps its own copy
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            stop_process(proc.pid)
+            raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
+        time.sleep(0.2)
+
+
+def stop_process(pid: int, wait: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within `wait` seconds (the process need not be this one's child)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + wait
+        while _running(pid) and time.time() < deadline:
+            time.sleep(0.1)
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+            _running(pid)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process still runs: a child of this process that ended is reaped here; one that has ended
+    and waits for another parent to reap it (a zombie) has ended too."""
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@contextmanager
+def streamlit_server(timeout: float = 90, script: str = "app.py"):
+    """`streamlit run <script>` (default app.py) on a free port; yields its base URL; stops it afterwards."""
+    proc, url = start_streamlit(timeout, script)
+    try:
+        yield url
+    finally:
+        stop_process(proc.pid)
+
+
+SHARED_SERVER = "browser-server.json"  # in the run's base temporary folder: the shared server's address and pid
+
+
+def shared_streamlit_server(run_dir: Path) -> ServerURL:
+    """One `streamlit run app.py` for all the test processes of a run (pytest-xdist's workers, whose temporary folders
+    lie in run_dir): the first to ask starts it, under a lock, and the others read its address. It outlives the worker
+    that started it; the run's controller stops it at the end (stop_shared_server)."""
+    with open(run_dir / "browser-server.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        info = run_dir / SHARED_SERVER
+        if info.exists():
+            known = json.loads(info.read_text())
+            url = ServerURL(known["url"])
+            url.pid = known["pid"]
+            return url
+        _, url = start_streamlit()
+        info.write_text(json.dumps({"url": url, "pid": url.pid}))
+        return url
+
+
+def stop_shared_server(run_dir: Path) -> None:
+    """The run's shared server stopped, if a worker started one (tests/conftest.py, in the controller at the end)."""
+    info = run_dir / SHARED_SERVER
+    if info.exists():
+        stop_process(json.loads(info.read_text())["pid"])
+        info.unlink()
