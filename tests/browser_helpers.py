@@ -16,7 +16,6 @@ from streamlit_servers import (  # noqa: F401 - the browser tests import the ser
     ServerURL,
     cpu_seconds,
     free_port,
-    shared_streamlit_server,
     streamlit_server,
 )
 

@@ -64,13 +64,26 @@ def start_streamlit(timeout: float = 90, script: str = "app.py") -> tuple[subpro
         except OSError:
             pass
         if proc.poll() is not None or time.time() > deadline:
-            stop_process(proc.pid)
-            raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
+            code = proc.poll()  # read before the stop: None while it still runs
+            stop_child(proc)
+            raise RuntimeError(f"streamlit did not start (exit code {code})")
         time.sleep(0.2)
 
 
+def stop_child(proc: subprocess.Popen) -> None:
+    """A server this process started: SIGTERM, then SIGKILL if it has not ended within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def stop_process(pid: int, wait: float = 10) -> None:
-    """SIGTERM, then SIGKILL if it has not ended within `wait` seconds (the process need not be this one's child)."""
+    """A server another process started (the shared one, started by a worker): SIGTERM, then SIGKILL if it has not
+    ended within `wait` seconds. It is not this process's child, so its end is read from /proc: gone, or a zombie
+    waiting for its own parent."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
         deadline = time.time() + wait
@@ -78,18 +91,12 @@ def stop_process(pid: int, wait: float = 10) -> None:
             time.sleep(0.1)
         if _running(pid):
             os.kill(pid, signal.SIGKILL)
-            _running(pid)
 
 
 def _running(pid: int) -> bool:
-    """Whether the process still runs: a child of this process that ended is reaped here; one that has ended
-    and waits for another parent to reap it (a zombie) has ended too."""
-    with contextlib.suppress(ChildProcessError):
-        if os.waitpid(pid, os.WNOHANG)[0]:
-            return False
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
+    except FileNotFoundError:
         return False
 
 
@@ -100,7 +107,7 @@ def streamlit_server(timeout: float = 90, script: str = "app.py"):
     try:
         yield url
     finally:
-        stop_process(proc.pid)
+        stop_child(proc)
 
 
 SHARED_SERVER = "browser-server.json"  # in the run's base temporary folder: the shared server's address and pid

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import browser_helpers
 import pytest
-from browser_helpers import CHROMIUM, ROOT, WorkerChromium, shared_streamlit_server, streamlit_server
+from browser_helpers import CHROMIUM, ROOT, WorkerChromium
+from streamlit_servers import shared_streamlit_server, streamlit_server
 
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots for a person to look at
 
