@@ -12,11 +12,14 @@ K/V heads stay shared: only the output of the named query head is replaced).
 
     heads = check_heads(model, [(1, 0), (1, 1)])
     hidden, weights, _ = ablated_forward(model, ids, mask, heads, "zero")       # hidden (B, T, C)
+
+A sweep over many sets of heads passes the clean run's streams (clean_streams): nothing below the lowest ablated
+layer changes, so each ablated forward starts there instead of at the embeddings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -72,14 +75,31 @@ def head_ablation(model, heads: HeadSet, kind: str = "zero", means: torch.Tensor
 
 
 def ablated_forward(model, ids: torch.Tensor, mask, heads: Iterable = (), kind: str = "zero",
-                    means: torch.Tensor | None = None, keep: bool = False):
+                    means: torch.Tensor | None = None, keep: bool = False,
+                    streams: Sequence[torch.Tensor] | None = None):
     """Model.forward (ids (B, T) -> final hidden (B, T, C), weights [(B, nh, T, T)] per layer, traces) with the
     heads' outputs replaced. An empty `heads` is the plain forward, bit for bit (no head_ablation at all); use
-    check_heads first where an empty set is a mistake."""
+    check_heads first where an empty set is a mistake.
+
+    streams: clean_streams(model, ids, mask) for these ids and mask: the forward then starts at the lowest ablated
+    layer from the clean stream entering it (Model.forward's resume), and weights and traces start at that layer.
+    The final hidden is the same as a forward from the embeddings: the layers below see no ablated head."""
     heads = tuple(heads)
     plan = head_ablation(model, check_heads(model, heads), kind, means) if heads else None
+    resume = None
+    if plan and streams is not None:
+        first = min(plan)
+        resume = (first, streams[first])
     with torch.inference_mode():
-        return model.forward(ids.to(model.device), mask, True, keep, head_ablation=plan)
+        return model.forward(ids.to(model.device), mask, True, keep, head_ablation=plan, resume=resume)
+
+
+def clean_streams(model, ids: torch.Tensor, mask) -> list[torch.Tensor]:
+    """The residual stream entering each layer, [(B, T, C)] * n_layers, in a forward with nothing ablated: where
+    ablated_forward(..., streams=) starts."""
+    with torch.inference_mode():
+        _, _, traces = model.forward(ids.to(model.device), mask, True, True)
+    return [t.x_in for t in traces]
 
 
 def mean_head_outputs(model, ids: torch.Tensor, mask, real: torch.Tensor) -> torch.Tensor:

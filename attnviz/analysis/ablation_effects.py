@@ -29,12 +29,13 @@ from attnviz.errors import AttnvizError
 
 
 def repeated_half_losses(model, batch: RepeatedBatch, heads=(), kind: str = "zero",
-                         means: torch.Tensor | None = None) -> torch.Tensor:
-    """(N, P - 1) next-token losses in nats on the repeated half, -log p(token p + 1 | tokens ≤ p), heads ablated."""
+                         means: torch.Tensor | None = None, streams=None) -> torch.Tensor:
+    """(N, P - 1) next-token losses in nats on the repeated half, -log p(token p + 1 | tokens ≤ p), heads ablated.
+    streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
     if model.lm_head is None or not model.cfg.causal:
         raise AttnvizError(f"{model.name} is not a causal language model: it has no next-token loss to measure.")
     T = batch.ids.shape[1]
-    hidden, _, _ = ablated_forward(model, batch.ids, model.builtin_mask(T), heads, kind, means)
+    hidden, _, _ = ablated_forward(model, batch.ids, model.builtin_mask(T), heads, kind, means, streams=streams)
     log_probs = torch.log_softmax(model.logits(hidden).float(), dim=-1).cpu()  # (N, T, V)
     nll = -log_probs[:, :-1].gather(2, batch.ids[:, 1:, None])[..., 0]  # (N, T - 1): position p predicts p + 1
     return nll[:, batch.second_copy_targets]  # (N, P - 1)
@@ -91,19 +92,22 @@ def compare_with_same_size(model, heads, outcome: Callable[[tuple], float], limi
     return SetComparison(chosen, chosen_value, values, baseline)
 
 
-def pooled_embeddings(model, batch: CorpusBatch, heads=(), kind: str = "zero", means=None) -> torch.Tensor:
-    """(B, C): each sentence's final vectors averaged over its real tokens (mean pooling), heads ablated."""
-    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means)
+def pooled_embeddings(model, batch: CorpusBatch, heads=(), kind: str = "zero", means=None,
+                      streams=None) -> torch.Tensor:
+    """(B, C): each sentence's final vectors averaged over its real tokens (mean pooling), heads ablated.
+    streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
+    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means, streams=streams)
     real = batch.real.to(hidden.device).float()[..., None]  # (B, T, 1)
     return ((hidden * real).sum(1) / real.sum(1)).float().cpu()  # (B, C)
 
 
 def embedding_cosines(model, batch: CorpusBatch, heads, kind: str = "zero", means=None,
-                      clean: torch.Tensor | None = None) -> torch.Tensor:
+                      clean: torch.Tensor | None = None, streams=None) -> torch.Tensor:
     """(B,): cosine between each sentence's pooled embedding with the heads ablated and without (1 = unchanged).
-    clean: pooled_embeddings(model, batch) if already computed."""
+    clean: pooled_embeddings(model, batch) if already computed; streams: as for pooled_embeddings."""
     clean = pooled_embeddings(model, batch) if clean is None else clean
-    return torch.nn.functional.cosine_similarity(pooled_embeddings(model, batch, heads, kind, means), clean, dim=-1)
+    ablated = pooled_embeddings(model, batch, heads, kind, means, streams)
+    return torch.nn.functional.cosine_similarity(ablated, clean, dim=-1)
 
 
 @dataclass(frozen=True)
@@ -116,10 +120,11 @@ class CoreferenceCloseness:
 
 
 def coreference_closeness(model, corpus: Corpus, batch: CorpusBatch, heads=(), kind: str = "zero",
-                          means=None) -> CoreferenceCloseness:
-    """How close the pronoun's final vector is to each candidate's, over the corpus's coreference items."""
+                          means=None, streams=None) -> CoreferenceCloseness:
+    """How close the pronoun's final vector is to each candidate's, over the corpus's coreference items.
+    streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
     items = [it for it in corpus.items("coreference") if len(it.candidates) == 2]
-    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means)
+    hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means, streams=streams)
     hidden = hidden.float().cpu()  # (B, T, C)
     s = torch.tensor([it.sentence for it in items])
     pronoun = hidden[s, torch.tensor([it.query for it in items])]  # (N, C)

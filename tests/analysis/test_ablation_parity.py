@@ -10,7 +10,7 @@ import torch
 import transformers
 
 import attnviz
-from attnviz.analysis.ablation import ablated_forward, check_heads, head_ablation, mean_head_outputs
+from attnviz.analysis.ablation import ablated_forward, check_heads, clean_streams, head_ablation, mean_head_outputs
 from attnviz.analysis.ablation_effects import embedding_cosines, embedding_sweep
 from attnviz.analysis.contribution import (
     contribution_norms,
@@ -240,6 +240,27 @@ def test_resuming_from_a_kept_stream_equals_the_whole_forward(minilm_pair, llama
                                             resume=(layer, traces[layer].x_in))
     assert len(weights) == 1
     torch.testing.assert_close(resumed, whole, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("which", ["minilm", "llama"])
+@pytest.mark.parametrize("kind", ["zero", "mean"])
+def test_an_ablated_forward_from_the_clean_streams_equals_the_whole_one(minilm_pair, llama_pair, which, kind):
+    """ablated_forward(..., streams=): a set's forward starts at its lowest layer (the Head claims comparisons):
+    the same final hidden as from the embeddings, for sets whose lowest layer is the first, a middle and the last."""
+    model = (minilm_pair if which == "minilm" else llama_pair)[0]
+    batch = corpus_batch(model) if which == "minilm" else repeated_random_batch(model, 3, 10, 0)
+    mask = batch.mask if which == "minilm" else model.builtin_mask(batch.ids.shape[1])
+    means = mean_head_outputs(model, batch.ids, mask, torch.ones_like(batch.ids, dtype=torch.bool))
+    streams = clean_streams(model, batch.ids, mask)
+    assert len(streams) == model.n_layers
+    last = model.n_layers - 1
+    for heads in [[(0, 1)], [(1, 0), (last, 1)], [(last, 0)]]:
+        whole, _, _ = ablated_forward(model, batch.ids, mask, heads, kind, means)
+        started, weights, _ = ablated_forward(model, batch.ids, mask, heads, kind, means, streams=streams)
+        assert len(weights) == model.n_layers - min(layer for layer, _ in heads)  # the layers below were not run
+        torch.testing.assert_close(started, whole, atol=1e-6, rtol=0)
+    plain, _, _ = ablated_forward(model, batch.ids, mask, (), streams=streams)  # nothing ablated: from the start
+    torch.testing.assert_close(plain, ablated_forward(model, batch.ids, mask, ())[0], atol=0, rtol=0)
 
 
 def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import mean_head_outputs
+from attnviz.analysis.ablation import clean_streams, mean_head_outputs
 from attnviz.analysis.ablation_effects import (
     chance_loss,
     coreference_closeness,
@@ -43,6 +43,7 @@ class Outcome:
     sample: Corpus | None = None  # the encoder's sentences, their batch and the heads' means over them
     batch: CorpusBatch | None = None
     means: torch.Tensor | None = None
+    streams: list | None = None  # the clean stream entering each layer (ablation.clean_streams): where a knock-out starts
 
 
 def corpus_sample(corpus: Corpus) -> Corpus:
@@ -55,9 +56,10 @@ def loss_outcome(model) -> Outcome:
     batch = repeated_random_batch(model, SEQUENCES, HALF, SEED)
     T = batch.ids.shape[1]
     means = mean_head_outputs(model, batch.ids, model.builtin_mask(T), torch.ones_like(batch.ids, dtype=torch.bool))
+    streams = clean_streams(model, batch.ids, model.builtin_mask(T))
 
     def value(heads, kind="zero"):
-        return float(repeated_half_losses(model, batch, heads, kind, means).mean())
+        return float(repeated_half_losses(model, batch, heads, kind, means, streams).mean())
 
     return Outcome("loss on the repeated half", "loss, repeated half", "nats", chance_loss(model),
                    f"the mean next-token loss on the repeated half of {SEQUENCES} seeded sequences [BOS] A A "
@@ -69,19 +71,20 @@ def embedding_outcome(model, corpus: Corpus) -> Outcome:
     batch = encode_corpus(model, sample)
     clean = pooled_embeddings(model, batch)
     means = mean_head_outputs(model, batch.ids, batch.mask, batch.real)
+    streams = clean_streams(model, batch.ids, batch.mask)
 
     def value(heads, kind="zero"):
         if not heads:
             return 0.0
-        return float(1 - embedding_cosines(model, batch, heads, kind, means, clean).mean())
+        return float(1 - embedding_cosines(model, batch, heads, kind, means, clean, streams).mean())
 
     return Outcome("1 − cosine to the unablated sentence embedding", "1 − cos(embedding)", "", None,
                    f"1 − the cosine between each sentence's pooled embedding (the mean of its final vectors) with "
                    f"the heads knocked out and without, averaged over {len(sample.sentences)} sentences of the "
-                   "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means)
+                   "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means, streams)
 
 
 def closeness(model, outcome: Outcome, heads, kind: str):
     """The pronoun's closeness to its antecedent and to the other candidate, before and after (MiniLM only)."""
     return (coreference_closeness(model, outcome.sample, outcome.batch),
-            coreference_closeness(model, outcome.sample, outcome.batch, heads, kind, outcome.means))
+            coreference_closeness(model, outcome.sample, outcome.batch, heads, kind, outcome.means, outcome.streams))
