@@ -18,7 +18,6 @@ from attnviz.analysis.contribution import contribution_norms
 from attnviz.analysis.corpus import RELATIONS
 from attnviz.lessons.find_head import default_pair, token_name
 from attnviz.lessons.head_claims.figures import comparison_figure
-from attnviz.lessons.head_claims.outcomes import closeness
 from attnviz.lessons.head_claims.text import (
     ABLATION_LIMITS,
     ablation_sentence,
@@ -30,7 +29,7 @@ from attnviz.lessons.head_claims.text import (
 )
 from ui import heatmap as hm
 from ui.charts import plotly_chart
-from ui.claims import comparison_for, corpus_run, outcome_for, relation_scores, special_shares
+from ui.claims import closeness_for, comparison_for, corpus_run, outcome_for, relation_scores, special_shares
 from ui.runs import run_for
 
 
@@ -137,7 +136,7 @@ with ui.guard("Knock heads out"):
                                       outcome.chance, sampled))
         plotly_chart(st, comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), key="hc_chart")
         if outcome.sample is not None:
-            before, after = closeness(model, outcome, heads, kind)
+            before, after = closeness_for(spec, device, heads, kind)
             st.dataframe([{"": "nothing knocked out", "cos(pronoun, antecedent)": before.to_antecedent,
                            "cos(pronoun, other noun)": before.to_other, "closer to antecedent": before.closer_to_antecedent},
                           {"": "these heads knocked out", "cos(pronoun, antecedent)": after.to_antecedent,

@@ -11,7 +11,7 @@ from attnviz.analysis.claims import item_scores, run_corpus
 from attnviz.analysis.contribution import corpus_special_shares
 from attnviz.analysis.corpus import load_corpus
 from attnviz.errors import AttnvizError
-from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
+from attnviz.lessons.head_claims.outcomes import closeness, embedding_outcome, loss_outcome
 from ui.memo import SharedCache, shared
 from ui.runs import model_for
 
@@ -42,6 +42,12 @@ def outcome_for(spec: str, device: str):
     if model.cfg.causal and model.lm_head is not None:
         return loss_outcome(model)
     return embedding_outcome(model, load_corpus())
+
+
+@shared(max_entries=32)
+def closeness_for(spec: str, device: str, heads: tuple, kind: str):
+    """(before, after): the pronoun's closeness to each candidate with nothing and with these heads knocked out."""
+    return closeness(model_for(spec, device), outcome_for(spec, device), heads, kind)
 
 
 COMPARISONS = SharedCache(max_entries=32)  # (spec, device, heads, kind, limit) -> SetComparison

@@ -11,7 +11,7 @@ import pytest
 import torch
 from apptest_helpers import assert_healthy, drawn_heatmap, page_text, run_app
 
-from attnviz.analysis.ablation_effects import compare_with_same_size
+from attnviz.analysis.ablation_effects import compare_with_same_size, coreference_closeness
 from attnviz.analysis.claims import claim_score, head_table, item_scores, run_corpus
 from attnviz.analysis.contribution import contribution_norms, corpus_special_shares
 from attnviz.analysis.corpus import load_corpus
@@ -77,6 +77,14 @@ def test_the_knock_out_and_the_contribution_rows_are_the_apis(minilm_page, minil
     value = outcome.value(((5, 11),), "zero")
     sentence = markdown_starting(at, "Knocking out **L5 H11**")
     assert f"from **0.000** to **{value:.3f}**" in sentence and "seeded sample of 12 other single heads" in sentence
+    # the pronoun's closeness, with nothing and with L5 H11 knocked out: each forward from the embeddings here
+    coref = at.dataframe[2].value
+    for row, heads in ((0, ()), (1, ((5, 11),))):
+        expected = coreference_closeness(minilm, outcome.sample, outcome.batch, heads, "zero", outcome.means)
+        assert coref.iloc[row]["cos(pronoun, antecedent)"] == pytest.approx(expected.to_antecedent, abs=1e-6)
+        assert coref.iloc[row]["cos(pronoun, other noun)"] == pytest.approx(expected.to_other, abs=1e-6)
+        assert coref.iloc[row]["closer to antecedent"] == pytest.approx(expected.closer_to_antecedent)
+    assert coref.iloc[1]["cos(pronoun, antecedent)"] != coref.iloc[0]["cos(pronoun, antecedent)"]
     res = minilm.run(TEXT, keep=True)
     query = res.tokens.index("it")
     alpha, _, _ = drawn_heatmap(at, "hc_alpha")

@@ -16,6 +16,7 @@ import torch
 
 from attnviz.analysis.ablation import clean_streams, mean_head_outputs
 from attnviz.analysis.ablation_effects import (
+    CoreferenceCloseness,
     chance_loss,
     coreference_closeness,
     embedding_cosines,
@@ -44,6 +45,7 @@ class Outcome:
     batch: CorpusBatch | None = None
     means: torch.Tensor | None = None
     streams: list | None = None  # the clean stream entering each layer (ablation.clean_streams): where a knock-out starts
+    clean_closeness: CoreferenceCloseness | None = None  # the pronoun's closeness with nothing knocked out
 
 
 def corpus_sample(corpus: Corpus) -> Corpus:
@@ -81,10 +83,11 @@ def embedding_outcome(model, corpus: Corpus) -> Outcome:
     return Outcome("1 − cosine to the unablated sentence embedding", "1 − cos(embedding)", "", None,
                    f"1 − the cosine between each sentence's pooled embedding (the mean of its final vectors) with "
                    f"the heads knocked out and without, averaged over {len(sample.sentences)} sentences of the "
-                   "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means, streams)
+                   "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means, streams,
+                   coreference_closeness(model, sample, batch))
 
 
-def closeness(model, outcome: Outcome, heads, kind: str):
+def closeness(model, outcome: Outcome, heads, kind: str) -> tuple[CoreferenceCloseness, CoreferenceCloseness]:
     """The pronoun's closeness to its antecedent and to the other candidate, before and after (MiniLM only)."""
-    return (coreference_closeness(model, outcome.sample, outcome.batch),
-            coreference_closeness(model, outcome.sample, outcome.batch, heads, kind, outcome.means, outcome.streams))
+    return outcome.clean_closeness, coreference_closeness(model, outcome.sample, outcome.batch, heads, kind,
+                                                          outcome.means, outcome.streams)
