@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from pathlib import Path
 
 import numpy as np
+from streamlit import config
 from streamlit.components.v2 import manifest_scanner
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -25,6 +28,25 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 # each AppTest then registers from it is its own, as before.
 _scan_once = functools.cache(manifest_scanner.scan_component_manifests)
 manifest_scanner.scan_component_manifests = lambda max_workers=None: list(_scan_once())
+
+# Every AppTest run, a first run and each rerun after a click alike, makes a new ScriptCache
+# (streamlit.testing.v1.app_test._run, local_script_runner), so app.py and the page were parsed, rewritten for magic
+# and compiled again on every run: 19 % of the script runs' time in tests/app. A served app keeps one ScriptCache for
+# its process and compiles a script once. Here the bytecode is kept for the process, keyed on the script's path, its
+# source and the magic option: the same key gives the same bytecode, and an edited or new script is compiled anew.
+_compile_script = ScriptCache.get_bytecode
+_BYTECODE: dict[tuple, object] = {}
+
+
+def _bytecode_once(self, script_path: str):
+    path = os.path.abspath(script_path)
+    key = (path, Path(path).read_bytes(), config.get_option("runner.magicEnabled"))
+    if key not in _BYTECODE:
+        _BYTECODE[key] = _compile_script(self, script_path)
+    return _BYTECODE[key]
+
+
+ScriptCache.get_bytecode = _bytecode_once
 
 
 def app_menu() -> list[tuple[str, str, str]]:
