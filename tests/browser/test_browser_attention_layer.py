@@ -37,7 +37,7 @@ def test_every_step_draws(server, width, height, query):
             body = wait_for_text(page, *texts)
             if step in CANVASES:
                 wait_for_drawn(page, CANVASES[step])
-            page.wait_for_function(f"() => ({PLOTS})() >= 1", timeout=60_000)
+            page.wait_for_function(f"() => ({PLOTS})() >= 1", timeout=60_000, polling=100)
             wait_for_app_idle(page)
             page.wait_for_timeout(500)
             assert not exceptions_on(page)
@@ -79,7 +79,8 @@ def test_two_quick_changes_end_on_what_the_controls_say(server):
         box.press("Enter")
         wait_for_text(page, "One query per row")
         try:
-            page.wait_for_function("() => window.attnvizHeatmaps?.['al_many_map']?.meta().cols === 12", timeout=60_000)
+            page.wait_for_function("() => window.attnvizHeatmaps?.['al_many_map']?.meta().cols === 12", timeout=60_000,
+                                   polling=100)
         except PlaywrightTimeout:  # what the page drew and holds, for the next failure (a clean-clone run, 2026-11-27)
             drawn = page.evaluate("() => window.attnvizHeatmaps?.['al_many_map']?.meta().cols")
             raise AssertionError(f"no 3 × 4 grid after both changes: the map has {drawn} columns, the box says "
@@ -88,7 +89,7 @@ def test_two_quick_changes_end_on_what_the_controls_say(server):
         # drawn: waited for, not read at once (a clean-clone CI run read the URL before it had al_grid)
         try:
             page.wait_for_function("() => location.search.includes('al_step=b') && location.search.includes('al_grid=3x4')",
-                                   timeout=30_000)
+                                   timeout=30_000, polling=100)
         except PlaywrightTimeout:
             raise AssertionError(f"the address after both changes: {page.url}; what went by: {said}") from None
         assert not exceptions_on(page)
@@ -108,7 +109,7 @@ def test_on_a_phone_the_pictures_titles_do_not_overlap(server, step):
     line ran into each other. No two texts of one figure may overlap (bounding boxes)."""
     with chromium_page(390, 844) as page:
         page.goto(f"{server}/attention_layer?al_step={step}")
-        page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000)
+        page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000, polling=100)
         wait_for_app_idle(page)
         page.wait_for_timeout(500)
         texts = page.evaluate(FIGURE_TEXTS)

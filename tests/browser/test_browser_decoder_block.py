@@ -42,7 +42,8 @@ def test_the_decoder_block_page(server, width, height, present):
         else:  # side by side, self-attention on the left
             assert halves[0]["x"] + halves[0]["width"] <= halves[1]["x"] and abs(halves[0]["y"] - halves[1]["y"]) < 1
         if present:  # the lecture's focus: the two attentions at the top, every label and title on the first screen
-            page.wait_for_function(f"() => (window.__attnvizFocus || {{}})['{FOCUS}'] === 'done'", timeout=120_000)
+            page.wait_for_function(f"() => (window.__attnvizFocus || {{}})['{FOCUS}'] === 'done'", timeout=120_000,
+                                   polling=100)
             top = page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').getBoundingClientRect().top")
             assert 0 <= top < height / 3, top
             assert page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS) == []

@@ -26,7 +26,7 @@ def test_efficient_page_draws_patterns_and_cost_charts(server, width, height):
     with chromium_page(width, height) as page:  # the worker's server (tests/browser/conftest.py), not one per test
         page.goto(server + "/efficient_attention?model=toy&eff_method=window&eff_max_n=512")
         wait_for_heatmaps(page)
-        page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= 5", timeout=120_000)
+        page.wait_for_function(f"() => ({DRAWN_CHARTS})() >= 5", timeout=120_000, polling=100)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not exceptions_on(page)
         body = wait_for_text(page, "What it trades", where="body")

@@ -153,7 +153,8 @@ def reveal(page) -> None:
         try:
             # the question stays on the page until the revealed run ends (Streamlit drops an element the new run did
             # not draw only then): a cold first run of a page on a busy machine can take minutes
-            page.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=240_000)
+            page.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=240_000,
+                                   polling=100)
             return
         except PlaywrightTimeout:
             continue
@@ -210,7 +211,7 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
                                          timeout=60_000) as loaded:
                     page.keyboard.press("ArrowRight")  # what a presenter's clicker sends: the bar's Next
                 page.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === k",
-                                       arg=str(number), timeout=60_000)
+                                       arg=str(number), timeout=60_000, polling=100)
             except PlaywrightTimeout:
                 raise AssertionError(f"{plan_id}: → on step {number - 1} did not open step {number}") from None
             opened = loaded.value.url

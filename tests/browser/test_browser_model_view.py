@@ -91,7 +91,8 @@ def test_a_picker_choice_after_a_click_stays(server, minilm):
         picker.click()
         picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
         page.get_by_role("option", name="1", exact=True).click()  # head 1
-        page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000)
+        page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000,
+                               polling=100)
         wait_for_app_idle(page)
         page.wait_for_timeout(800)  # a stale click would come back on this rerun
         np.testing.assert_allclose(focus_values(page), res.attentions[3, 1].numpy(), atol=1e-4)

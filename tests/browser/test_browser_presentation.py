@@ -50,7 +50,7 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
                 page.get_by_role("option", name=option, exact=True).click()
             else:
                 page.get_by_text(label, exact=True).click()
-            page.wait_for_function("(s) => location.search.includes(s)", arg=in_link, timeout=30_000)
+            page.wait_for_function("(s) => location.search.includes(s)", arg=in_link, timeout=30_000, polling=100)
         else:
             page.wait_for_selector(".st-key-presenter_controls", timeout=120_000)
             wait_for_app_idle(page, timeout_ms=120_000)
@@ -62,7 +62,7 @@ def test_a_control_changed_in_presentation_mode_keeps_the_sidebar_closed_and_the
                 was = page.locator(".st-key-scaled input").is_checked()  # the sidebar's (Compare's B has its own)
                 switch.click()
                 page.wait_for_function("(was) => { const s = document.querySelector('.st-key-scaled input');"
-                                       " return s && s.checked !== was; }", arg=was, timeout=30_000)
+                                       " return s && s.checked !== was; }", arg=was, timeout=30_000, polling=100)
         wait_for_app_idle(page, timeout_ms=120_000)
         assert not page.evaluate(SIDEBAR_OPEN), f"{path}: the sidebar opened after a click"
         assert "present=1" in page.url, page.url

@@ -40,7 +40,7 @@ def open_offline(page, path) -> list[str]:
 
 def wait_drawn(page, name: str, draws: int = 1) -> None:
     page.wait_for_function(f"() => {HOOK.format(name=name)} && window.attnvizHeatmaps['{name}'].draws >= {draws}",
-                           timeout=30_000)
+                           timeout=30_000, polling=100)
 
 
 def non_blank_pixels(page, name: str) -> int:

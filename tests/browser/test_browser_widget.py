@@ -46,12 +46,13 @@ def test_the_widget_renders_through_anywidgets_interface_and_a_click_reaches_pyt
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.set_content(f"<style>{w._css}</style><div id='widget'></div>")
         page.evaluate(RENDER, {"esm": w._esm, "b64": base64.b64encode(w.document).decode()})
-        page.wait_for_function(f"() => window.attnvizHeatmaps && {HOOK} && {HOOK}.draws >= 1", timeout=20_000)
+        page.wait_for_function(f"() => window.attnvizHeatmaps && {HOOK} && {HOOK}.draws >= 1", timeout=20_000,
+                               polling=100)
         assert errors == []
         assert set(res.labels) <= set(page.evaluate(f"{HOOK}.labels()"))
         assert page.evaluate(f"{HOOK}.meta().titles")[0].startswith("head 1 ·")
         page.select_option("select[data-role=layer]", "1")  # the second layer kept: layer 4
-        page.wait_for_function(f"() => {HOOK}.draws >= 2")
+        page.wait_for_function(f"() => {HOOK}.draws >= 2", polling=100)
         centre = cell_on_screen(page, "attnviz-heads", 2, 8, 6)  # head 7, query 8 "it", key 6 "mat"
         page.mouse.click(centre["x"], centre["y"])
         sent = page.evaluate("window.__sent")
@@ -79,7 +80,7 @@ def test_two_widgets_on_one_page_each_show_their_own_numbers(widget):
         page.set_content(f"<!doctype html><style>{w._css}</style><div id='a'></div><div id='b'></div>")
         page.evaluate(RENDER, {"esm": first._esm, "b64": base64.b64encode(first.document).decode(), "into": "a"})
         page.evaluate(RENDER, {"esm": w._esm, "b64": base64.b64encode(w.document).decode(), "into": "b"})
-        page.wait_for_function("() => document.querySelectorAll('.avhm-canvas').length === 2")
+        page.wait_for_function("() => document.querySelectorAll('.avhm-canvas').length === 2", polling=100)
         page.wait_for_timeout(300)
         page.evaluate("document.querySelector('#a').scrollIntoView()")
         at = page.evaluate(CELL_OF, {"into": "a", "p": 1, "r": 2, "c": 3})
