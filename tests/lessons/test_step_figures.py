@@ -19,7 +19,7 @@ def toy_steps():
 def test_scores_scaled_and_masked_share_one_colour_range(toy_steps):
     limits = {step_matrix(toy_steps, key).limit for key in ("scores", "scaled", "masked")}
     assert len(limits) == 1  # the same ±range on all three, so scaling by 1/√d_k visibly pales the map
-    assert limits.pop() == pytest.approx(float(np.abs(toy_steps.scores).max()), rel=1e-5)
+    assert limits.pop() == pytest.approx(float(toy_steps.scores.abs().max()), rel=1e-5)
 
 
 def test_input_colours_are_clipped_at_the_99th_percentile_and_the_title_says_so(toy_steps):
