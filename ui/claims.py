@@ -1,6 +1,5 @@
 """The Head claims page's computations, made once per server and shared by every session (ui.memo): a page
-script runs anew on every rerun, so a cache defined in it would be made anew too. attnviz's analysis modules are
-imported inside each function, as ui/runs.py does, so that opening another page does not import them."""
+script runs anew on every rerun, so a cache defined in it would be made anew too."""
 
 from __future__ import annotations
 
