@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnviz.analysis.head_search import same_token_position, token_position
 from attnviz.errors import AttnvizError
@@ -34,10 +35,11 @@ def settle_token(url_key: str, labels: list[str], default: int | None, what: str
     token (follow_token). A position left over from a longer text moves to the last token, with a message.
 
     A link is new when it names another position than this page last wrote there (keep_token_in_link), and not one
-    it wrote for an earlier text: a browser that sent its rerun before the page's last write reached it still has
-    that earlier address, whose position belongs to the earlier text (the quick-change race)."""
+    it wrote before (_written_before): a browser that sent its rerun before the page's last write reached it still
+    has that earlier address, whose position belongs to an earlier text or to an earlier pick (the quick-change
+    race)."""
     raw = st.query_params.get(url_key)
-    if raw is not None and raw != st.session_state.get(f"_seen_{url_key}") and not _written_for_other_text(
+    if raw is not None and raw != st.session_state.get(f"_seen_{url_key}") and not _written_before(
             url_key, raw, labels):
         try:
             st.session_state[url_key] = token_position(raw, labels, what)
@@ -129,9 +131,17 @@ def _named_in_earlier_text(key: str, name: str) -> tuple[list[str], int] | None:
     return None
 
 
-def _written_for_other_text(url_key: str, raw: str, labels: list[str]) -> bool:
-    """Whether this page wrote `raw` into the link for this picker under another text than `labels`."""
-    return any(value == raw and text != list(labels) for value, text in st.session_state.get(_written(url_key), []))
+def _written_before(url_key: str, raw: str, labels: list[str]) -> bool:
+    """Whether `raw` is an address this page wrote for this picker before its last write, which a rerun sent before
+    that write reached the browser still carries: one written under another text than `labels`, or, on a run that is
+    not the browser's Back or Forward, under this text (a quick second pick: the query, then at once the key). Back
+    and Forward reopen an earlier address on purpose: there a position of this text is what the entry asks for."""
+    written = st.session_state.get(_written(url_key), [])
+    if any(value == raw and text != list(labels) for value, text in written):
+        return True
+    ctx = get_script_run_ctx()
+    went_back = ctx is not None and ctx.is_history_navigation
+    return not went_back and any(value == raw for value, _ in written)
 
 
 def _memory(key: str) -> str:

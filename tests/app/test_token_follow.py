@@ -143,6 +143,22 @@ def test_a_late_rerun_with_the_old_texts_picker_and_address_keeps_the_followed_t
     assert at.query_params["fh_query"] == "11" and at.query_params["fh_key"] == "2"
 
 
+def test_a_rerun_with_the_address_from_before_the_pages_last_write_keeps_the_picked_token():
+    """Two quick picks on one text: the query, then at once the key. The key's rerun can leave the browser before
+    the page's write of the new query (fh_query=9) has reached its address, so it carries fh_query=10, a position
+    the page wrote itself before: not a new link. The query picked stays (a clean-clone run of
+    tests/browser/test_browser_find_head_qk_space.py ended on query it (10), 2026-11-27)."""
+    at = run_app({"text": ANIMAL, "fh_query": "10", "fh_key": "2"}, page="app_pages/find_head.py")
+    at.selectbox(key="fh_query").set_value(9).run()
+    assert at.query_params["fh_query"] == "9"
+    at.query_params["fh_query"] = "10"  # the address before the page's last write
+    at.selectbox(key="fh_key").set_value(8).run()
+    assert_healthy(at)
+    assert (picked(at, "fh_query"), picked(at, "fh_key")) == ("because (9)", "street (8)")
+    assert r"query because \(9\)" in page_text(at)
+    assert at.query_params["fh_query"] == "9" and at.query_params["fh_key"] == "8"
+
+
 def test_a_late_rerun_on_step_by_step_keeps_the_followed_token():
     at = run_app({"text": ANIMAL, "sbs_query": "10: it", "sbs_key": "9: because"}, page="app_pages/step_by_step.py")
     at.text_area(key="text").set_value(TROPHY).run()

@@ -151,6 +151,24 @@ def pick(page, key: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
+def test_back_after_a_pick_reopens_the_token_the_earlier_address_names(server):
+    """A picked token is written into the address (fh_query=9); the browser's Back reopens the address before it
+    (fh_query=10), and the page shows that token again. Its run carries a position the page wrote itself before,
+    which on any other run is a late echo to ignore (ui.token_link._written_before): on Back it is what is asked."""
+    with chromium_page(width=1024, height=768) as page:
+        page.goto(f"{server}/find_head?text={quote(TEXT)}&fh_query=10&fh_key=2")
+        wait_for_drawn(page, ["fh_map"])
+        wait_for_app_idle(page)
+        pick(page, "fh_query", "because (9)")
+        wait_for_text(page, "of query because (9)'s attention goes to key animal (2)")
+        page.wait_for_function("() => location.search.includes('fh_query=9')", timeout=30_000, polling=100)
+        page.go_back()
+        wait_for_text(page, "of query it (10)'s attention goes to key animal (2)")
+        wait_for_app_idle(page)
+        assert "fh_query=10" in page.url
+        assert not exceptions_on(page)
+
+
 def test_two_quick_changes_end_on_a_page_that_matches_both(server, minilm):
     """A lecturer picks a new query and, without waiting, a new key; then a head and a row on the plane."""
     res = minilm.run(TEXT)
