@@ -157,7 +157,8 @@ def store_password(secret: str) -> str:
 
 
 def die_with_parent() -> None:
-    """In the child: end with SIGTERM when the class server itself dies, even by SIGKILL (Linux)."""
+    """In the child: end with SIGTERM when the class server itself dies, even by SIGKILL (Linux). The kernel sends it
+    when the thread that started the child ends, not the process: only the main thread starts children."""
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
 
@@ -227,15 +228,20 @@ def check_store(url: str) -> None:
         raise RuntimeError(f"the settings' lecture store: {err}") from None
 
 
-def restart_apart(replica: Replica, socket_path: str, restarting: set[int]) -> None:
-    """restart() in a thread of its own; a process that fails to warm is said, and started again at the next
-    look (it is dead)."""
+def warm_apart(replica: Replica, socket_path: str, restarting: set[int]) -> None:
+    """In a thread of its own (a process warms for up to minutes, while Redis and the other processes are still
+    watched): wait until the restarted process has drawn a page, then put it back in the balancer. A process that
+    fails to warm is said, and started again at the next look (it is dead)."""
     try:
-        restart(replica, socket_path)
+        replica.wait_warm(time.time() + START_TIMEOUT)
     except Exception as err:  # said here: this thread has no caller to tell
         print(f"replica {replica.index} did not start again: {err}", flush=True)
         with contextlib.suppress(OSError):
             replica.proc.kill()
+    else:
+        with contextlib.suppress(OSError):  # a balancer that does not answer ended: the main loop says so
+            admin(socket_path, f"enable server {BACKEND}/{replica.name}")
+        print(f"replica {replica.index} is back in the balancer", flush=True)
     finally:
         restarting.discard(replica.index)
 
@@ -270,15 +276,14 @@ def warm_all(replicas: list[Replica], timeout: float) -> None:
 
 
 def restart(replica: Replica, socket_path: str) -> None:
-    """Start a dead process again on its port, out of the balancer until it has drawn a page."""
+    """Start a dead process again on its port, out of the balancer until it has drawn a page (warm_apart). Called in
+    the main thread: a child's PR_SET_PDEATHSIG (die_with_parent) fires when the thread that started it ends, so a
+    process started from a short-lived thread was sent SIGTERM as soon as that thread had warmed it."""
     print(f"replica {replica.index} died (exit code {replica.proc.returncode}); starting it again", flush=True)
-    admin(socket_path, f"disable server {BACKEND}/{replica.name}")
+    with contextlib.suppress(OSError):  # a balancer that does not answer ended: the main loop says so
+        admin(socket_path, f"disable server {BACKEND}/{replica.name}")
     replica.start()
     replica.report()
-    try:
-        replica.wait_warm(time.time() + START_TIMEOUT)
-    finally:
-        admin(socket_path, f"enable server {BACKEND}/{replica.name}")
 
 
 def serve(args) -> None:
@@ -341,9 +346,10 @@ def serve(args) -> None:
             if redis is not None and redis.dead():
                 restart_redis(redis)
             for r in replicas:
-                if r.dead() and r.index not in restarting:  # in a thread: a process warms for up to minutes,
-                    restarting.add(r.index)  # while Redis and the other processes are still watched
-                    threading.Thread(target=restart_apart, args=(r, socket_path, restarting), daemon=True).start()
+                if r.dead() and r.index not in restarting:
+                    restarting.add(r.index)
+                    restart(r, socket_path)  # here, in the main thread (why: restart)
+                    threading.Thread(target=warm_apart, args=(r, socket_path, restarting), daemon=True).start()
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass

@@ -45,6 +45,14 @@ class ClassServer:
                 return m
         raise AssertionError(f"no line matching {pattern!r} within {timeout} s; printed:\n" + "\n".join(self.seen))
 
+    def lines_so_far(self) -> None:
+        """Take in every line printed until now (pids(), ports() and redis() read those taken in)."""
+        while True:
+            try:
+                self.seen.append(self.lines.get_nowait())
+            except queue.Empty:
+                return
+
     def pids(self) -> dict[int, int]:
         """replica index -> its latest pid, from the lines printed so far."""
         return {int(m[1]): int(m[3]) for line in self.seen if (m := REPLICA.match(line))}

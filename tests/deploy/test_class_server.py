@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "deploy"))
 from streamlit_client import PageSession
 
 SESSIONS = 6
+STAYS_SECONDS = 3  # a SIGTERMed Streamlit process ends within a second here
 
 
 def drawn(run) -> None:
@@ -81,6 +82,13 @@ def test_a_killed_process_loses_no_session_and_sigterm_ends_everything(tmp_path)
         assert len(seconds) == SESSIONS and max(seconds) < 60
         restarted = server.wait_for(r"^replica 0 port \d+ pid (\d+)$", timeout=30)
         assert int(restarted[1]) != first[0]
+        # and it stays: a process started from the thread that warmed it was sent SIGTERM when that thread ended
+        # (PR_SET_PDEATHSIG follows the thread), so the class server restarted it every few seconds
+        server.wait_for(r"^replica 0 is back in the balancer$", timeout=120)
+        time.sleep(STAYS_SECONDS)
+        assert alive(int(restarted[1])), f"the restarted process ended {STAYS_SECONDS} s after it was back"
+        server.lines_so_far()
+        assert server.pids()[0] == int(restarted[1]), "the restarted process was started again"
     finally:
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(30)
