@@ -13,13 +13,14 @@ K/V heads stay shared: only the output of the named query head is replaced).
     heads = check_heads(model, [(1, 0), (1, 1)])
     hidden, weights, _ = ablated_forward(model, ids, mask, heads, "zero")       # hidden (B, T, C)
 
-A sweep over many sets of heads passes the clean run's streams (clean_streams): nothing below the lowest ablated
-layer changes, so each ablated forward starts there instead of at the embeddings.
+A sweep over many sets of heads passes the clean run's streams (clean_run(...).streams): nothing below the lowest
+ablated layer changes, so each ablated forward starts there instead of at the embeddings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -94,19 +95,38 @@ def ablated_forward(model, ids: torch.Tensor, mask, heads: Iterable = (), kind: 
         return model.forward(ids.to(model.device), mask, True, keep, head_ablation=plan, resume=resume)
 
 
+@dataclass(frozen=True)
+class CleanRun:
+    """A forward with nothing ablated, kept: its final hidden (B, T, C) and each layer's trace. One run holds what a
+    comparison of knock-outs needs from the clean model: the streams they start from, the heads' means, and the
+    final vectors they are compared with (each a whole forward of its own until 2026-11-27)."""
+
+    hidden: torch.Tensor
+    traces: list
+
+    @property
+    def streams(self) -> list[torch.Tensor]:
+        """The residual stream entering each layer, [(B, T, C)] * n_layers: where ablated_forward(..., streams=)
+        starts."""
+        return [t.x_in for t in self.traces]
+
+
+def clean_run(model, ids: torch.Tensor, mask) -> CleanRun:
+    with torch.inference_mode():
+        hidden, _, traces = model.forward(ids.to(model.device), mask, True, True)
+    return CleanRun(hidden, traces)
+
+
 def clean_streams(model, ids: torch.Tensor, mask) -> list[torch.Tensor]:
-    """The residual stream entering each layer, [(B, T, C)] * n_layers, in a forward with nothing ablated: where
-    ablated_forward(..., streams=) starts."""
-    with torch.inference_mode():
-        _, _, traces = model.forward(ids.to(model.device), mask, True, True)
-    return [t.x_in for t in traces]
+    """The streams of clean_run(model, ids, mask), where ablated_forward(..., streams=) starts."""
+    return clean_run(model, ids, mask).streams
 
 
-def mean_head_outputs(model, ids: torch.Tensor, mask, real: torch.Tensor) -> torch.Tensor:
+def mean_head_outputs(model, ids: torch.Tensor, mask, real: torch.Tensor, run: CleanRun | None = None) -> torch.Tensor:
     """(n_layers, n_heads, d_head): each head's output Σ_j α_ij v_j averaged over every real token of the batch
-    (real (B, T) bool, False = padding): what mean-ablation puts in its place."""
-    with torch.inference_mode():
-        _, _, traces = model.forward(ids.to(model.device), mask, True, True)
+    (real (B, T) bool, False = padding): what mean-ablation puts in its place. run: clean_run of these ids and mask,
+    where one is at hand."""
+    traces = (run or clean_run(model, ids, mask)).traces
     weight = real.to(model.device).float()[:, None, :, None]  # (B, 1, T, 1)
     sums = [(t.head_outputs.float() * weight).sum(dim=(0, 2)) for t in traces]  # each (nh, hs)
     return (torch.stack(sums) / weight.sum()).cpu()  # (L, nh, hs)

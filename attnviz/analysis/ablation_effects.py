@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import ablated_forward, check_heads, head_ablation
+from attnviz.analysis.ablation import ablated_forward, check_heads, clean_run, head_ablation
 from attnviz.analysis.corpus import Corpus, CorpusBatch
 from attnviz.analysis.repeats import RepeatedBatch
 from attnviz.errors import AttnvizError
@@ -97,8 +97,13 @@ def pooled_embeddings(model, batch: CorpusBatch, heads=(), kind: str = "zero", m
     """(B, C): each sentence's final vectors averaged over its real tokens (mean pooling), heads ablated.
     streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
     hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means, streams=streams)
-    real = batch.real.to(hidden.device).float()[..., None]  # (B, T, 1)
-    return ((hidden * real).sum(1) / real.sum(1)).float().cpu()  # (B, C)
+    return mean_pooled(hidden, batch.real).float().cpu()
+
+
+def mean_pooled(hidden: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """(B, T, C) final vectors -> (B, C): each sentence's mean over its real tokens (real (B, T) bool)."""
+    weight = real.to(hidden.device).float()[..., None]  # (B, T, 1)
+    return (hidden * weight).sum(1) / weight.sum(1)
 
 
 def embedding_cosines(model, batch: CorpusBatch, heads, kind: str = "zero", means=None,
@@ -123,8 +128,13 @@ def coreference_closeness(model, corpus: Corpus, batch: CorpusBatch, heads=(), k
                           means=None, streams=None) -> CoreferenceCloseness:
     """How close the pronoun's final vector is to each candidate's, over the corpus's coreference items.
     streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
-    items = [it for it in corpus.items("coreference") if len(it.candidates) == 2]
     hidden, _, _ = ablated_forward(model, batch.ids, batch.mask, heads, kind, means, streams=streams)
+    return closeness_in(hidden, corpus)
+
+
+def closeness_in(hidden: torch.Tensor, corpus: Corpus) -> CoreferenceCloseness:
+    """coreference_closeness from the final vectors (B, T, C) of the corpus's batch."""
+    items = [it for it in corpus.items("coreference") if len(it.candidates) == 2]
     hidden = hidden.float().cpu()  # (B, T, C)
     s = torch.tensor([it.sentence for it in items])
     pronoun = hidden[s, torch.tensor([it.query for it in items])]  # (N, C)
@@ -153,14 +163,8 @@ def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
     """(L, H): 1 − the mean cosine between the pooled embeddings with each single head knocked out and without,
     over the batch. Each knock-out starts from the clean stream entering its layer (Model.forward's resume): the
     layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards."""
-    with torch.inference_mode():
-        clean_hidden, _, traces = model.forward(batch.ids.to(model.device), batch.mask, True, True)
-    real = batch.real.to(model.device).float()[..., None]  # (B, T, 1)
-
-    def pooled(hidden):  # (B, T, C) -> (B, C): the mean over real tokens
-        return (hidden * real).sum(1) / real.sum(1)
-
-    clean = pooled(clean_hidden)
+    run = clean_run(model, batch.ids, batch.mask)
+    clean = mean_pooled(run.hidden, batch.real)
     L, H = model.n_layers, model.n_heads
     values = torch.zeros(L, H)
     for f in range(L * H):
@@ -168,8 +172,8 @@ def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
         plan = head_ablation(model, ((layer, head),), kind, means)
         with torch.inference_mode():
             hidden, _, _ = model.forward(batch.ids.to(model.device), batch.mask, True, False, head_ablation=plan,
-                                         resume=(layer, traces[layer].x_in))
-        cos = torch.nn.functional.cosine_similarity(pooled(hidden), clean, dim=-1)  # (B,)
+                                         resume=(layer, run.traces[layer].x_in))
+        cos = torch.nn.functional.cosine_similarity(mean_pooled(hidden, batch.real), clean, dim=-1)  # (B,)
         values[layer, head] = float(1 - cos.mean())
         if progress:
             progress((f + 1) / (L * H))

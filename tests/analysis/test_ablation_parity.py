@@ -10,8 +10,22 @@ import torch
 import transformers
 
 import attnviz
-from attnviz.analysis.ablation import ablated_forward, check_heads, clean_streams, head_ablation, mean_head_outputs
-from attnviz.analysis.ablation_effects import embedding_cosines, embedding_sweep
+from attnviz.analysis.ablation import (
+    ablated_forward,
+    check_heads,
+    clean_run,
+    clean_streams,
+    head_ablation,
+    mean_head_outputs,
+)
+from attnviz.analysis.ablation_effects import (
+    closeness_in,
+    coreference_closeness,
+    embedding_cosines,
+    embedding_sweep,
+    mean_pooled,
+    pooled_embeddings,
+)
 from attnviz.analysis.contribution import (
     contribution_norms,
     corpus_special_shares,
@@ -261,6 +275,20 @@ def test_an_ablated_forward_from_the_clean_streams_equals_the_whole_one(minilm_p
         torch.testing.assert_close(started, whole, atol=1e-6, rtol=0)
     plain, _, _ = ablated_forward(model, batch.ids, mask, (), streams=streams)  # nothing ablated: from the start
     torch.testing.assert_close(plain, ablated_forward(model, batch.ids, mask, ())[0], atol=0, rtol=0)
+
+
+def test_one_kept_clean_run_gives_what_the_separate_forwards_give(minilm_pair):
+    """Head claims' outcome reads the clean model once (clean_run): its pooled embeddings, the heads' means, the
+    streams and the pronoun's closeness equal, to the bit, those of a forward each (four before 2026-11-27)."""
+    model = minilm_pair[0]
+    corpus = load_corpus().subset(range(8))
+    batch = encode_corpus(model, corpus)
+    run = clean_run(model, batch.ids, batch.mask)
+    assert torch.equal(mean_pooled(run.hidden, batch.real).float().cpu(), pooled_embeddings(model, batch))
+    assert torch.equal(mean_head_outputs(model, batch.ids, batch.mask, batch.real, run),
+                       mean_head_outputs(model, batch.ids, batch.mask, batch.real))
+    assert all(torch.equal(a, b) for a, b in zip(run.streams, clean_streams(model, batch.ids, batch.mask), strict=True))
+    assert closeness_in(run.hidden, corpus) == coreference_closeness(model, corpus, batch)
 
 
 def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import clean_streams, mean_head_outputs
+from attnviz.analysis.ablation import clean_run, mean_head_outputs
 from attnviz.analysis.ablation_effects import (
     CoreferenceCloseness,
     chance_loss,
+    closeness_in,
     coreference_closeness,
     embedding_cosines,
-    pooled_embeddings,
+    mean_pooled,
     repeated_half_losses,
 )
 from attnviz.analysis.corpus import Corpus, CorpusBatch, encode_corpus
@@ -57,8 +58,10 @@ def corpus_sample(corpus: Corpus) -> Corpus:
 def loss_outcome(model) -> Outcome:
     batch = repeated_random_batch(model, SEQUENCES, HALF, SEED)
     T = batch.ids.shape[1]
-    means = mean_head_outputs(model, batch.ids, model.builtin_mask(T), torch.ones_like(batch.ids, dtype=torch.bool))
-    streams = clean_streams(model, batch.ids, model.builtin_mask(T))
+    mask = model.builtin_mask(T)
+    run = clean_run(model, batch.ids, mask)  # one clean forward: the means and the streams (the rest of it is let go)
+    means = mean_head_outputs(model, batch.ids, mask, torch.ones_like(batch.ids, dtype=torch.bool), run)
+    streams = run.streams
 
     def value(heads, kind="zero"):
         return float(repeated_half_losses(model, batch, heads, kind, means, streams).mean())
@@ -71,9 +74,10 @@ def loss_outcome(model) -> Outcome:
 def embedding_outcome(model, corpus: Corpus) -> Outcome:
     sample = corpus_sample(corpus)
     batch = encode_corpus(model, sample)
-    clean = pooled_embeddings(model, batch)
-    means = mean_head_outputs(model, batch.ids, batch.mask, batch.real)
-    streams = clean_streams(model, batch.ids, batch.mask)
+    run = clean_run(model, batch.ids, batch.mask)  # one clean forward for all four below (the rest of it is let go)
+    clean = mean_pooled(run.hidden, batch.real).float().cpu()  # = pooled_embeddings(model, batch)
+    means = mean_head_outputs(model, batch.ids, batch.mask, batch.real, run)
+    streams, clean_closeness = run.streams, closeness_in(run.hidden, sample)
 
     def value(heads, kind="zero"):
         if not heads:
@@ -84,7 +88,7 @@ def embedding_outcome(model, corpus: Corpus) -> Outcome:
                    f"1 − the cosine between each sentence's pooled embedding (the mean of its final vectors) with "
                    f"the heads knocked out and without, averaged over {len(sample.sentences)} sentences of the "
                    "corpus (both readings of every fifth noun pair)", value, 0.0, sample, batch, means, streams,
-                   coreference_closeness(model, sample, batch))
+                   clean_closeness)
 
 
 def closeness(model, outcome: Outcome, heads, kind: str) -> tuple[CoreferenceCloseness, CoreferenceCloseness]:
