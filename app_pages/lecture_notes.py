@@ -83,13 +83,15 @@ def notes() -> None:
                    f"{planned(step.minutes)} · in all {clock(now - state.started)}{planned(total)}")
         st.header(f"Step {number} of {n}: {step.title}")
         buttons = st.columns(3)
+        to_reveal = not revealed and bool(step.predict_first or step.answer)  # the step's next move: Reveal, not Next
         buttons[0].button("Previous", icon=":material/arrow_back:", key="notes_prev", on_click=move,
                           args=("go", number - 1), disabled=number <= 1, width="stretch")
         buttons[1].button("Next", icon=":material/arrow_forward:", key="notes_next", on_click=move,
-                          args=("go", number + 1), disabled=number >= n, width="stretch", type="primary")
+                          args=("go", number + 1), disabled=number >= n, width="stretch",
+                          type="secondary" if to_reveal else "primary")
         buttons[2].button("Revealed" if revealed else "Reveal", icon=":material/visibility:", key="notes_reveal",
-                          on_click=move, args=("reveal", number), width="stretch",
-                          disabled=revealed or not (step.predict_first or step.answer))
+                          on_click=move, args=("reveal", number), width="stretch", disabled=not to_reveal,
+                          type="primary" if to_reveal else "secondary")
         if step.question:
             (st.warning if step.predict_first else st.info)(
                 ("**Predict first:** " if step.predict_first else "**Ask:** ") + step.question, icon=":material/help:")

@@ -50,10 +50,11 @@ def summary_sentence(ranked: list[HeadWeight], query: int, key: int, labels: lis
     if allowed == 0:
         return f"The mask lets query {q} see no key at all: its row is all zeros in every head."
     even = 1 / allowed
+    many = sum(h.weight >= 0.5 for h in ranked)  # the heads that give this key half of the query's attention or more
     return (f"**Layer {best.layer}, head {best.head}** gives the most: **{best.weight:.2f}** of query {q}'s attention "
             f"goes to key {k}, {best.weight / even:.1f}× an even spread over the {allowed} keys it may see "
-            f"(1/{allowed} = {even:.3f}). {baseline_sentence(best, q, k)} {sum(h.weight >= 0.5 for h in ranked)} of "
-            f"the {len(ranked)} heads give it half or more; the median head gives {median_weight(ranked):.3f}.")
+            f"(1/{allowed} = {even:.3f}). {baseline_sentence(best, q, k)} {many} of the {len(ranked)} heads "
+            f"{'gives' if many == 1 else 'give'} it half or more; the median head gives {median_weight(ranked):.3f}.")
 
 
 def baseline_sentence(head: HeadWeight, q: str, k: str) -> str:

@@ -55,7 +55,8 @@ def test_the_sentence_names_layer_3_head_1_and_0_68(it_animal, minilm):
     text = page_text(it_animal)
     assert "**Layer 3, head 1** gives the most: **0.68** of query it \\(10\\)'s attention goes to key animal \\(2\\)" in text
     expected = minilm.run(TEXT).attentions[:, :, IT, ANIMAL]
-    assert f"{int((expected >= 0.5).sum())} of the 72 heads give it half or more" in text
+    many = int((expected >= 0.5).sum())
+    assert f"{many} of the 72 heads {'gives' if many == 1 else 'give'} it half or more" in text
     assert f"the median head gives {float(np.median(expected.numpy())):.3f}." in text
     assert "√32" in text and "mask `none`" in text
 

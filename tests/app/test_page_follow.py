@@ -250,8 +250,11 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert "not revealed yet" in text and "**0** answers (token)" in text
     assert "of 3 min planned" in text and "of 5 min planned" in text and "Let them tap a token." in text
     open_step(plan, 1, code).get("button_group")[0].set_value(2).run()
+    # the step's next move is the red one: Reveal while the class's answers are closed, then Next
+    assert (at.button(key="notes_reveal").proto.type, at.button(key="notes_next").proto.type) == ("primary", "secondary")
     at.button(key="notes_reveal").click().run()
     assert store.room(code).revealed == {1} and "**1** answer (token)" in page_text(at)
+    assert (at.button(key="notes_reveal").proto.type, at.button(key="notes_next").proto.type) == ("secondary", "primary")
     at.button(key="notes_next").click().run()
     assert store.room(code).step == 2 and [h.value for h in at.header] == ["Step 2 of 3: The causal mask"]
     at.button(key="notes_prev").click().run()

@@ -17,7 +17,7 @@ def test_the_summary_says_the_best_head_and_the_even_spread():
     text = summary_sentence(ranked, 3, 2, LABELS, 5)
     assert text.startswith("**Layer 3, head 1** gives the most: **0.60** of query it \\(3\\)'s attention goes to key "
                            "animal \\(2\\), 3.0× an even spread over the 5 keys it may see (1/5 = 0.200).")
-    assert "1 of the 4 heads give it half or more; the median head gives 0.150." in text
+    assert "1 of the 4 heads gives it half or more; the median head gives 0.150." in text
     assert median_weight(ranked[:3]) == 0.2
     assert "sees no key at all" not in text
     assert "The mask lets query it \\(3\\) see no key at all" in summary_sentence(ranked, 3, 2, LABELS, 0)
