@@ -112,6 +112,8 @@ class CleanRun:
 
 
 def clean_run(model, ids: torch.Tensor, mask) -> CleanRun:
+    """Model.forward of ids (B, T) with nothing ablated, its traces kept (the final hidden is the same, to the bit, as
+    a forward that keeps none)."""
     with torch.inference_mode():
         hidden, _, traces = model.forward(ids.to(model.device), mask, True, True)
     return CleanRun(hidden, traces)
