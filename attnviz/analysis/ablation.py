@@ -110,6 +110,13 @@ class CleanRun:
         starts."""
         return [t.x_in for t in self.traces]
 
+    def head_means(self, real: torch.Tensor) -> torch.Tensor:
+        """(n_layers, n_heads, d_head): each head's output Σ_j α_ij v_j averaged over every real token of the batch
+        (real (B, T) bool, False = padding): what mean-ablation puts in its place."""
+        weight = real.to(self.hidden.device).float()[:, None, :, None]  # (B, 1, T, 1)
+        sums = [(t.head_outputs.float() * weight).sum(dim=(0, 2)) for t in self.traces]  # each (nh, hs)
+        return (torch.stack(sums) / weight.sum()).cpu()  # (L, nh, hs)
+
 
 def clean_run(model, ids: torch.Tensor, mask) -> CleanRun:
     """Model.forward of ids (B, T) with nothing ablated, its traces kept (the final hidden is the same, to the bit, as
@@ -124,11 +131,6 @@ def clean_streams(model, ids: torch.Tensor, mask) -> list[torch.Tensor]:
     return clean_run(model, ids, mask).streams
 
 
-def mean_head_outputs(model, ids: torch.Tensor, mask, real: torch.Tensor, run: CleanRun | None = None) -> torch.Tensor:
-    """(n_layers, n_heads, d_head): each head's output Σ_j α_ij v_j averaged over every real token of the batch
-    (real (B, T) bool, False = padding): what mean-ablation puts in its place. run: clean_run of these ids and mask,
-    where one is at hand."""
-    traces = (run or clean_run(model, ids, mask)).traces
-    weight = real.to(model.device).float()[:, None, :, None]  # (B, 1, T, 1)
-    sums = [(t.head_outputs.float() * weight).sum(dim=(0, 2)) for t in traces]  # each (nh, hs)
-    return (torch.stack(sums) / weight.sum()).cpu()  # (L, nh, hs)
+def mean_head_outputs(model, ids: torch.Tensor, mask, real: torch.Tensor) -> torch.Tensor:
+    """CleanRun.head_means of a clean run of these ids and mask."""
+    return clean_run(model, ids, mask).head_means(real)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import clean_run, mean_head_outputs
+from attnviz.analysis.ablation import clean_run
 from attnviz.analysis.ablation_effects import (
     CoreferenceCloseness,
     chance_loss,
@@ -58,9 +58,8 @@ def corpus_sample(corpus: Corpus) -> Corpus:
 def loss_outcome(model) -> Outcome:
     batch = repeated_random_batch(model, SEQUENCES, HALF, SEED)
     T = batch.ids.shape[1]
-    mask = model.builtin_mask(T)
-    run = clean_run(model, batch.ids, mask)  # one clean forward: the means and the streams (the rest of it is let go)
-    means = mean_head_outputs(model, batch.ids, mask, torch.ones_like(batch.ids, dtype=torch.bool), run)
+    run = clean_run(model, batch.ids, model.builtin_mask(T))  # one clean forward: the means and the streams
+    means = run.head_means(torch.ones_like(batch.ids, dtype=torch.bool))
     streams = run.streams
 
     def value(heads, kind="zero"):
@@ -76,7 +75,7 @@ def embedding_outcome(model, corpus: Corpus) -> Outcome:
     batch = encode_corpus(model, sample)
     run = clean_run(model, batch.ids, batch.mask)  # one clean forward for all four below (the rest of it is let go)
     clean = mean_pooled(run.hidden, batch.real).float().cpu()  # = pooled_embeddings(model, batch)
-    means = mean_head_outputs(model, batch.ids, batch.mask, batch.real, run)
+    means = run.head_means(batch.real)
     streams, clean_closeness = run.streams, closeness_in(run.hidden, sample)
 
     def value(heads, kind="zero"):
