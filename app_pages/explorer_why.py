@@ -82,7 +82,7 @@ def weight_against_contribution(view) -> None:
     hm.heatmap(alpha[None], [f"{i}: {labels[i]}"], labels, key="why_alpha", selection=ring, show_values=small,
                title=f"row {i}: weight α (sums to 1)")
     hm.heatmap(norms[None], [f"{i}: {labels[i]}"], labels, key="why_norm", kind="magnitude", selection=ring,
-               show_values=small, title=f"row {i}: ‖α · v W_O‖, what each key adds", value_name=("‖α·v·W_O‖", "norm"))
+               show_values=small, title=f"row {i}: what each key adds · ‖α·v W_O‖", value_name=("‖α·v·W_O‖", "norm"))
     share = float(norms[j] / norms.sum()) if float(norms.sum()) > 0 else 0.0
     st.caption(f"Key {j} “{labels[j]}” gets weight {plain(float(alpha[j]))} ({float(alpha[j]):.0%} of the row) and "
                f"adds a vector of length {plain(float(norms[j]))} ({share:.0%} of the row's total length). A key with "

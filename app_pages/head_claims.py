@@ -97,7 +97,7 @@ with ui.guard("Head claims"):
                              "mean weight on it": st.column_config.NumberColumn(format="%.3f")})
         with right:
             hm.heatmap(head_table(scores)[0], [f"layer {i}" for i in range(L)], [f"head {h}" for h in range(H)],
-                       key="hc_map", kind="weights", title="share of queries whose top key is labelled",
+                       key="hc_map", kind="weights", title="top key is labelled (share)",
                        x_title="head", y_title="layer", axis_words=("layer", "head"),
                        value_name=("share of labelled queries", "share"), selection={"panel": 0, "row": layer,
                                                                                       "col": head})
@@ -163,7 +163,7 @@ with ui.guard("Weight against contribution"):
     hm.heatmap(alpha[None], [f"{query}: {labels[query]}"], labels, key="hc_alpha", kind="weights",
                title=f"layer {layer}, head {head}: weight α (after softmax)", show_values=n <= 16)
     hm.heatmap(norms[None], [f"{query}: {labels[query]}"], labels, key="hc_norm", kind="magnitude",
-               title=f"layer {layer}, head {head}: ‖α · (x W_V + b_V) W_O‖, the size of what each key adds",
+               title=f"layer {layer}, head {head}: the size of what each key adds · ‖α·(x W_V + b_V) W_O‖",
                show_values=n <= 16, value_name=("‖α·v·W_O‖", "norm"))
     st.caption("Top: each key's weight, summing to 1. Bottom: the length of the vector each key actually adds to "
                "the query's output (Kobayashi et al. 2020). A key can take much weight yet add little, when its "

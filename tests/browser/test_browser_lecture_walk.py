@@ -5,8 +5,9 @@ drawn (and revealed, where it asks first):
 - the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too;
 - every figure's text (plotly's SVG text, the heatmaps' labels, titles and numbers printed in cells, the SVG charts
   and the Transformer map, at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
-- nothing is clipped: no "…" in the lecture bar, every row of a table of up to 16 rows visible without scrolling (a
-  longer list, Find the head's ranking of 72 heads, scrolls by design), no chart title under a toolbar;
+- nothing is clipped: no "…" in the lecture bar, no heatmap title cut mid-word, every row of a table of up to 16 rows
+  visible without scrolling (a longer list, Find the head's ranking of 72 heads, scrolls by design), no chart title
+  under a toolbar;
 - no exception.
 One server and one browser for the whole walk. Screenshots: test-artifacts/lecture_walk_<plan>_<k>.png."""
 
@@ -79,6 +80,8 @@ CLIPPED = """() => {
     if (s && s.getBoundingClientRect().height > 0 && s.scrollHeight > s.clientHeight + 2 && rows <= 16.5)
       out.push('table scrolls: ' + s.scrollHeight + ' > ' + s.clientHeight);
   }
+  for (const [key, h] of Object.entries(window.attnvizHeatmaps || {}))  // a heatmap title cut mid-word by CSS
+    for (const t of (h.titles ? h.titles() : [])) if (t.cut) out.push(`heatmap title cut: ${key}: ${t.full}`);
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
     const bar = gd.querySelector('.modebar'), title = gd.querySelector('.g-gtitle');
     if (!bar || !title || getComputedStyle(bar).display === 'none' || !bar.getBoundingClientRect().width) continue;

@@ -5,13 +5,14 @@ import { el } from "./dom.js";
 import { hoverText } from "./format.js";
 import { LUTS, SWATCHES, cssColour } from "./scales.js";
 import { valueAt } from "./decode.js";
-import { hit, labelPlan, measure } from "./layout.js";
+import { hit, labelPlan, titleWidth } from "./layout.js";
 
-function fitTitle(title, width, font) {  // drop trailing " · " parts until the title fits its panel; "…" says some
-  measure.font = `${font + 1}px sans-serif`;  // were dropped (the full title is the tooltip)
-  const parts = title.split(" · "), n = parts.length;
+// drop trailing " · " parts until the title fits its room (its panel's width, on one or two lines); "…" says some
+// were dropped (the full title is the tooltip). Two lines lose some width where they wrap between words.
+function fitTitle(s, title, width, lines) {
+  const parts = title.split(" · "), n = parts.length, room = lines > 1 ? 2 * width * 0.9 : width;
   const text = () => parts.join(" · ") + (parts.length < n ? " …" : "");
-  while (parts.length > 1 && measure.measureText(text()).width > width) parts.pop();
+  while (parts.length > 1 && titleWidth(s, text()) > room) parts.pop();
   return text();
 }
 
@@ -23,10 +24,13 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
   const every = cols.step, everyRow = rows.step;
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
-    const t = el("div", "avhm-title", s.labels, fitTitle(meta.titles[b.p], b.w, s.fontPx || 11));
+    const twoLines = lay.titleH > lay.oneLineH, shown = fitTitle(s, meta.titles[b.p], b.w, twoLines ? 2 : 1);
+    const t = el("div", "avhm-title", s.labels, shown);
     t.title = meta.titles[b.p];
     if (meta.thumbnails && b.p === s.highlight) t.classList.add("avhm-title-on");
-    t.style.left = b.x + "px"; t.style.top = b.y - lay.titleH + "px"; t.style.width = b.w + "px";
+    const wraps = twoLines && titleWidth(s, shown) > b.w;  // else on the line next to the panel, as a short one
+    if (wraps) t.classList.add("avhm-title-2");
+    t.style.left = b.x + "px"; t.style.top = b.y - (wraps ? lay.titleH : lay.oneLineH) + "px"; t.style.width = b.w + "px";
     if (meta.thumbnails) continue;
     if (b.gc === 0) for (let r = 0; r < meta.rows; r += everyRow) {
       const d = el("div", "avhm-lab avhm-row", s.labels, meta.row_labels[r]);

@@ -4,7 +4,11 @@
 export const LABEL_PX = 13;  // at the default 11 px type, a label needs this many pixels along its axis
 
 // the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 20 px), read once per payload
-export function fontPx(s) { return parseFloat(getComputedStyle(s.root).fontSize) || 11; }
+export function fontPx(s) {
+  const style = getComputedStyle(s.root);
+  s.fontFamily = style.fontFamily || "sans-serif";  // titles are measured in the type they are drawn in
+  return parseFloat(style.fontSize) || 11;
+}
 export function labelPx(s) { return LABEL_PX + (s.fontPx || 11) - 11; }  // denser labels than this are thinned
 export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows (a smaller type where cells are small):
 // a class must tell "it" from "tired", and the hover alone does not do that on a projector
@@ -60,6 +64,12 @@ function cellsHeight(s, titleH, colLabH, rows) {
   return Math.min(usual, Math.max(room, rows * labelPx(s)));
 }
 
+// A title wider than its panel wraps onto a second line, and every panel of the heatmap gets that room: on one line
+// CSS cut it mid-word ("share of queries whose top ke…" on a projector, "layer 0, head 0: ‖α …" on a phone).
+export const TITLE_LINE_EM = 1.45;  // a title line's height in ems of the title's type (heatmap.css .avhm-title)
+export function titleFont(s) { return `${(s.fontPx || 11) + 1}px ${s.fontFamily || "sans-serif"}`; }
+export function titleWidth(s, title) { measure.font = titleFont(s); return measure.measureText(title).width; }
+
 export function layout(s) {  // panel positions in CSS pixels for the current width
   const { meta } = s.model;
   // the width the ResizeObserver last reported: reading clientWidth on every update would force the browser to
@@ -70,14 +80,21 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
   const labels = !meta.thumbnails;
   const pad = meta.thumbnails ? 4 : 0;  // room on both sides for the frame around a highlighted thumbnail
   const rowLabW = labels ? Math.ceil(s.rowTextW) + 8 : pad, colLabH = labels ? Math.ceil(s.colTextW) + 8 : 0;
-  const gap = meta.thumbnails ? 6 : 14, titleH = Math.round(18 + ((s.fontPx || 11) - 11) * 1.5);
+  const gap = meta.thumbnails ? 6 : 14, oneLineH = Math.round(18 + ((s.fontPx || 11) - 11) * 1.5);
   const avail = (width - rowLabW - gap * (K - 1) - 2 - pad) / K;
-  const maxH = meta.panels === 1 ? cellsHeight(s, titleH, colLabH, meta.rows) : Infinity;
   // cells that print numbers are larger, on a projector a little more: a 20 px '−0.12' needs about 60 px
   const maxCell = meta.show_values ? ((s.fontPx || 11) > 11 ? 64 : 56) : 40;
   // a thumbnail stays a thumbnail (at most 200 px) when a small model leaves room for more: the enlarged head is below
   const maxSide = meta.thumbnails ? 200 : Infinity;
-  const cell = Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));
+  const cellFor = (titleH) => {  // a single heatmap's cells share the first screen with its title
+    const maxH = meta.panels === 1 ? cellsHeight(s, titleH, colLabH, meta.rows) : Infinity;
+    return Math.max(0.25, Math.min(avail / meta.cols, maxH / meta.rows, maxCell, maxSide / Math.max(meta.rows, meta.cols)));
+  };
+  let titleH = oneLineH, cell = cellFor(titleH);
+  if (!meta.thumbnails && meta.titles.some((t) => titleWidth(s, t) > cell * meta.cols)) {  // a thumbnail's is a name
+    titleH = oneLineH + Math.round(TITLE_LINE_EM * ((s.fontPx || 11) + 1));
+    cell = cellFor(titleH);
+  }
   // square cells, except that a wide, short matrix (tokens × 384 features) gets rows tall enough to read
   const cellH = meta.rows < meta.cols ? Math.max(cell, Math.min(labelPx(s) + 1, maxCell, 600 / meta.rows)) : cell;
   const pw = cell * meta.cols, ph = cellH * meta.rows;
@@ -96,7 +113,8 @@ export function layout(s) {  // panel positions in CSS pixels for the current wi
     if (rowBoxes.some((b) => b.keyLabels)) extra += colLabH;
   }
   const height = Math.ceil(gridRows * (titleH + ph + gap) + extra);
-  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2 + pad), height, cell, cellH, boxes, rowLabW, colLabH, titleH };
+  return { width: Math.ceil(rowLabW + K * pw + gap * (K - 1) + 2 + pad), height, cell, cellH, boxes, rowLabW, colLabH, titleH,
+           oneLineH };
 }
 
 export function hit(s, x, y) {  // (x, y) in CSS px on the canvas -> {panel, row, col} or null (outside every panel)

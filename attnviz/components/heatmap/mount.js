@@ -161,7 +161,10 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     value: (p, r, c) => valueAt(s.model, p, r, c),
     values: (p) => { const { rows, cols } = s.model.meta, out = []; for (let r = 0; r < rows; r++) { const row = []; for (let c = 0; c < cols; c++) row.push(valueAt(s.model, p, r, c)); out.push(row); } return out; },
     labels: () => [...s.labels.querySelectorAll(".avhm-lab")].map((e) => e.textContent),
-    titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title })),
+    // cut: the shown text runs past its box (CSS's ellipsis mid-word), which fitTitle's whole " · " parts never do
+    titles: () => [...s.labels.querySelectorAll(".avhm-title")].map((e) => ({ shown: e.textContent, full: e.title,
+                                                                            cut: e.scrollWidth > e.clientWidth + 1
+                                                                                 || e.scrollHeight > e.clientHeight + 1 })),
     valuesPx: () => s.valuesPx || 0,  // the type size of the numbers printed in cells (0: none printed)
     note: () => s.note.textContent,
     printed: (p, r, c) => cellText(valueAt(s.model, p, r, c), s.model.meta.kind),  // the text a cell gets when values are printed

@@ -58,12 +58,14 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
     if key == "weights":
         return StepMatrix(as_array(steps.weights), labels, labels, f"A = softmax(S″), head {steps.head}", "weights",
                           None, n_square, "key")
+    # a title's " · " parts: where its panel is too narrow the heatmap drops the trailing ones whole ("S = Q Kᵀ (9 × 9)
+    # …", the whole title in its tooltip), where CSS would cut it mid-word
     if key in ("scores", "scaled", "masked"):
         scores = "S = Q′ K′ᵀ" if steps.rope else "S = Q Kᵀ"  # after RoPE the score uses the turned Q′ and K′
         matrix, title = {"scores": (steps.scores, scores), "scaled": (steps.scaled, "S′ = S·s"),
                          "masked": (steps.masked_scores, "S″ = S′ + M")}[key]
         shared = max(symmetric_limit(as_array(steps.scores)), symmetric_limit(as_array(steps.scaled)))
-        return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}), colours ±{shared:.3g} shared by "
+        return StepMatrix(as_array(matrix), labels, labels, f"{title} ({n} × {n}) · colours ±{shared:.3g}, shared by "
                           "S, S′, S″", "signed", shared, n_square, "key")
     W, turned = steps.concat.shape[1], " after RoPE" if steps.rope else ""  # W = nh·hs: C unless head_dim is set
     kv = f", K/V head {steps.kv_head}" if steps.rope else ""  # the K/V head this query head shares (GQA)
@@ -73,7 +75,7 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
         "Q_before": (steps.q_before, f"Q before RoPE ({n} × {hs})"),
         "K_before": (steps.k_before, f"K before RoPE{kv} ({n} × {hs})"),
         "head": (steps.head_out, f"head {steps.head} = A V ({n} × {hs})"),
-        "concat": (steps.concat, f"Concat ({n} × {W}), head {steps.head}'s columns {steps.head * hs}–"
+        "concat": (steps.concat, f"Concat ({n} × {W}) · head {steps.head}'s columns {steps.head * hs}–"
                                  f"{(steps.head + 1) * hs - 1}"),
         "out": (steps.attn_out, f"Concat·W_O + b_O ({n} × {C})"),
     }[key]
@@ -82,6 +84,6 @@ def step_matrix(steps: HeadSteps, key: str, show_values: bool = False) -> StepMa
     z = as_array(matrix)
     if key == "x":
         clip = percentile_limit(z)
-        return StepMatrix(z, labels, None, f"{title}, colours clipped at ±{clip:.3g} (99th percentile)", "signed",
+        return StepMatrix(z, labels, None, f"{title} · colours clipped at ±{clip:.3g} (99th percentile)", "signed",
                           clip, show_values)
     return StepMatrix(z, labels, None, title, "signed", None, show_values)
