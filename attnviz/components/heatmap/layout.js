@@ -3,11 +3,11 @@
 
 export const LABEL_PX = 13;  // at the default 11 px type, a label needs this many pixels along its axis
 
-// the labels' type size in CSS px: the page's --avhm-font (presentation mode sets 20 px), read once per payload
-export function fontPx(s) {
+// the labels' type: {px: its size in CSS px, the page's --avhm-font (presentation mode sets 20 px); family: what
+// titles are drawn, and so measured, in}, read once per payload
+export function typeOf(s) {
   const style = getComputedStyle(s.root);
-  s.fontFamily = style.fontFamily || "sans-serif";  // titles are measured in the type they are drawn in
-  return parseFloat(style.fontSize) || 11;
+  return { px: parseFloat(style.fontSize) || 11, family: style.fontFamily || "sans-serif" };
 }
 export function labelPx(s) { return LABEL_PX + (s.fontPx || 11) - 11; }  // denser labels than this are thinned
 export const ALL_LABELS_UP_TO = 16;  // up to this many tokens every label shows (a smaller type where cells are small):

@@ -7,7 +7,7 @@
 import { child, el } from "./dom.js";
 import { cellText } from "./format.js";
 import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
-import { fontPx, hit, layout, textWidth } from "./layout.js";
+import { hit, layout, textWidth, typeOf } from "./layout.js";
 import { paintCells, panelImage } from "./draw.js";
 import { legend, placeLabels, showTip } from "./labels.js";
 import { downloadPng } from "./export.js";
@@ -98,7 +98,7 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   s.images = Array.from({ length: model.meta.panels }, (_, p) => panelImage(model, p));
   // presentation mode's larger labels take more room; read once per heatmap (and again on a resize): reading a
   // computed style forces the browser to resolve the page's styles, three times per switch flip on the explorer
-  if (!s.fontPx) s.fontPx = fontPx(s);
+  if (!s.fontPx) ({ px: s.fontPx, family: s.fontFamily } = typeOf(s));
   s.rowTextW = textWidth(model.meta.row_labels, `${s.fontPx}px sans-serif`);
   s.colTextW = textWidth(model.meta.col_labels, `${s.fontPx}px sans-serif`);
   const m = model.meta;
@@ -208,7 +208,7 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
       const w = entries[entries.length - 1].contentRect.width;
       if (!w || Math.abs(w - s.width) < 2) return;
       s.width = w;
-      s.fontPx = fontPx(s);  // a new width may come with presentation mode's type
+      ({ px: s.fontPx, family: s.fontFamily } = typeOf(s));  // a new width may come with presentation mode's type
       firstDraws.delete(s);  // drawn here, with the width the observer measured; no need to wait for the frame
       render(s);
     });
