@@ -8,6 +8,7 @@ that keep it off the network (this machine has none) and without a sandbox (we r
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from playwright.sync_api import sync_playwright
@@ -50,9 +51,9 @@ class WorkerChromium:
     """One headless Chromium for a test process's browser modules, started at the first chromium_page and closed
     before the process's first test that is not a browser test (tests/conftest.py runs the browser files first). A
     launch (Playwright's driver, then Chromium) costs about a second of CPU; a module of twenty tests made twenty.
-    Playwright's sync API keeps an asyncio loop running while it lives, so a module that also runs AppTest, asyncio or
-    its own sync_playwright says so (ONE_CHROMIUM = False): the shared one is closed first, and it gets a Chromium per
-    page.
+    A test that needs several people at once (a lecturer, a projector, students: each their own cookies) opens a
+    browser context per person in it (people_browser). Playwright's sync API keeps an asyncio loop in this thread
+    while it lives: a browser test that also runs AppTest runs it in another thread (in_own_thread).
 
     Its tests also share one tab (`tab`), each test's visits loading their addresses into it, as a person's browser
     does. A page in a new tab cost Chromium 2.9-3.1 s of CPU for the explorer, and 1.2-1.5 s loaded into a tab that
@@ -126,6 +127,36 @@ def close_shared_chromium() -> None:
     shared, worker_chromium = worker_chromium, None
     if shared is not None:
         shared.close()
+
+
+@contextmanager
+def people_browser():
+    """A Chromium in which a test opens a browser context per person (browser.new_context: own cookies and storage),
+    each closed at the test's end: the worker's shared one (a launch and a cold renderer fewer), else one of its own."""
+    if worker_chromium is None:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                yield browser
+            finally:
+                browser.close()
+        return
+    browser = worker_chromium.get()
+    before = list(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                with contextlib.suppress(Exception):
+                    context.close()
+
+
+def in_own_thread(work, *args):
+    """work(*args) in a thread of its own, its result (or its exception): AppTest inside a browser test, whose
+    thread holds Playwright's asyncio loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(work, *args).result()
 
 
 @contextmanager

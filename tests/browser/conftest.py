@@ -29,15 +29,11 @@ def server(tmp_path_factory, worker_id):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_chromium_per_worker(request):
+def one_chromium_per_worker():
     """A test process's browser modules share one Chromium and one tab (chromium_page), emptied between tests
-    (browser_helpers.WorkerChromium). The Chromium stays open for the next browser module (tests/conftest.py runs
-    them back to back and closes it before any other test); a module that says ONE_CHROMIUM = False (it runs AppTest,
-    asyncio or its own sync_playwright too) closes it first and gets a Chromium per page."""
-    if not getattr(request.module, "ONE_CHROMIUM", True):
-        browser_helpers.close_shared_chromium()
-        yield
-        return
+    (browser_helpers.WorkerChromium); a test that needs several people opens their contexts in it (people_browser).
+    The Chromium stays open for the next browser module (tests/conftest.py runs them back to back and closes it before
+    any other test)."""
     if browser_helpers.worker_chromium is None:
         browser_helpers.worker_chromium = WorkerChromium()
     yield

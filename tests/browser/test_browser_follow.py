@@ -12,16 +12,14 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from browser_helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     ROOT,
     chromium_page,
     exceptions_on,
+    people_browser,
     streamlit_server,
     wait_for_app_idle,
     wait_for_text,
 )
-from playwright.sync_api import sync_playwright
 from test_browser_lecture import decode_qr
 
 from attnviz.lecture import is_loopback
@@ -33,7 +31,6 @@ PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
 STUDENTS = 3
 pytestmark = pytest.mark.browser
-ONE_CHROMIUM = False  # it also runs AppTest or its own sync_playwright (tests/browser/conftest.py)
 
 NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
 CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"
@@ -75,124 +72,120 @@ def follower_at(page, step: int, title: str) -> None:
 
 
 def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            lecturer = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-            projector_link, notes_link, follow_link = start_room(lecturer, server)
-            code = dict(parse_qsl(urlsplit(follow_link).query))["room"]
-            key = dict(parse_qsl(urlsplit(projector_link).query))["key"]
-            assert key not in follow_link and f"room={code}&key={key}" in notes_link
-            assert "is this computer's own" in lecturer.inner_text('[data-testid="stMain"]')  # loopback, said
-            lecturer.screenshot(path=str(ARTIFACTS / "follow_lecture_page.png"), full_page=True)
+    # the lecturer in the worker's tab; everyone else in a browser context of their own (own cookies)
+    with people_browser() as browser, chromium_page(1280, 900) as lecturer:
+        projector_link, notes_link, follow_link = start_room(lecturer, server)
+        code = dict(parse_qsl(urlsplit(follow_link).query))["room"]
+        key = dict(parse_qsl(urlsplit(projector_link).query))["key"]
+        assert key not in follow_link and f"room={code}&key={key}" in notes_link
+        assert "is this computer's own" in lecturer.inner_text('[data-testid="stMain"]')  # loopback, said
+        lecturer.screenshot(path=str(ARTIFACTS / "follow_lecture_page.png"), full_page=True)
 
-            projector = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
-            projector.goto(f"{server}/{projector_link[2:]}")
-            wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
-            wait_for_app_idle(projector)
-            assert projector.evaluate(NO_FIGURES)
+        projector = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
+        projector.goto(f"{server}/{projector_link[2:]}")
+        wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
+        wait_for_app_idle(projector)
+        assert projector.evaluate(NO_FIGURES)
 
-            students = [browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                            has_touch=True).new_page() for _ in range(STUDENTS)]
-            for student in students:
-                student.goto(follow_link)
-                follower_at(student, 1, "Where does 'ran' look?")
-                assert "/step_by_step?" in student.url and "key=" not in student.url and "present" not in student.url
-                assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
-                assert student.evaluate(NO_SIDEWAYS)
-                top = student.evaluate(ANSWER_TOP)
-                assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
-                assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
-            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
-            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_first_screen.png"))  # what a student sees
+        students = [browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                        has_touch=True).new_page() for _ in range(STUDENTS)]
+        for student in students:
+            student.goto(follow_link)
+            follower_at(student, 1, "Where does 'ran' look?")
+            assert "/step_by_step?" in student.url and "key=" not in student.url and "present" not in student.url
+            assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
+            assert student.evaluate(NO_SIDEWAYS)
+            top = student.evaluate(ANSWER_TOP)
+            assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
+            assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
+        students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
+        students[0].screenshot(path=str(ARTIFACTS / "follow_phone_first_screen.png"))  # what a student sees
 
-            for student, token in zip(students, ("dog", "dog", "home"), strict=True):
-                pill(student, token).click()
-                wait_for_text(student, f"Your answer is in: '{token}'")
-            pill(students[2], "a").click()
-            wait_for_text(students[2], "Your answer is in: 'a'")  # changed: still one answer
-            wait_for_text(projector, "3 answers so far", timeout_ms=30_000)  # the count grows live
+        for student, token in zip(students, ("dog", "dog", "home"), strict=True):
+            pill(student, token).click()
+            wait_for_text(student, f"Your answer is in: '{token}'")
+        pill(students[2], "a").click()
+        wait_for_text(students[2], "Your answer is in: 'a'")  # changed: still one answer
+        wait_for_text(projector, "3 answers so far", timeout_ms=30_000)  # the count grows live
 
-            notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
-            notes.goto(f"{server}/{notes_link[2:]}")
-            wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
-            notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
+        notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
+        notes.goto(f"{server}/{notes_link[2:]}")
+        wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
+        notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
 
-            intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
-            intruder.goto(f"{server}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=2')}")
-            wait_for_text(intruder, "presenter key is not room")
-            wait_for_app_idle(intruder)
-            notes.wait_for_timeout(2_000)
-            assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # the room did not move
-            assert all("/step_by_step?" in s.url for s in students)
-            intruder.context.close()
+        intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
+        intruder.goto(f"{server}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=2')}")
+        wait_for_text(intruder, "presenter key is not room")
+        wait_for_app_idle(intruder)
+        notes.wait_for_timeout(2_000)
+        assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # the room did not move
+        assert all("/step_by_step?" in s.url for s in students)
+        intruder.context.close()
 
-            notes.get_by_role("button", name="Reveal").click()
-            wait_for_text(notes, "Revealed")
-            projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
-            wait_for_text(projector, "The class (3 answers) and the model", "('a' 1, 'dog' 2)")  # changed: counted once
-            wait_for_app_idle(projector)
-            projector.screenshot(path=str(ARTIFACTS / "follow_projector_revealed.png"))
-            for student in students:
-                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)  # the gate opened for followers
-                wait_for_app_idle(student)
-                assert "answers are closed" not in student.inner_text('[data-testid="stMain"]')  # nobody answered late
-                assert student.evaluate(NO_SIDEWAYS)
-            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
+        notes.get_by_role("button", name="Reveal").click()
+        wait_for_text(notes, "Revealed")
+        projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+        wait_for_text(projector, "The class (3 answers) and the model", "('a' 1, 'dog' 2)")  # changed: counted once
+        wait_for_app_idle(projector)
+        projector.screenshot(path=str(ARTIFACTS / "follow_projector_revealed.png"))
+        for student in students:
+            student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)  # the gate opened for followers
+            wait_for_app_idle(student)
+            assert "answers are closed" not in student.inner_text('[data-testid="stMain"]')  # nobody answered late
+            assert student.evaluate(NO_SIDEWAYS)
+        students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
 
-            notes.get_by_role("button", name="Next").click()  # the phone moves the projector and every follower
-            wait_for_text(notes, "Step 2 of 3")
-            for page in [projector, *students]:
-                follower_at(page, 2, "The causal mask")
-                assert "/masks_lab?" in page.url
-            assert "key=" in projector.url and "present=1" in projector.url
-            projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
-            assert students[0].evaluate(ANSWER_TOP) < 844 - 60  # a page with pickers (masks lab): the box first too
-            pill(students[0], "causal").click()  # a choice question on a phone
-            wait_for_text(students[0], "Your answer is in: causal")
-            assert students[0].evaluate(NO_SIDEWAYS)
-            students[0].screenshot(path=str(ARTIFACTS / "follow_phone_choice.png"))
-            wait_for_text(projector, "1 answer so far", timeout_ms=30_000)
+        notes.get_by_role("button", name="Next").click()  # the phone moves the projector and every follower
+        wait_for_text(notes, "Step 2 of 3")
+        for page in [projector, *students]:
+            follower_at(page, 2, "The causal mask")
+            assert "/masks_lab?" in page.url
+        assert "key=" in projector.url and "present=1" in projector.url
+        projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
+        assert students[0].evaluate(ANSWER_TOP) < 844 - 60  # a page with pickers (masks lab): the box first too
+        pill(students[0], "causal").click()  # a choice question on a phone
+        wait_for_text(students[0], "Your answer is in: causal")
+        assert students[0].evaluate(NO_SIDEWAYS)
+        students[0].screenshot(path=str(ARTIFACTS / "follow_phone_choice.png"))
+        wait_for_text(projector, "1 answer so far", timeout_ms=30_000)
 
-            png = projector.get_by_role("button", name="Students")
-            png.click()
-            qr = projector.locator(".st-key-lecture_follow_qr img")
-            qr.wait_for(timeout=30_000)
-            projector.wait_for_timeout(500)
-            assert decode_qr(qr.screenshot()) == follow_link  # the room's link, loopback here, and said so
-            assert "is this computer's own" in projector.inner_text('[data-testid="stPopoverBody"]')
-            projector.screenshot(path=str(ARTIFACTS / "follow_projector_students_popover.png"))
-            projector.keyboard.press("Escape")
+        png = projector.get_by_role("button", name="Students")
+        png.click()
+        qr = projector.locator(".st-key-lecture_follow_qr img")
+        qr.wait_for(timeout=30_000)
+        projector.wait_for_timeout(500)
+        assert decode_qr(qr.screenshot()) == follow_link  # the room's link, loopback here, and said so
+        assert "is this computer's own" in projector.inner_text('[data-testid="stPopoverBody"]')
+        projector.screenshot(path=str(ARTIFACTS / "follow_projector_students_popover.png"))
+        projector.keyboard.press("Escape")
 
-            wanderer = students[1]  # breaks away, then comes back
-            wanderer.get_by_role("link", name="Explore this view").click()
-            wait_for_text(wanderer, "Back to following", "Masks lab")
-            assert "lecture=" not in wanderer.url and f"room={code}" in wanderer.url
-            assert "Step 2 of 3" not in wanderer.inner_text('[data-testid="stMain"]')
-            wanderer.get_by_role("link", name="Back to following").click()
-            follower_at(wanderer, 2, "The causal mask")
+        wanderer = students[1]  # breaks away, then comes back
+        wanderer.get_by_role("link", name="Explore this view").click()
+        wait_for_text(wanderer, "Back to following", "Masks lab")
+        assert "lecture=" not in wanderer.url and f"room={code}" in wanderer.url
+        assert "Step 2 of 3" not in wanderer.inner_text('[data-testid="stMain"]')
+        wanderer.get_by_role("link", name="Back to following").click()
+        follower_at(wanderer, 2, "The causal mask")
 
-            projector.keyboard.press("ArrowRight")  # the clicker on the projector moves the room too
-            for page in [notes, *students]:
-                wait_for_text(page, "Step 3 of 3", timeout_ms=60_000)
-            number = students[2].get_by_label("Your answer (a number)")  # a number question on a phone
-            number.fill("256")
-            number.press("Enter")
-            wait_for_text(students[2], "Your answer is in: 256")
-            wait_for_text(notes, "1 answer (number)", timeout_ms=30_000)
-            assert students[2].evaluate(NO_SIDEWAYS)
-            with notes.expect_download(timeout=120_000) as download:  # the record, one click, offline
-                notes.get_by_role("button", name="Export the lecture").click()
-            record = Path(download.value.path()).read_text(encoding="utf-8")
-            assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
-            # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
-            measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-            assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
-                   f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
-            for page in [lecturer, projector, notes, *students]:
-                assert not exceptions_on(page)
-        finally:
-            browser.close()
+        projector.keyboard.press("ArrowRight")  # the clicker on the projector moves the room too
+        for page in [notes, *students]:
+            wait_for_text(page, "Step 3 of 3", timeout_ms=60_000)
+        number = students[2].get_by_label("Your answer (a number)")  # a number question on a phone
+        number.fill("256")
+        number.press("Enter")
+        wait_for_text(students[2], "Your answer is in: 256")
+        wait_for_text(notes, "1 answer (number)", timeout_ms=30_000)
+        assert students[2].evaluate(NO_SIDEWAYS)
+        with notes.expect_download(timeout=120_000) as download:  # the record, one click, offline
+            notes.get_by_role("button", name="Export the lecture").click()
+        record = Path(download.value.path()).read_text(encoding="utf-8")
+        assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
+        # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
+        measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
+        assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
+               f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
+        for page in [lecturer, projector, notes, *students]:
+            assert not exceptions_on(page)
 
 
 def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_path, monkeypatch):

@@ -22,18 +22,24 @@ import sys
 import time
 
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, exceptions_on, free_port, wait_for_app_idle, wait_for_text
+from browser_helpers import (
+    ROOT,
+    chromium_page,
+    exceptions_on,
+    free_port,
+    people_browser,
+    wait_for_app_idle,
+    wait_for_text,
+)
 from class_server_helpers import ClassServer
 from test_browser_follow import CLASS_ROW, NO_FIGURES, follower_at, pill, start_room
 from test_browser_lecture import decode_qr
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from haproxy_config import COOKIE  # deploy/ is scripts, not a package
-from playwright.sync_api import sync_playwright
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
-ONE_CHROMIUM = False  # it starts its own sync_playwright (tests/browser/conftest.py)
 TOKENS = ("dog", "a", "dog", "home")  # the four students' answers; students 0 and 2 are on process p0
 
 
@@ -82,85 +88,82 @@ def wait_for_new_session(page, opened: list, before: int, timeout_s: float = 60)
 
 def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(class_server):
     server, base = class_server
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            lecturer = pinned(browser, base, "p0", 1280, 900)
-            projector_link, notes_link, follow_link = start_room(lecturer, base)  # the plan and room go to Redis
-            key = projector_link.split("key=", 1)[1].split("&", 1)[0]
-            projector = pinned(browser, base, "p1", 1024, 768)  # the room made on p0, opened on p1
-            projector.goto(f"{base}/{projector_link[2:]}")
-            wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
-            notes = pinned(browser, base, "p0", 390, 844)
-            notes_streams = streams(notes)
-            notes.goto(f"{base}/{notes_link[2:]}")
-            wait_for_text(notes, "Step 1 of 3", "not revealed yet")
+    # the lecturer in the worker's tab; everyone else in a browser context of their own (own cookies)
+    with people_browser() as browser, chromium_page(1280, 900) as lecturer:
+        lecturer.context.add_cookies([{"name": COOKIE, "value": "p0", "url": base}])  # cleared with the tab
+        projector_link, notes_link, follow_link = start_room(lecturer, base)  # the plan and room go to Redis
+        key = projector_link.split("key=", 1)[1].split("&", 1)[0]
+        projector = pinned(browser, base, "p1", 1024, 768)  # the room made on p0, opened on p1
+        projector.goto(f"{base}/{projector_link[2:]}")
+        wait_for_text(projector, "Step 1 of 3", "Predict first.", "0 answers so far")
+        notes = pinned(browser, base, "p0", 390, 844)
+        notes_streams = streams(notes)
+        notes.goto(f"{base}/{notes_link[2:]}")
+        wait_for_text(notes, "Step 1 of 3", "not revealed yet")
 
-            students = [pinned(browser, base, f"p{i % 2}", 390, 844, is_mobile=True, has_touch=True)
-                        for i in range(len(TOKENS))]
-            student_streams = [streams(student) for student in students]
-            for student, token in zip(students, TOKENS, strict=True):
-                student.goto(follow_link)
-                follower_at(student, 1, "Where does 'ran' look?")
-                assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
-                pill(student, token).click()
-                wait_for_text(student, f"Your answer is in: '{token}'")  # acknowledged by the store
-            wait_for_text(projector, "4 answers so far", timeout_ms=30_000)  # counted across both processes
-            wait_for_text(notes, "4 answers (token)", timeout_ms=30_000)
+        students = [pinned(browser, base, f"p{i % 2}", 390, 844, is_mobile=True, has_touch=True)
+                    for i in range(len(TOKENS))]
+        student_streams = [streams(student) for student in students]
+        for student, token in zip(students, TOKENS, strict=True):
+            student.goto(follow_link)
+            follower_at(student, 1, "Where does 'ran' look?")
+            assert student.evaluate(NO_FIGURES), "a follower's figures before Reveal"
+            pill(student, token).click()
+            wait_for_text(student, f"Your answer is in: '{token}'")  # acknowledged by the store
+        wait_for_text(projector, "4 answers so far", timeout_ms=30_000)  # counted across both processes
+        wait_for_text(notes, "4 answers (token)", timeout_ms=30_000)
 
-            intruder = pinned(browser, base, "p1", 1024, 768)  # a crafted projector link
-            intruder.goto(f"{base}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=3')}")
-            wait_for_text(intruder, "presenter key is not room")
-            intruder.context.close()
-            notes.wait_for_timeout(2_000)
-            assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # nothing moved
+        intruder = pinned(browser, base, "p1", 1024, 768)  # a crafted projector link
+        intruder.goto(f"{base}/{projector_link[2:].replace(key, 'x' * 24).replace('step=1', 'step=3')}")
+        wait_for_text(intruder, "presenter key is not room")
+        intruder.context.close()
+        notes.wait_for_timeout(2_000)
+        assert "Step 1 of 3" in notes.inner_text('[data-testid="stMain"]')  # nothing moved
 
-            victim = server.pids()[0]  # mid-question: p0 dies with two students, the lecturer and the phone on it
-            before = [len(opened) for opened in student_streams]
-            notes_before = len(notes_streams)
-            killed = time.monotonic()
-            os.kill(victim, signal.SIGKILL)
-            for student, opened, n, token in zip(students[0::2], student_streams[0::2], before[0::2], TOKENS[0::2],
-                                                 strict=True):
-                wait_for_new_session(student, opened, n)
-                # the answer the store acknowledged before the kill, read back by the new session
-                wait_for_text(student, f"Your answer is in: '{token}'", "Step 1 of 3", timeout_ms=60_000)
-                print(f"a student of the killed process follows again {time.monotonic() - killed:.1f} s after the kill")
-                assert student.evaluate(NO_FIGURES)
-            wait_for_new_session(notes, notes_streams, notes_before)  # the phone follows the room from p1 now
-            wait_for_text(notes, "Step 1 of 3", "4 answers (token)", timeout_ms=60_000)  # no answer lost
+        victim = server.pids()[0]  # mid-question: p0 dies with two students, the lecturer and the phone on it
+        before = [len(opened) for opened in student_streams]
+        notes_before = len(notes_streams)
+        killed = time.monotonic()
+        os.kill(victim, signal.SIGKILL)
+        for student, opened, n, token in zip(students[0::2], student_streams[0::2], before[0::2], TOKENS[0::2],
+                                             strict=True):
+            wait_for_new_session(student, opened, n)
+            # the answer the store acknowledged before the kill, read back by the new session
+            wait_for_text(student, f"Your answer is in: '{token}'", "Step 1 of 3", timeout_ms=60_000)
+            print(f"a student of the killed process follows again {time.monotonic() - killed:.1f} s after the kill")
+            assert student.evaluate(NO_FIGURES)
+        wait_for_new_session(notes, notes_streams, notes_before)  # the phone follows the room from p1 now
+        wait_for_text(notes, "Step 1 of 3", "4 answers (token)", timeout_ms=60_000)  # no answer lost
 
-            notes.get_by_role("button", name="Reveal").click()
-            wait_for_text(notes, "Revealed")
-            projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
-            wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
-            wait_for_app_idle(projector)
-            projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
-            for i, student in enumerate(students):
-                try:
-                    student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
-                except Exception:
-                    student.screenshot(path=str(ARTIFACTS / f"follow_class_server_student{i}_stuck.png"))
-                    raise
+        notes.get_by_role("button", name="Reveal").click()
+        wait_for_text(notes, "Revealed")
+        projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+        wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
+        wait_for_app_idle(projector)
+        projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
+        for i, student in enumerate(students):
+            try:
+                student.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
+            except Exception:
+                student.screenshot(path=str(ARTIFACTS / f"follow_class_server_student{i}_stuck.png"))
+                raise
 
-            notes.get_by_role("button", name="Next").click()
-            for page in [projector, *students]:
-                follower_at(page, 2, "The causal mask")
-                assert "/masks_lab?" in page.url
+        notes.get_by_role("button", name="Next").click()
+        for page in [projector, *students]:
+            follower_at(page, 2, "The causal mask")
+            assert "/masks_lab?" in page.url
 
-            projector.get_by_role("button", name="Students").click()  # the balancer's address, not a process's
-            qr = projector.locator(".st-key-lecture_follow_qr img")
-            qr.wait_for(timeout=30_000)
-            projector.wait_for_timeout(500)
-            assert decode_qr(qr.screenshot()) == follow_link
-            projector.keyboard.press("Escape")
+        projector.get_by_role("button", name="Students").click()  # the balancer's address, not a process's
+        qr = projector.locator(".st-key-lecture_follow_qr img")
+        qr.wait_for(timeout=30_000)
+        projector.wait_for_timeout(500)
+        assert decode_qr(qr.screenshot()) == follow_link
+        projector.keyboard.press("Escape")
 
-            wanderer = students[1]
-            wanderer.get_by_role("link", name="Explore this view").click()
-            wait_for_text(wanderer, "Back to following", "Masks lab")
-            wanderer.get_by_role("link", name="Back to following").click()
-            follower_at(wanderer, 2, "The causal mask")
-            for page in [projector, notes, *students]:
-                assert not exceptions_on(page)
-        finally:
-            browser.close()
+        wanderer = students[1]
+        wanderer.get_by_role("link", name="Explore this view").click()
+        wait_for_text(wanderer, "Back to following", "Masks lab")
+        wanderer.get_by_role("link", name="Back to following").click()
+        follower_at(wanderer, 2, "The causal mask")
+        for page in [projector, notes, *students]:
+            assert not exceptions_on(page)

@@ -8,8 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
-from playwright.sync_api import sync_playwright
+from browser_helpers import chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
 from redis_helpers import redis_server
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
@@ -19,7 +18,6 @@ PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 PLAN_ID = "uwake"
 WITHIN_MS = 30_000  # the watcher looks every 0.25 s: this bounds a loaded machine's run, not the watcher
 pytestmark = pytest.mark.browser
-ONE_CHROMIUM = False  # it starts its own sync_playwright (tests/browser/conftest.py)
 
 
 class Sent:
@@ -63,32 +61,27 @@ def pill(page, token: str):
 
 def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_with_no_timer(room):
     server, store, code, key, _ = room
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            sent = Sent(page)
-            page.goto(f"{server}/follow?room={code}")
-            page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
-            wait_for_text(page, "Step 1 of 3", "Which key token does 'ran' weigh most?")
-            wait_for_app_idle(page)
+    with chromium_page(390, 844) as page:
+        sent = Sent(page)
+        page.goto(f"{server}/follow?room={code}")
+        page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
+        wait_for_text(page, "Step 1 of 3", "Which key token does 'ran' weigh most?")
+        wait_for_app_idle(page)
 
-            pill(page, "dog").click()
-            wait_for_text(page, "Your answer is in: 'dog' (token 2)", where=".st-key-lecture_answer")
-            assert store.answer_count(code, 1) == 1
+        pill(page, "dog").click()
+        wait_for_text(page, "Your answer is in: 'dog' (token 2)", where=".st-key-lecture_answer")
+        assert store.answer_count(code, 1) == 1
 
-            store.go_to(code, key, 2)
-            page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
-            wait_for_text(page, "Step 2 of 3", "Which mask lets a token see only the tokens before it?")
-            wait_for_app_idle(page)
+        store.go_to(code, key, 2)
+        page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
+        wait_for_text(page, "Step 2 of 3", "Which mask lets a token see only the tokens before it?")
+        wait_for_app_idle(page)
 
-            store.reveal(code, key, 2)
-            page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
-            wait_for_app_idle(page)
-            assert sent.runs and sent.timers() == 0, "the browser asked for a poll's run itself"
-            assert not exceptions_on(page)
-        finally:
-            browser.close()
+        store.reveal(code, key, 2)
+        page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
+        wait_for_app_idle(page)
+        assert sent.runs and sent.timers() == 0, "the browser asked for a poll's run itself"
+        assert not exceptions_on(page)
 
 
 def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_back(room):
@@ -96,26 +89,21 @@ def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_bac
     it runs again (as the class server restarts it: same port, same folder), the message goes and Next moves the
     page again."""
     server, store, code, key, redis = room
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            page.goto(f"{server}/follow?room={code}")
-            page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
-            wait_for_text(page, "Step 1 of 3")
-            wait_for_app_idle(page)
+    with chromium_page(390, 844) as page:
+        page.goto(f"{server}/follow?room={code}")
+        page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
+        wait_for_text(page, "Step 1 of 3")
+        wait_for_app_idle(page)
 
-            redis.proc.send_signal(signal.SIGKILL)
-            redis.proc.wait(10)
-            wait_for_text(page, "The lecture's shared store cannot be reached", timeout_ms=WITHIN_MS)
+        redis.proc.send_signal(signal.SIGKILL)
+        redis.proc.wait(10)
+        wait_for_text(page, "The lecture's shared store cannot be reached", timeout_ms=WITHIN_MS)
 
-            redis.start()
-            redis.wait_ready(20)
-            page.wait_for_function("() => !document.body.innerText.includes('shared store cannot be reached')",
-                                   timeout=WITHIN_MS, polling=100)
-            store.go_to(code, key, 2)
-            page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
-            wait_for_text(page, "Step 2 of 3")
-            assert not exceptions_on(page)
-        finally:
-            browser.close()
+        redis.start()
+        redis.wait_ready(20)
+        page.wait_for_function("() => !document.body.innerText.includes('shared store cannot be reached')",
+                               timeout=WITHIN_MS, polling=100)
+        store.go_to(code, key, 2)
+        page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
+        wait_for_text(page, "Step 2 of 3")
+        assert not exceptions_on(page)

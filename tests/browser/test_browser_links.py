@@ -6,17 +6,32 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from apptest_helpers import run_app
-from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_heatmaps, wait_for_text
+from browser_helpers import (
+    chromium_page,
+    exceptions_on,
+    in_own_thread,
+    wait_for_app_idle,
+    wait_for_heatmaps,
+    wait_for_text,
+)
 from link_round_trip import address_of
 
 from ui.pickers import LINK_VALUE_BYTES
 
 pytestmark = pytest.mark.browser
-ONE_CHROMIUM = False  # it also runs AppTest or its own sync_playwright (tests/browser/conftest.py)
 
 
 def query_of(page) -> dict:
     return {k: v[0] if len(v) == 1 else v for k, v in parse_qs(urlsplit(page.url).query, keep_blank_values=True).items()}
+
+
+def address_after_the_same_changes() -> dict:
+    """The address the AppTest round trip takes after the changes the browser test makes."""
+    at = run_app({"model": "toy"})
+    at.text_area(key="text").set_value("Bright students ask sharp questions").run()
+    at.toggle(key="scaled").set_value(False).run()
+    at.run()
+    return address_of(at)
 
 
 def test_the_address_chromium_writes_is_the_one_the_round_trip_takes_and_reopens_the_view(server):
@@ -32,11 +47,7 @@ def test_the_address_chromium_writes_is_the_one_the_round_trip_takes_and_reopens
         wait_for_app_idle(page)
         written, link_query = query_of(page), urlsplit(page.url).query  # the link as copied from the address bar
         drawn_before = wait_for_text(page, "Scaling is off")
-    at = run_app({"model": "toy"})
-    at.text_area(key="text").set_value("Bright students ask sharp questions").run()
-    at.toggle(key="scaled").set_value(False).run()
-    at.run()
-    assert address_of(at) == written
+    assert in_own_thread(address_after_the_same_changes) == written
     with chromium_page() as fresh:
         fresh.goto(server + "/?" + link_query)
         wait_for_heatmaps(fresh)
