@@ -71,17 +71,24 @@ class WorkerChromium:
         self._handlers: dict = {}
 
     def get(self):
+        """The Chromium, launched at the first call, and again after one that died: a crash fails the test it happened
+        in, not every later test of the worker (a Chromium lost at a run's start under load failed 19, 2026-11-27)."""
+        if self.browser is not None and not self.browser.is_connected():
+            self.close()
         if self.browser is None:
-            self._playwright = sync_playwright().start()
+            if self._playwright is None:
+                self._playwright = sync_playwright().start()
             self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            self._tab = None
         return self.browser
 
     def tab(self, width: int, height: int):
         """The worker's shared tab at this size, or None while a test holds it."""
         if self._tab_in_use:
             return None
+        browser = self.get()
         if self._tab is None or self._tab.is_closed():
-            self._tab = self.get().new_context(viewport={"width": width, "height": height}).new_page()
+            self._tab = browser.new_context(viewport={"width": width, "height": height}).new_page()
         else:
             self._tab.set_viewport_size({"width": width, "height": height})
         events = self._tab._impl_obj  # the page's event emitter (pyee): the handlers a test adds are removed after it
@@ -111,7 +118,8 @@ class WorkerChromium:
     def close(self) -> None:
         try:
             if self.browser is not None:
-                self.browser.close()
+                with contextlib.suppress(Exception):  # one that died
+                    self.browser.close()
         finally:
             if self._playwright is not None:
                 self._playwright.stop()

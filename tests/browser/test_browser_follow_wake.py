@@ -40,19 +40,27 @@ class Sent:
         return sum(self.runs)
 
 
+@pytest.fixture(scope="module")
+def app_on_redis(tmp_path_factory):
+    """A real redis-server and the app on it, for the module's tests (a Streamlit server's start and first page cost
+    about 5 s of CPU) -> (base URL, redis). A test that stops redis starts it again before it ends."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as redis, pytest.MonkeyPatch.context() as env:
+        env.setenv("ATTNVIZ_STORE_URL", redis.url)
+        with streamlit_server() as server:
+            yield server, redis
+
+
 @pytest.fixture
-def room(tmp_path, monkeypatch):
-    """A real redis-server, the app on it, the participatory plan and a room -> (base URL, store, code, key)."""
-    with redis_server(tmp_path / "redis") as redis:
-        monkeypatch.setenv("ATTNVIZ_STORE_URL", redis.url)
-        store = RedisStore(redis.url)
+def room(app_on_redis):
+    """The participatory plan and a room of the test's own in the app's store -> (base URL, store, code, key, redis)."""
+    server, redis = app_on_redis
+    store = RedisStore(redis.url)
+    try:
         store.put_plan(PLAN_ID, PLAN.read_bytes())
         code, key = store.create_room(PLAN_ID)
-        try:
-            with streamlit_server() as server:
-                yield server, store, code, key, redis
-        finally:
-            store.close()
+        yield server, store, code, key, redis
+    finally:
+        store.close()
 
 
 def pill(page, token: str):
