@@ -23,14 +23,13 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from apptest_helpers import app_menu  # noqa: E402
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from browser_helpers import own_chromium, streamlit_server  # noqa: E402
 
 from attnviz.lecture import load_plan, step_link  # noqa: E402
 from attnviz.paths import LECTURES  # noqa: E402
@@ -82,8 +81,7 @@ def main() -> None:
     plan = load_plan(LECTURES / f"{args.plan}.toml", {p: t for _, p, t in app_menu()})
     n = len(plan.steps)
 
-    with streamlit_server() as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with streamlit_server() as url, own_chromium() as browser:
         page = browser.new_page(viewport={"width": 1024, "height": 768})
         rows = {}
         for walk in range(1, args.passes + 1):
@@ -103,7 +101,6 @@ def main() -> None:
                     page.locator(".st-key-lecture_reveal button").first.click()
                     at = settled_at(page, number, n, False, revealed=True)
                     rows.setdefault(number, {})[f"reveal{walk}"] = (at - clicked) / 1000
-        browser.close()
 
     def cell(row: dict, key: str) -> str:
         return f"{row[key]:6.2f}" if key in row else "     -"

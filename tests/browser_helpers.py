@@ -47,6 +47,22 @@ TICK_TEXTS = """() => [...document.querySelectorAll('.js-plotly-plot .xtick text
   .concat(...Object.values(window.attnvizHeatmaps || {}).map(h => h.labels ? h.labels() : []))"""
 
 
+def launch(playwright):
+    """Debian's Chromium, headless, with the tests' flags (CHROMIUM_ARGS)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+@contextmanager
+def own_chromium():
+    """A Chromium of its own (and its Playwright), closed when the block ends."""
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 class WorkerChromium:
     """One headless Chromium for a test process's browser modules, started at the first chromium_page and closed
     before the process's first test that is not a browser test (tests/conftest.py runs the browser files first). A
@@ -76,11 +92,13 @@ class WorkerChromium:
         if self.browser is not None and not self.browser.is_connected():
             self.close()
         if self.browser is None:
-            if self._playwright is None:
-                self._playwright = sync_playwright().start()
-            self.browser = self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            self._tab = None
+            self._playwright = sync_playwright().start()
+            self.browser = launch(self._playwright)
         return self.browser
+
+    def holds(self, context) -> bool:
+        """Is this the shared tab's browser context."""
+        return self._tab is not None and not self._tab.is_closed() and self._tab.context == context
 
     def tab(self, width: int, height: int):
         """The worker's shared tab at this size, or None while a test holds it."""
@@ -142,20 +160,16 @@ def people_browser():
     """A Chromium in which a test opens a browser context per person (browser.new_context: own cookies and storage),
     each closed at the test's end: the worker's shared one (a launch and a cold renderer fewer), else one of its own."""
     if worker_chromium is None:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                yield browser
-            finally:
-                browser.close()
+        with own_chromium() as browser:
+            yield browser
         return
     browser = worker_chromium.get()
     before = list(browser.contexts)
     try:
         yield browser
     finally:
-        for context in browser.contexts:
-            if context not in before:
+        for context in browser.contexts:  # the shared tab's stays, though the test may have opened it first
+            if context not in before and not worker_chromium.holds(context):
                 with contextlib.suppress(Exception):
                     context.close()
 
@@ -187,13 +201,8 @@ def chromium_page(width: int = 1500, height: int = 1100):
             context.close()
         return
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            yield page
-        finally:
-            browser.close()
+    with own_chromium() as browser:
+        yield browser.new_page(viewport={"width": width, "height": height})
 
 
 def wait_for_heatmaps(page, timeout_ms: float = 90_000, previous: str | None = None) -> str:

@@ -54,10 +54,15 @@ def class_server(tmp_path):
         server.stop()
 
 
-def pinned(browser, base: str, process: str, width: int, height: int, **options):
-    """A browser context of its own whose HAProxy cookie names `process` (p0 or p1): its page."""
-    context = browser.new_context(viewport={"width": width, "height": height}, **options)
+def pin(context, base: str, process: str) -> None:
+    """HAProxy's cookie in this browser context names `process` (p0 or p1): its pages go to that process."""
     context.add_cookies([{"name": COOKIE, "value": process, "url": base}])
+
+
+def pinned(browser, base: str, process: str, width: int, height: int, **options):
+    """A browser context of its own pinned to `process` (p0 or p1): its page."""
+    context = browser.new_context(viewport={"width": width, "height": height}, **options)
+    pin(context, base, process)
     return context.new_page()
 
 
@@ -90,7 +95,7 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
     server, base = class_server
     # the lecturer in the worker's tab; everyone else in a browser context of their own (own cookies)
     with people_browser() as browser, chromium_page(1280, 900) as lecturer:
-        lecturer.context.add_cookies([{"name": COOKIE, "value": "p0", "url": base}])  # cleared with the tab
+        pin(lecturer.context, base, "p0")  # cleared with the tab
         projector_link, notes_link, follow_link = start_room(lecturer, base)  # the plan and room go to Redis
         key = projector_link.split("key=", 1)[1].split("&", 1)[0]
         projector = pinned(browser, base, "p1", 1024, 768)  # the room made on p0, opened on p1
