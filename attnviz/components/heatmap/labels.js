@@ -9,11 +9,13 @@ import { hit, labelPlan, titleWidth } from "./layout.js";
 
 // drop trailing " · " parts until the title fits its room (its panel's width, on one or two lines); "…" says some
 // were dropped (the full title is the tooltip). Two lines lose some width where they wrap between words.
+// -> {shown, w}: the text kept and its width on one line
 function fitTitle(s, title, width, lines) {
   const parts = title.split(" · "), n = parts.length, room = lines > 1 ? 2 * width * 0.9 : width;
   const text = () => parts.join(" · ") + (parts.length < n ? " …" : "");
-  while (parts.length > 1 && titleWidth(s, text()) > room) parts.pop();
-  return text();
+  let w = titleWidth(s, text());
+  while (parts.length > 1 && w > room) { parts.pop(); w = titleWidth(s, text()); }
+  return { shown: text(), w };
 }
 
 export function placeLabels(s) {  // titles, and token labels every k-th when dense so they never overlap
@@ -24,11 +26,11 @@ export function placeLabels(s) {  // titles, and token labels every k-th when de
   const every = cols.step, everyRow = rows.step;
   s.root.dataset.labelStep = String(every);
   for (const b of lay.boxes) {
-    const twoLines = lay.titleH > lay.oneLineH, shown = fitTitle(s, meta.titles[b.p], b.w, twoLines ? 2 : 1);
+    const twoLines = lay.titleH > lay.oneLineH, { shown, w } = fitTitle(s, meta.titles[b.p], b.w, twoLines ? 2 : 1);
     const t = el("div", "avhm-title", s.labels, shown);
     t.title = meta.titles[b.p];
     if (meta.thumbnails && b.p === s.highlight) t.classList.add("avhm-title-on");
-    const wraps = twoLines && titleWidth(s, shown) > b.w;  // else on the line next to the panel, as a short one
+    const wraps = twoLines && w > b.w;  // else on the line next to the panel, as a short one
     if (wraps) t.classList.add("avhm-title-2");
     t.style.left = b.x + "px"; t.style.top = b.y - (wraps ? lay.titleH : lay.oneLineH) + "px"; t.style.width = b.w + "px";
     if (meta.thumbnails) continue;
