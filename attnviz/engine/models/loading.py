@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
 from huggingface_hub import snapshot_download
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils import validate_repo_id
 
 from attnviz.engine.device import pick_device
 from attnviz.engine.gru_seq2seq import GRUSeq2Seq, load_gru_model
@@ -59,7 +60,6 @@ FAMILIES: dict[str, Family] = {
     "gpt2": Family("GPT-2", ("transformer.",), gpt2),
     "bart": Family("BART", ("model.",), bart_model),  # encoder–decoder: engine/models/bart.py
 } | {family: Family(display, CHECKPOINT_PREFIXES, rope_decoder) for family, display in ROPE_FAMILIES.items()}
-HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
 
 
 def load_model(spec: str | None = None, device: str | None = None, *, max_bytes: int | None = None,
@@ -97,7 +97,7 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
         raise AttnvizError(f"No folder at '{spec}'. Give an existing Hugging Face model folder, 'toy', or a hub name.")
     not_shipped = (f"'{spec[:80]}' is neither a model folder nor a model attnviz ships "
                    f"({', '.join(offline_names())})")
-    if not HUB_NAME.match(spec):
+    if not is_hub_name(spec):
         raise AttnvizError(f"{not_shipped}, nor a Hugging Face hub name (owner/name, or a bare name such as gpt2).")
     try:
         check_size(hub_float32_bytes(spec) if max_bytes is not None else None, max_bytes, spec)
@@ -107,6 +107,18 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
             raise
         raise AttnvizError(f"{not_shipped}. As a hub name: {err}") from None
     return load_folder(folder, name=spec, device=device)
+
+
+def is_hub_name(spec: str) -> bool:
+    """Whether the hub could hold a model by this name: the hub's own rule (ASCII letters, digits, '-', '_' and '.',
+    no '--' or '..', neither end a '-' or '.', at most 96 characters a part), as huggingface_hub checks it before any
+    request. A rule of attnviz's own let 'lȡύ' and 'a--b' through, and huggingface_hub's refusal then came up as a
+    traceback (the long link sweep, 2026-11-27)."""
+    try:
+        validate_repo_id(spec)
+    except HFValidationError:
+        return False
+    return True
 
 
 def offline_names() -> list[str]:
