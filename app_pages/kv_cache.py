@@ -69,7 +69,11 @@ with ui.guard("The KV-cache lesson"):
 
     st.subheader("One step of decoding")
     pick = st.columns(3)
-    step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
+    if len(cached.steps) > 1:
+        step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
+    else:  # one new token (or the model stopped after one): one step, and a slider needs two ends
+        step = 0
+        pick[0].markdown("**Step 0**, the only step of this decoding")
     layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
     head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
     v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)

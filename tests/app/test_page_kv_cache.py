@@ -98,3 +98,16 @@ def test_the_default_prompt_shows_tiny_llama_continuing_a_copy_and_says_what_it_
     text = page_text(at)
     assert f"wrote: **{' '.join(expected)}**" in text
     assert "attnviz-tiny-llama was trained on nothing but blocks of random words written twice" in text
+
+
+def test_one_new_token_draws_its_one_step_without_a_slider(tiny_llama):
+    """A slider needs two ends: with one new token the page said "could not be drawn" (the long link sweep's
+    kv_new=1). Now its one step is drawn, and said to be the only one."""
+    at = run_app({"model": "tiny-llama", "kv_prompt": PROMPT, "kv_new": "1"}, page=PAGE)
+    assert_healthy(at)
+    assert not at.error and not at.slider
+    assert "**Step 0**, the only step of this decoding" in page_text(at)
+    cached = tiny_llama.generate(PROMPT, max_new_tokens=1, cache=True)
+    assert len(cached.steps) == 1
+    row, _, _ = drawn_heatmap(at, "kv_row")
+    np.testing.assert_allclose(row, cached.steps[0].attention[0, 0][None].numpy(), atol=DRAWN)
