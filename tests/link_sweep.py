@@ -295,9 +295,10 @@ NEVER = re.compile(r"Traceback|Errno|could not be drawn|\bnan\b|\bNaN\b", re.IGN
 SHOWS = ("plotly_chart", "bidi_component", "latex", "dataframe", "table", "image", "metric", "code", "json")
 
 
-def problems(at, echoed=()) -> list[str]:
+def problems(at, echoed=(), whole_page: bool = True) -> list[str]:
     """Why this run is not 'a drawn page or a clear message' ([] when it is). echoed: the values the link or the user
-    gave, which a clear message may quote ("no lecture plan 'NaN'"): left out of the search for NaN and the like."""
+    gave, which a clear message may quote ("no lecture plan 'NaN'"): left out of the search for NaN and the like.
+    whole_page=False: a rerun of the page's parts alone, whose title and the rest are not in AppTest's tree."""
     found = [f"exception element: {e.value[:300]}" for e in at.exception]
     text = page_text(at)
     for element_kind in ("text", "code", "json", "metric"):
@@ -309,6 +310,8 @@ def problems(at, echoed=()) -> list[str]:
     for match in NEVER.finditer(text.replace("nanoseconds", "")):
         start = max(match.start() - 120, 0)
         found.append(f"{match.group(0)!r} on the page: …{text[start:match.end() + 120]}…")
+    if not whole_page:
+        return found
     if not at.title:
         found.append("no title: the page was not drawn")
     alerts = len(at.error) + len(at.warning) + len(at.info) + len(at.success)
@@ -350,12 +353,11 @@ def type_case(file: str, key: str, value, query: dict | None = None) -> tuple[li
         box.set_value(value)
         at.run(timeout=120)
         echoed = _flat([value, *(query or {}).values()])
-        found = problems(at, echoed)
+        # no title: a rerun of the page's parts alone (ui.state.rerun_parts: the scale's boxes), after which AppTest
+        # holds only what the parts drew, where a browser keeps the rest of the page. What they drew is checked here;
+        # the whole page below, as the browser shows it, drawn again with the same state
+        found = problems(at, echoed, whole_page=bool(at.title))
         if not at.title:
-            # a rerun of the page's parts alone (ui.state.rerun_parts: the scale's boxes): AppTest then holds only
-            # what the parts drew, where a browser keeps the rest of the page. What they drew is checked above; the
-            # whole page is checked as the browser shows it, drawn again with the same state
-            found = [p for p in found if not p.startswith(("no title", "an empty page"))]
             at.run(timeout=120)
             found += problems(at, echoed)
     except Exception as err:  # the run itself failed: that is what the sweep reports

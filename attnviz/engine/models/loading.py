@@ -111,7 +111,7 @@ def load_model(spec: str | None = None, device: str | None = None, *, max_bytes:
 
 def is_hub_name(spec: str) -> bool:
     """Whether the hub could hold a model by this name: the hub's own rule (ASCII letters, digits, '-', '_' and '.',
-    no '--' or '..', neither end a '-' or '.', at most 96 characters a part), as huggingface_hub checks it before any
+    no '--' or '..', neither end with '-' or '.', at most 96 characters a part), as huggingface_hub checks it before any
     request. A rule of attnviz's own let 'lȡύ' and 'a--b' through, and huggingface_hub's refusal then came up as a
     traceback (the long link sweep, 2026-11-27)."""
     try:
