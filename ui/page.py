@@ -110,7 +110,8 @@ def presenter_controls(rerun: dict, settings: tuple[str, ...] = SHARED_SETTINGS,
     """
     own_model = lesson_model_name(lesson) if "model" in settings else None
     in_row = [name for name in SHARED_SETTINGS if name in settings]
-    widths = {"text": 3.6, "model": 2.1, "mask": 2.5, "scale": 2.6}  # room for "Mask: built-in causal" on one line
+    # room for "Mask: built-in causal" on one line, and for the longest model name (all-MiniLM-L6-v2) uncut at 1024 px
+    widths = {"text": 3.4, "model": 2.3, "mask": 2.5, "scale": 2.6}
     row = dict(zip(in_row, st.container(key="presenter_controls").columns(
         [widths[name] for name in in_row], vertical_alignment="bottom"), strict=True))
     st.session_state[IN_ROW] = tuple(name for name in row if not (name == "model" and own_model))

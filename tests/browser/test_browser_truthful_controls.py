@@ -2,7 +2,7 @@
 
 - on a fresh load (every lecture step is one), the mask button names the mask the page uses from its very first
   frame (every text the button ever shows is recorded from the page's start), on an encoder (MiniLM) and on a
-  decoder with a built-in causal mask (tiny-llama), and it is not cut off;
+  decoder with a built-in causal mask (tiny-llama), and neither its label nor the model picker's name is cut off;
 - on Find the head, a new sentence typed slowly, or typed and followed at once by another click, leaves pickers
   that name the tokens the ranking uses.
 Screenshots in test-artifacts/controls_*.png."""
@@ -71,6 +71,9 @@ def test_a_fresh_load_names_the_pages_mask_from_the_first_frame(server, recordin
     assert page.locator(BUTTON + " p").inner_text().strip() == shown
     cut = page.evaluate(CUT, BUTTON)
     assert not cut, "the button's label is cut off"
+    picked = page.locator(".st-key-presenter_controls .st-key-model input[role='combobox']")
+    assert picked.input_value() == model
+    assert picked.evaluate("e => e.scrollWidth <= e.clientWidth"), "the model's name is cut off"
     assert not page.get_by_role("switch", name="Scale scores by 1/√d_k").is_checked()  # scaled=false
     said = page.locator('[data-testid="stMain"]').inner_text()
     if model == "tiny-llama":  # the page's own sentence about the mask says the same
