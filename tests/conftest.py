@@ -1,5 +1,6 @@
 """Shared pytest fixtures. Group fixtures by area under a header comment; keep each group small."""
 
+import gc
 import os
 import sys
 
@@ -9,11 +10,11 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
-import torch
-from helpers_tiny_models import save_tiny_decoder, save_tiny_model
 from streamlit_servers import stop_shared_server
 
-import attnviz
+# torch, transformers (helpers_tiny_models) and attnviz are imported where they are used (noqa: PLC0415 below), not
+# here: a run's controller loads this file before it starts its workers, and runs no test. Imported here, they cost it
+# 2.5 s before the first worker started, and every worker imports them again.
 
 # One torch thread in every test process and in every server a test starts (they inherit the environment).
 # - The suite runs three pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
@@ -24,7 +25,28 @@ import attnviz
 #   digit, which the pages' printed figures show. So one thread count for the whole run.
 os.environ.setdefault("ATTNVIZ_TORCH_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-torch.set_num_threads(int(os.environ["ATTNVIZ_TORCH_THREADS"]))
+
+
+def pytest_configure(config):
+    """torch's thread count, in every process that runs tests: a worker, or the one process of a run without workers
+    (-n 0). The controller of workers runs none (it only hands them files)."""
+    if config.getoption("numprocesses", default=None) and not hasattr(config, "workerinput"):
+        return
+    import torch  # noqa: PLC0415 - see the note on imports above
+
+    torch.set_num_threads(int(os.environ["ATTNVIZ_TORCH_THREADS"]))
+
+
+def pytest_collection_finish(session):
+    """Python's cyclic garbage collector tuned for a test process: what is alive once the tests are collected (torch,
+    transformers, streamlit and every test module) is frozen, never walked again, and a young collection comes after
+    10,000 new objects, not 700. AppTest runs allocate without end: tests/app's link round trip, lecture, head claims
+    and controls row files with tests/analysis, -n 0, took 44.2 and 46.1 busy CPU-s, and 41.4 and 41.0 so (2026-11-27).
+    This changes when unreachable objects are freed, not what any test computes."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
+
 
 # ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
 
@@ -32,6 +54,8 @@ torch.set_num_threads(int(os.environ["ATTNVIZ_TORCH_THREADS"]))
 @pytest.fixture(scope="module")
 def bundled_model():
     """The bundled all-MiniLM-L6-v2, loaded once per test module (never mutated by tests)."""
+    import attnviz  # noqa: PLC0415 - see the note on imports above
+
     return attnviz.load_model()
 
 
@@ -41,6 +65,8 @@ def tiny_model_folder(tmp_path_factory):
 
     Built once per session on first use: saving is cheap, but four families add up.
     """
+    from helpers_tiny_models import save_tiny_model  # noqa: PLC0415 - see the note on imports above
+
     folders = {}
 
     def get(family: str):
@@ -56,17 +82,23 @@ def tiny_model_folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def minilm():
+    import attnviz  # noqa: PLC0415 - see the note on imports above
+
     return attnviz.load_model()
 
 
 @pytest.fixture(scope="module")
 def toy():
+    import attnviz  # noqa: PLC0415 - see the note on imports above
+
     return attnviz.load_model("toy")
 
 
 @pytest.fixture(scope="module")
 def tiny_llama():
     """attnviz's own trained causal model, shipped in attnviz/assets/models/ (the KV-cache and induction pages use it)."""
+    import attnviz  # noqa: PLC0415 - see the note on imports above
+
     return attnviz.load_model("attnviz-tiny-llama")
 
 
@@ -76,6 +108,8 @@ def tiny_llama():
 @pytest.fixture(scope="session")
 def tiny_decoder_folder(tmp_path_factory):
     """name (see helpers_tiny_models.TINY_DECODERS, or 'llama-legacy') -> a folder with a seeded tiny causal LM."""
+    from helpers_tiny_models import save_tiny_decoder  # noqa: PLC0415 - see the note on imports above
+
     folders = {}
 
     def get(name: str):
