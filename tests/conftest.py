@@ -51,12 +51,17 @@ def pytest_collection_finish(session):
 # ---- engine: models (tests/test_parity.py, test_multihead.py, test_engine_errors.py) ---------
 
 
+def loaded(spec: str | None = None):
+    """attnviz.load_model(spec), for the model fixtures below."""
+    import attnviz  # noqa: PLC0415 - see the note on imports above
+
+    return attnviz.load_model(spec)
+
+
 @pytest.fixture(scope="module")
 def bundled_model():
     """The bundled all-MiniLM-L6-v2, loaded once per test module (never mutated by tests)."""
-    import attnviz  # noqa: PLC0415 - see the note on imports above
-
-    return attnviz.load_model()
+    return loaded()
 
 
 @pytest.fixture(scope="session")
@@ -82,24 +87,18 @@ def tiny_model_folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def minilm():
-    import attnviz  # noqa: PLC0415 - see the note on imports above
-
-    return attnviz.load_model()
+    return loaded()
 
 
 @pytest.fixture(scope="module")
 def toy():
-    import attnviz  # noqa: PLC0415 - see the note on imports above
-
-    return attnviz.load_model("toy")
+    return loaded("toy")
 
 
 @pytest.fixture(scope="module")
 def tiny_llama():
     """attnviz's own trained causal model, shipped in attnviz/assets/models/ (the KV-cache and induction pages use it)."""
-    import attnviz  # noqa: PLC0415 - see the note on imports above
-
-    return attnviz.load_model("attnviz-tiny-llama")
+    return loaded("attnviz-tiny-llama")
 
 
 # ---- engine: Llama-family decoders (tests/engine/test_parity_llama.py, test_generation.py) --------
