@@ -25,9 +25,10 @@ CHROMIUM = "/usr/bin/chromium"
 # optimised code to pay for its compiling: Chromium's CPU per visit of the explorer fell from 1.61 s to 1.38 s (three
 # alternating runs of 10 warm visits each way, quiet machine, 2026-11-27), with the same wall time per visit.
 # Not --disable-threaded-compositing: it cut Chromium's CPU for a warm walk of 8 pages by a quarter (5.8 against 8.0
-# CPU-s), but no frame of the page then reaches the browser: every screenshot fails ("Unable to capture screenshot"), and the QR
-# test reads its code from one. --single-process closes the browser at a second context (each person of the class
-# tests is one). Stopping CSS animations, and polling innerText every 100 ms or not, made no difference (2026-11-27).
+# CPU-s), but no frame of the page then reaches the browser: every screenshot fails ("Unable to capture
+# screenshot"), and the QR test reads its code from one. --single-process closes the browser at a second context (each
+# person of the class tests is one). Stopping CSS animations, and polling innerText every 100 ms or not, made no
+# difference (2026-11-27).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--js-flags=--no-opt,--no-maglev"]
 
