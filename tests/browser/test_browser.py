@@ -15,10 +15,13 @@ from browser_helpers import (
     TICK_TEXTS,
     chromium_page,
     exceptions_on,
+    heading_after,
+    open_from_menu,
     streamlit_server,
     wait_for_app_idle,
     wait_for_heatmaps,
     wait_for_text,
+    wait_until_settled,
 )
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -92,8 +95,10 @@ def test_default_model_explorer_and_every_page_open_without_exception_or_a_reque
     """Every page of the menu opens without an exception, and no page asks another host for anything: its icons,
     fonts, scripts and pictures come from the app itself. A lecture hall's network may have no internet, and a request
     to an outside host tells a third party who opened the class's page. Chromium (started without its own background
-    traffic) records every request the pages make. One load of each page serves both checks (the requests were a
-    walk of their own over five pages, tests/browser/test_browser_no_outside_requests.py)."""
+    traffic) records every request the pages make. One visit of each page serves both checks (the requests were a
+    walk of their own over five pages, tests/browser/test_browser_no_outside_requests.py).
+    The first page is loaded from its address, the others opened by the menu's links, as a person goes through the
+    menu (browser_helpers.open_from_menu: half of Chromium's CPU of a load each; fresh loads have tests of their own)."""
     outside, asked, problems = [], [], []
 
     def record(request):
@@ -102,17 +107,20 @@ def test_default_model_explorer_and_every_page_open_without_exception_or_a_reque
         if url.scheme not in ("data", "blob", "about") and url.hostname not in LOCAL:
             outside.append(request.url)
 
-    # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture
-    with chromium_page(height=4200) as page:
+    with chromium_page() as page:
         page.on("request", record)
-        for path in PAGES:
+        page.goto(f"{server}/{PAGES[0]}")
+        heading = ""
+        for path, title in MENU:
             name = path or "explorer"
-            page.goto(f"{server}/{path}")
-            page.wait_for_selector('[data-testid="stSidebar"]', timeout=60_000)
-            wait_for_app_idle(page, timeout_ms=120_000)
-            page.wait_for_timeout(800)  # icons and fonts load after the run
+            heading = open_from_menu(page, server, path, heading) if heading else heading_after(page)
+            wait_for_text(page, title, where='[data-testid="stSidebarNav"] a[aria-current="page"]')
+            wait_until_settled(page, quiet_ms=1_000)  # the run over, and icons, fonts and charts loaded after it
             problems += [f"{name}: exception {e[:300]}" for e in exceptions_on(page)]
-            page.screenshot(path=str(ARTIFACTS / f"page_{name}.png"), full_page=True)
+            # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture
+            page.set_viewport_size({"width": 1500, "height": 4200})
+            page.screenshot(path=str(ARTIFACTS / f"page_{name}.png"))
+            page.set_viewport_size({"width": 1500, "height": 1100})
         icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
     if len(asked) <= 20:  # the pages were drawn (scripts, styles, fonts), so the recording saw them
         problems.append(f"requests: only {len(asked)} recorded")

@@ -9,7 +9,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, wait_until_settled
+from browser_helpers import chromium_page, exceptions_on, heading_after, open_from_menu, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -60,11 +60,14 @@ def test_every_page_fits_the_projector(server, size):
     width, height = size
     problems = []
     with chromium_page(width=width, height=height) as page:
-        for path in PAGES:
-            page.goto(f"{server}/{path}{LINK}")
-            page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=120_000)
+        page.goto(f"{server}/{PAGES[0]}{LINK}")
+        heading = ""
+        for path in PAGES:  # the first from the link, the others from the menu (the link's mask comes along)
+            heading = open_from_menu(page, server, path, heading) if heading else heading_after(page)
             settle(page)  # KaTeX and charts too
             name = path or "explorer"
+            if "mask=padding" not in page.url:
+                problems.append(f"{name}: the link's padding mask did not come along ({page.url})")
             tall = page.evaluate(MAIN_HEIGHT)
             page.set_viewport_size({"width": width, "height": min(max(height, tall), 12_000)})  # the whole page
             page.wait_for_timeout(500)
