@@ -289,11 +289,23 @@ def heading_after(page, before: str = "", timeout_ms: float = 120_000) -> str:
 def open_from_menu(page, server: str, path: str, before: str) -> str:
     """The page at `path` opened with the sidebar menu's own link, as a person moves through the menu: a switch inside
     the app, not a load of it (the sidebar's settings come along: ui/across_pages.py). Waits until the page is
-    the menu's current one and its title (returned) has replaced `before`. A load of the whole app for each page cost
-    Chromium about twice the CPU of a switch: 1.0 against 0.5 s a page (8 pages, three rounds each way, 2026-11-27)."""
+    the menu's current one and its title (returned) has replaced `before`. A switch cost Chromium 0.51-0.60 CPU-s a
+    page, a load of the whole app 0.91-1.03 (8 warm pages, three rounds each way, each waited for until its title was
+    new and it had been quiet for 1 s, 2026-11-28)."""
     page.locator(f'[data-testid="stSidebarNav"] a[href="{server}/{path}"]').click()
     page.wait_for_function("(p) => location.pathname === '/' + p", arg=path, timeout=60_000, polling=100)
     return heading_after(page, before)
+
+
+def through_the_menu(page, server: str, paths: list[str], query: str = ""):
+    """Each of `paths` in turn, yielded once its title is drawn: the first loaded from its address (with `query`), the
+    others opened from the menu (open_from_menu), so a walk over many pages pays one load of the app."""
+    page.goto(f"{server}/{paths[0]}{query}")
+    heading = heading_after(page)
+    yield paths[0]
+    for path in paths[1:]:
+        heading = open_from_menu(page, server, path, heading)
+        yield path
 
 
 def exceptions_on(page) -> list[str]:

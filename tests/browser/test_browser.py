@@ -15,9 +15,8 @@ from browser_helpers import (
     TICK_TEXTS,
     chromium_page,
     exceptions_on,
-    heading_after,
-    open_from_menu,
     streamlit_server,
+    through_the_menu,
     wait_for_app_idle,
     wait_for_heatmaps,
     wait_for_text,
@@ -28,6 +27,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # The menu as app.py declares it, in its order: (url path, title); the default page's path is "".
 MENU = [(path, title) for _, path, title in app_menu()]  # the lecture pages too: they must open cleanly
 PAGES = [path for path, _ in MENU]
+TITLES = dict(MENU)
 
 pytestmark = pytest.mark.browser
 
@@ -98,7 +98,7 @@ def test_default_model_explorer_and_every_page_open_without_exception_or_a_reque
     traffic) records every request the pages make. One visit of each page serves both checks (the requests were a
     walk of their own over five pages, tests/browser/test_browser_no_outside_requests.py).
     The first page is loaded from its address, the others opened by the menu's links, as a person goes through the
-    menu (browser_helpers.open_from_menu: half of Chromium's CPU of a load each; fresh loads have tests of their own)."""
+    menu (browser_helpers.through_the_menu: about half of Chromium's CPU of a load each; fresh loads have tests of their own)."""
     outside, asked, problems = [], [], []
 
     def record(request):
@@ -109,18 +109,16 @@ def test_default_model_explorer_and_every_page_open_without_exception_or_a_reque
 
     with chromium_page() as page:
         page.on("request", record)
-        page.goto(f"{server}/{PAGES[0]}")
-        heading = ""
-        for path, title in MENU:
+        window = page.viewport_size
+        for path in through_the_menu(page, server, PAGES):
             name = path or "explorer"
-            heading = open_from_menu(page, server, path, heading) if heading else heading_after(page)
-            wait_for_text(page, title, where='[data-testid="stSidebarNav"] a[aria-current="page"]')
+            wait_for_text(page, TITLES[path], where='[data-testid="stSidebarNav"] a[aria-current="page"]')
             wait_until_settled(page, quiet_ms=1_000)  # the run over, and icons, fonts and charts loaded after it
             problems += [f"{name}: exception {e[:300]}" for e in exceptions_on(page)]
             # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture
-            page.set_viewport_size({"width": 1500, "height": 4200})
+            page.set_viewport_size({"width": window["width"], "height": 4200})
             page.screenshot(path=str(ARTIFACTS / f"page_{name}.png"))
-            page.set_viewport_size({"width": 1500, "height": 1100})
+            page.set_viewport_size(window)
         icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
     if len(asked) <= 20:  # the pages were drawn (scripts, styles, fonts), so the recording saw them
         problems.append(f"requests: only {len(asked)} recorded")

@@ -9,7 +9,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, heading_after, open_from_menu, wait_until_settled
+from browser_helpers import chromium_page, exceptions_on, through_the_menu, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
@@ -60,10 +60,7 @@ def test_every_page_fits_the_projector(server, size):
     width, height = size
     problems = []
     with chromium_page(width=width, height=height) as page:
-        page.goto(f"{server}/{PAGES[0]}{LINK}")
-        heading = ""
-        for path in PAGES:  # the first from the link, the others from the menu (the link's mask comes along)
-            heading = open_from_menu(page, server, path, heading) if heading else heading_after(page)
+        for path in through_the_menu(page, server, PAGES, LINK):  # the link's mask comes along through the menu
             settle(page)  # KaTeX and charts too
             name = path or "explorer"
             if "mask=padding" not in page.url:
