@@ -257,12 +257,20 @@ def wait_until_settled(page, quiet_ms: float = 1_500, timeout_ms: float = 180_00
 # Every wait_for_function of the tests names its polling (50 or 100 ms): Playwright's default runs the predicate on
 # every animation frame, which keeps a headless renderer making about 60 frames a second while it waits: 0.36-0.54 s
 # of Chromium's CPU per 10 s of waiting on the explorer, against 0.03-0.05 s at 100 ms (2026-11-27, quiet machine).
+# JS: no run under way. Streamlit's status widget shows a run only once it has lasted 500 ms (its frontend's timer), so
+# its absence alone passed during a run's first half-second; the app's root carries the run's state from its start
+# (data-test-script-state: notRunning, running, rerunRequested, stopRequested, compilationError; initial before the
+# first run).
+IDLE = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  const state = app && app.getAttribute('data-test-script-state');
+  return (state === 'notRunning' || state === 'compilationError')
+    && !document.querySelector('[data-testid="stStatusWidget"]'); }"""
+
+
 def wait_for_app_idle(page, timeout_ms: float = 90_000) -> None:
-    """Wait until Streamlit has finished the current run (no 'running' status widget)."""
+    """Wait until Streamlit has finished the current run: its state on the app's root, and no status widget."""
     page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms, polling=100,
-    )
+    page.wait_for_function(IDLE, timeout=timeout_ms, polling=100)
 
 
 def wait_for_text(page, *texts: str, where: str = '[data-testid="stMain"]', timeout_ms: float = 120_000) -> str:

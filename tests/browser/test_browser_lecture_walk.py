@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 import browser_helpers
 import pytest
 from apptest_helpers import app_menu
-from browser_helpers import FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
+from browser_helpers import FIGURE_LABELS_OFF_SCREEN, IDLE, ROOT, exceptions_on, wait_for_text
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attnviz.lecture import load_plan, step_link
@@ -90,7 +90,6 @@ CLIPPED = """() => {
   }
   return out;
 }"""
-IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
   heatmaps: Object.entries(window.attnvizHeatmaps || {}).map(([k, h]) => [k, !!h.drawn]),
