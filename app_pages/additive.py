@@ -12,7 +12,7 @@ from attnviz.lessons.additive import scoring as sc
 from attnviz.lessons.additive.cost import MAX_COST_N, WHY_DOT_PRODUCT_WON, cost_sentence, measure_cost
 from attnviz.lessons.additive.scoring import fit_additive_to_dot_product
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 
 

@@ -21,7 +21,7 @@ from attnviz.lessons.attention_layer import queries as qs
 from attnviz.lessons.attention_layer.regions import FEATURE_MEANINGS, FEATURES, parse_grid, picture_png, picture_regions
 from attnviz.lessons.attention_layer.upward import upward_pull, upward_sentence
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
+from ui.heatmap_widget import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
 
 STEPS = {"a": "a · one query", "b": "b · many queries", "c": "c · keys and values", "d": "d · self-attention"}

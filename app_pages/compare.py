@@ -6,13 +6,13 @@ from dataclasses import replace
 import streamlit as st
 
 import ui
-from app_pages import compare_side as side_b
 from attnviz.analysis.compare import compare_patterns
 from attnviz.analysis.stats import head_entropy, head_max_weight
 from attnviz.lessons.compare.figures import DIFF_VALUES_UP_TO, kl_text, row_kl_figure, symmetric_range
 from attnviz.lessons.compare.sides import PRESETS, SideConfig, describe_change
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
+from ui.parts import compare_side_b as side_b
 
 view = ui.open_page("Compare two settings",
                     "Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "

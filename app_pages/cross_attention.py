@@ -30,7 +30,7 @@ from attnviz.lessons.cross_attention.views import (
     wordpiece_note,
 )
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
-from ui import heatmap as _heatmap
+from ui import heatmap_widget as _heatmap
 from ui.memo import shared
 from ui.page import setting_place
 from ui.present import presenting

@@ -22,7 +22,7 @@ from attnviz.lessons.encoder_layer.figures import stages_heatmap
 from attnviz.lessons.encoder_layer.latex import vector_numbers
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap_bytes, heatmap_row
+from ui.heatmap_widget import heatmap_bytes, heatmap_row
 from ui.memo import shared
 from ui.runs import model_for
 from ui.token_link import follow_token, token_drawn

@@ -9,7 +9,7 @@ from attnviz.lessons.efficient.explain import cost_sentence
 from attnviz.lessons.efficient.figures import cost_figure
 from attnviz.lessons.efficient.method import cap_knobs, knob_default, timing_knobs, timing_notes
 from attnviz.lessons.efficient.methods import METHODS
-from ui import heatmap as _heatmap
+from ui import heatmap_widget as _heatmap
 from ui.charts import plotly_chart
 from ui.memo import shared
 

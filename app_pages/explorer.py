@@ -7,7 +7,6 @@ from functools import partial
 import streamlit as st
 
 import ui
-from app_pages import explorer_why as why
 from attnviz.analysis.stats import live_rows
 from attnviz.draw.describe import describe_effect, describe_layer_windows, describe_mask, describe_scale, head_facts
 from attnviz.draw.export import attentions_npz, head_csv
@@ -31,8 +30,9 @@ from attnviz.lessons.explorer.truth import (
     unknown_pieces,
 )
 from attnviz.lessons.explorer.truth import unknown_note as note_for
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.focus import focused
+from ui.parts import explorer_why as why
 from ui.present import presenting
 from ui.runs import truth_for
 from ui.scale_swap import flipped_scale_state

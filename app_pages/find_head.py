@@ -25,7 +25,7 @@ from attnviz.lessons.find_head import (
     summary_sentence,
     token_name,
 )
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.page import keep_in_link
 from ui.present import table_height
 from ui.token_link import keep_token_in_link, settle_token, token_drawn

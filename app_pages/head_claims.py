@@ -27,9 +27,9 @@ from attnviz.lessons.head_claims.text import (
     head_name,
     shares_sentence,
 )
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.charts import plotly_chart
-from ui.claims import closeness_for, comparison_for, corpus_run, outcome_for, relation_scores, special_shares
+from ui.head_claims_cache import closeness_for, comparison_for, corpus_run, outcome_for, relation_scores, special_shares
 from ui.runs import run_for
 
 

@@ -7,7 +7,7 @@ from attnviz.lessons.induction.figures import loss_figure, score_axis_labels
 from attnviz.lessons.induction.probe import HALF_RANGE, chance_sentence, probe, random_repeated_ids, text_twice_ids
 from attnviz.lessons.kv_cache.decoding import writes_text
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 from ui.runs import model_for
 

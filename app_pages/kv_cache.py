@@ -15,7 +15,7 @@ from attnviz.lessons.kv_cache.decoding import (
 from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
 from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 from ui.runs import model_for
 

@@ -11,7 +11,7 @@ from attnviz.lecture.plan import MAX_BYTES
 from ui.lecture import plans
 from ui.lecture.addresses import class_base, loopback_warning
 from ui.lecture.bar import students_qr
-from ui.lecture.record import export_button
+from ui.lecture.room_record import export_button
 from ui.lecture.store import lecture_store, store_message
 from ui.menu import page_titles
 

@@ -12,7 +12,7 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
-from ui.lecture.record import export_button
+from ui.lecture.room_record import export_button
 from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")

@@ -3,8 +3,8 @@
 import streamlit as st
 
 import ui
-from app_pages import masks_cards as parts
 from attnviz.errors import AttnvizError
+from ui.parts import masks_cards as parts
 
 view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
                     "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "

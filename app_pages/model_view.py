@@ -18,7 +18,7 @@ from attnviz.lessons.model_view import (
     thumbnail_titles,
     thumbnails,
 )
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.memo import shared
 from ui.present import table_height
 from ui.runs import run_for

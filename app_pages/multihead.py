@@ -23,7 +23,7 @@ from attnviz.lessons.multihead.heads import PAPER, head_split
 from attnviz.lessons.multihead.projection import output_projection
 from attnviz.lessons.step_by_step.figures import percentile_limit
 from attnviz.lessons.step_by_step.steps import attention_input
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.charts import plotly_chart
 from ui.present import table_height
 

@@ -10,7 +10,7 @@ from attnviz.lessons.positions.encodings import learned_positions_source, profil
 from attnviz.lessons.positions.permutation import permutation_demo, what_breaks_it
 from attnviz.lessons.step_by_step.figures import percentile_limit
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 from ui.runs import model_for
 

@@ -11,7 +11,7 @@ from attnviz.lessons.scaling.experiments import (
     softmax_saturation,
 )
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 
 

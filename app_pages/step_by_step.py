@@ -17,7 +17,7 @@ from attnviz.lessons.step_by_step.latex import (
     vector_latex,
 )
 from attnviz.lessons.step_by_step.steps import head_steps, output_projection_gap, pair_detail
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.token_link import follow_token, token_drawn
 
 view = ui.open_page("Step by step: one head, from input to output",

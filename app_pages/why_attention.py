@@ -10,7 +10,7 @@ import ui
 from attnviz.lessons.why_attention import figures as wf
 from attnviz.lessons.why_attention.bottleneck import accuracy_against_length, alignment, sentences
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.memo import shared
 from ui.present import presenting
 

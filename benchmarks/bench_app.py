@@ -2,7 +2,7 @@
 
     python benchmarks/bench_app.py            # prints a table; takes about two minutes
 
-Bytes per cell: (a) the heatmap component payloads the pages send (attnviz.draw.heatmap.heatmap_payload,
+Bytes per cell: (a) the heatmap component payloads the pages send (attnviz.draw.heatmap_payload.heatmap_payload,
 with the arguments the explorer's layer_grid_payload and the model view's thumbnail grid use), next to
 what plotly figure JSON of the same cells would cost; and (b) what the browser actually received over
 Streamlit's websocket during a rerun, divided by the heatmap cells shown.
@@ -29,7 +29,7 @@ from browser_helpers import chromium_page, streamlit_server, wait_for_app_idle, 
 
 import attnviz  # noqa: E402
 from attnviz.analysis.stats import head_entropy, head_max_weight  # noqa: E402
-from attnviz.draw.heatmap import decode_payload, heatmap_payload  # noqa: E402
+from attnviz.draw.heatmap_payload import decode_payload, heatmap_payload  # noqa: E402
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails  # noqa: E402
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "the", "dog", "ran", "to", "see", "what", "it", "was", "doing", "there"]

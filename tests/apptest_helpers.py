@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.heatmap_row import row_parts
 from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
 
@@ -82,7 +82,7 @@ def run_app(query: dict | None = None, page: str | None = None, timeout: float =
 
 def chart_specs(at: AppTest) -> dict[str, dict]:
     """key -> the plotly figure JSON of each st.plotly_chart on the page; heatmaps drawn by the canvas
-    component (ui/heatmap) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
+    component (ui/heatmap_widget) are listed too, as {"heatmap": their payload's JSON block}, so 'is key drawn'
     checks keep working (read their numbers with drawn_heatmap / drawn_grid)."""
     specs = {c.key if hasattr(c, "key") else str(i): json.loads(c.proto.spec) for i, c in enumerate(at.get("plotly_chart"))}
     for key, payload in heatmap_payloads(at).items():
@@ -105,7 +105,7 @@ def assert_healthy(at: AppTest) -> None:
 
 
 def heatmap_payloads(at: AppTest) -> dict[str, bytes]:
-    """key -> the payload bytes of each heatmap component (ui/heatmap) on the page."""
+    """key -> the payload bytes of each heatmap component (ui/heatmap_widget) on the page."""
     out = {}
     for raw in drawn_payloads(at):
         raw = shown_payload(raw)  # a switch payload: the state drawn first

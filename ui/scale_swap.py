@@ -4,7 +4,7 @@ the other state the moment the switch flips, before the rerun's payload arrives 
 from __future__ import annotations
 
 from ui import runs
-from ui.heatmap import OtherState
+from ui.heatmap_widget import OtherState
 from ui.pickers import SCALE_SWITCH
 
 # Up to this many tokens a page may send its heatmaps with the switch flipped too. Longer, the second run and the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from attnviz.analysis.stats import head_entropy, head_max_weight
-from attnviz.draw.heatmap import heatmap_payload
+from attnviz.draw.heatmap_payload import heatmap_payload
 
 
 def head_titles(weights, heads) -> list[str]:

@@ -5,13 +5,13 @@ components), each of which the browser renders and lays out; as one component it
 nine such pairs. Each heatmap keeps its own payload, name, kind and legend; the component lays them out in
 equal columns.
 
-Layout: b"AVRW", the head {"count": n}, then n payloads of attnviz.draw.heatmap (or switch payloads), framed as
+Layout: b"AVRW", the head {"count": n}, then n payloads of attnviz.draw.heatmap_payload (or switch payloads), framed as
 attnviz.draw.payload_frames says, left to right.
 """
 
 from __future__ import annotations
 
-from attnviz.draw.heatmap import MAGIC as HEATMAP_MAGIC
+from attnviz.draw.heatmap_payload import MAGIC as HEATMAP_MAGIC
 from attnviz.draw.heatmap_switch import MAGIC as SWITCH_MAGIC
 from attnviz.draw.payload_frames import unwrap, wrap
 from attnviz.errors import AttnvizError

@@ -7,13 +7,13 @@ switch in its other state, the component draws that one as soon as the switch ch
 payload, when it lands, holds the same cells. Both are the from-scratch run's numbers.
 
 Layout: b"AVSW", the head {"control": the switch's widget key, "states": [first's, second's]}, then two payloads of
-attnviz.draw.heatmap, framed as attnviz.draw.payload_frames says. The first is the one drawn now (the switch's
+attnviz.draw.heatmap_payload, framed as attnviz.draw.payload_frames says. The first is the one drawn now (the switch's
 present state).
 """
 
 from __future__ import annotations
 
-from attnviz.draw.heatmap import MAGIC as HEATMAP_MAGIC
+from attnviz.draw.heatmap_payload import MAGIC as HEATMAP_MAGIC
 from attnviz.draw.payload_frames import unwrap, wrap
 from attnviz.errors import AttnvizError
 

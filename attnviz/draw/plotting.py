@@ -1,6 +1,6 @@
 """Tokens as plotly axis categories, log axes labelled by their decades, and plotly's arrays read back.
 
-Attention patterns are drawn by the canvas component (attnviz/draw/heatmap.py); plotly draws only the
+Attention patterns are drawn by the canvas component (attnviz/draw/heatmap_payload.py); plotly draws only the
 line, bar and histogram charts. Where those charts put tokens on an axis, each token is one category:
 repeated tokens are kept apart with zero-width marks, and '<', '>' and '&' are escaped.
 """

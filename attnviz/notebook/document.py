@@ -26,7 +26,7 @@ import torch
 
 from attnviz.draw.describe import scale_name
 from attnviz.draw.head_grid import head_grid_payload
-from attnviz.draw.heatmap import HEADER, heatmap_payload, precision
+from attnviz.draw.heatmap_payload import HEADER, heatmap_payload, precision
 from attnviz.draw.payload_frames import wrap
 from attnviz.errors import AttnvizError
 from attnviz.lessons.model_view import THUMBNAIL_CELLS, pooled_labels

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, drawn_grid, heatmap_payloads, page_text, run_app
 
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 
 
 def alerts(at, kind: str) -> str:

@@ -12,7 +12,7 @@ from streamlit.errors import StreamlitAPIException
 import attnviz
 import ui.state as ui
 from attnviz.draw.export import head_csv
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 
 TEXT = "The cat sat on the mat because it was tired."
 

@@ -1,4 +1,4 @@
-"""The explorer sends each heatmap with the 1/√d_k switch flipped too (ui/heatmap OtherState), so the browser
+"""The explorer sends each heatmap with the 1/√d_k switch flipped too (ui/heatmap_widget OtherState), so the browser
 redraws at once when the switch flips. AppTest: both states hold attnviz's weights, and where the switch decides
 nothing, or the text is long, no second state travels."""
 

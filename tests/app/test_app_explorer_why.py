@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, drawn_grid, heatmap_payloads, page_text, run_app
 
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.latex import fmt
 from attnviz.lessons.explorer.selection import Selection
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail

@@ -18,7 +18,7 @@ from attnviz.lessons.attention_layer.regions import FEATURES, picture_regions
 from attnviz.lessons.attention_layer.upward import upward_pull
 
 PAGE = "app_pages/attention_layer.py"
-WEIGHT_TOL = 1 / 65534 + 1e-7  # the canvas heatmap sends weights as uint16 (attnviz.draw.heatmap)
+WEIGHT_TOL = 1 / 65534 + 1e-7  # the canvas heatmap sends weights as uint16 (attnviz.draw.heatmap_payload)
 
 
 def run(query: dict):

@@ -11,7 +11,7 @@ import pytest
 from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, heatmap_payloads, page_text, run_app
 
 import attnviz
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 
 PAGE = "app_pages/find_head.py"
 TEXT = "The animal didn't cross the street because it was too tired."

@@ -23,7 +23,7 @@ from attnviz.server_settings import ServerSettings
 from ui.lecture import addresses
 from ui.lecture import store as ui_store
 from ui.lecture.answers import number_truth
-from ui.lecture.record import room_record, step_view
+from ui.lecture.room_record import room_record, step_view
 from ui.lecture.store import lecture_store
 
 CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"

@@ -12,7 +12,7 @@ from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_
 import attnviz
 from attnviz.analysis.rollout import attention_rollout
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.heatmap import decode_payload, precision
+from attnviz.draw.heatmap_payload import decode_payload, precision
 from attnviz.draw.value_map import map_values
 from attnviz.lessons.model_view import thumbnail_titles, thumbnails
 

@@ -33,7 +33,7 @@ def latex_with(at: AppTest, marker: str) -> str:
 
 
 def drawn(at: AppTest, key: str) -> np.ndarray:
-    """The matrix ui/heatmap drew under this key, as drawn (-inf where masked)."""
+    """The matrix ui/heatmap_widget drew under this key, as drawn (-inf where masked)."""
     return drawn_heatmap(at, key)[0]
 
 

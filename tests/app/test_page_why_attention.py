@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, page_text, run_app
 
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.why_attention import bottleneck as lesson
 

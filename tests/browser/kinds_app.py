@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.components.heatmap import component_css, component_js
-from attnviz.draw.heatmap import heatmap_payload
+from attnviz.draw.heatmap_payload import heatmap_payload
 
 TOKENS = ["[CLS]", "the", "cat", "sat", "down"]
 

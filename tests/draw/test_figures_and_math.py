@@ -12,7 +12,7 @@ import torch
 import attnviz
 from attnviz.draw.describe import describe_effect, describe_input_embedding, describe_mask, describe_scale, head_facts
 from attnviz.draw.export import attentions_npz, head_csv
-from attnviz.draw.heatmap import decode_payload, heatmap_payload
+from attnviz.draw.heatmap_payload import decode_payload, heatmap_payload
 from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
 from attnviz.draw.plotting import distinct_labels, plain_text, visible_text
 from attnviz.engine.masks import causal_mask, key_padding_mask

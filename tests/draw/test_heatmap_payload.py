@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.draw.heatmap import BITS, HEADER, SCALE_KINDS, decode_payload, heatmap_payload, precision, tick_text
+from attnviz.draw.heatmap_payload import BITS, HEADER, SCALE_KINDS, decode_payload, heatmap_payload, precision, tick_text
 from attnviz.draw.text import markdown_literal
 from attnviz.engine.masks import causal_mask
 from attnviz.errors import AttnvizError

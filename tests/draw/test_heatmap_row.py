@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnviz.draw.heatmap import decode_payload, heatmap_payload
+from attnviz.draw.heatmap_payload import decode_payload, heatmap_payload
 from attnviz.draw.heatmap_row import row_parts, row_payload
 from attnviz.draw.heatmap_switch import switch_payload
 from attnviz.errors import AttnvizError

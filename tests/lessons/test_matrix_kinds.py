@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnviz.analysis.head_scores import induction_scores, previous_token_scores
-from attnviz.draw.heatmap import decode_payload, heatmap_payload
+from attnviz.draw.heatmap_payload import decode_payload, heatmap_payload
 from attnviz.engine.masks import causal_mask
 from attnviz.errors import AttnvizError
 from attnviz.lessons.additive import scoring as sc

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.analysis.stats import head_statistics
-from attnviz.draw.heatmap import HEADER, decode_payload, heatmap_payload, precision
+from attnviz.draw.heatmap_payload import HEADER, decode_payload, heatmap_payload, precision
 from attnviz.draw.value_map import map_values
 from attnviz.errors import AttnvizError
 from attnviz.lessons.model_view import (

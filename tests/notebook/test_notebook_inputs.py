@@ -12,7 +12,7 @@ import torch
 
 import attnviz
 from attnviz import AttnvizError, AttnvizWarning
-from attnviz.draw.heatmap import decode_payload
+from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.payload_frames import unwrap
 from attnviz.lessons.model_view import pool_patterns
 from attnviz.notebook.content import document_of

@@ -22,7 +22,7 @@ from attnviz.lessons.explorer.selection import Selection
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.charts import plotly_chart
-from ui.heatmap import heatmap
+from ui.heatmap_widget import heatmap
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
 

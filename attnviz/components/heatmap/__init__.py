@@ -6,7 +6,7 @@ standalone HTML export can take the same. The JS lives here one idea per file, i
     dom.js     find-or-create helpers; text only through textContent
     format.js  numbers as printed in a cell and in the hover
     scales.js  one colour scale per kind of matrix
-    decode.js  the bytes payload (attnviz/draw/heatmap.py and its wrappers) -> cells and meta
+    decode.js  the bytes payload (attnviz/draw/heatmap_payload.py and its wrappers) -> cells and meta
     layout.js  panel and cell positions; a mouse position -> a cell
     draw.js    panels painted on the canvas, values printed in big cells
     labels.js  titles, token labels, legend, hover

@@ -1,4 +1,4 @@
-// The bytes payload of attnviz/draw/heatmap.py (and its wrappers: heatmap_switch.py, heatmap_row.py) -> a model:
+// The bytes payload of attnviz/draw/heatmap_payload.py (and its wrappers: heatmap_switch.py, heatmap_row.py) -> a model:
 // {meta: the JSON block, cells: the codes (a typed array over panels × rows × cols), top: the masked code, bpc, sum}.
 // Streamlit hands top-level bytes over as a Uint8Array that may be a view into a larger buffer: every read here
 // goes through byteOffset.

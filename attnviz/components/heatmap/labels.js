@@ -1,6 +1,6 @@
 // Every word the heatmap shows, as DOM text (selectable, read by screen readers, testable): panel titles, token
 // labels, the legend under the canvas, and the hover. The legend's words come in the payload (meta.legend, made by
-// attnviz/draw/heatmap.py legend_of); only its colours are drawn here.
+// attnviz/draw/heatmap_payload.py legend_of); only its colours are drawn here.
 import { el } from "./dom.js";
 import { hoverText } from "./format.js";
 import { LUTS, SWATCHES, cssColour } from "./scales.js";

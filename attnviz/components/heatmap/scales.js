@@ -1,4 +1,4 @@
-// One colour scale per kind of matrix (the kinds of attnviz/draw/heatmap.py SCALE_KINDS):
+// One colour scale per kind of matrix (the kinds of attnviz/draw/heatmap_payload.py SCALE_KINDS):
 //   weights    viridis over the panel's range (0..1, or 0..its own largest weight)
 //   signed     RdBu reversed, centred at 0: blue < 0 < red
 //   magnitude  the signed map's upper half, white at 0: |x| gets the colour a signed map gives x > 0, so a |Δ| map

@@ -1,4 +1,4 @@
-"""Charts and LaTeX for the positions page. Matrices go through ui/heatmap; here: lines, scatter, equations."""
+"""Charts and LaTeX for the positions page. Matrices go through ui/heatmap_widget; here: lines, scatter, equations."""
 
 from __future__ import annotations
 

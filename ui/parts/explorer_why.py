@@ -21,7 +21,7 @@ from attnviz.lessons.step_by_step.latex import (
     softmax_latex,
 )
 from attnviz.lessons.step_by_step.steps import pair_detail
-from ui import heatmap as hm
+from ui import heatmap_widget as hm
 from ui.runs import run_for, traced_head
 from ui.scale_swap import flipped_scale_state
 

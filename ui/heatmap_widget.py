@@ -1,7 +1,7 @@
 """The one way pages draw a matrix of attention (or any matrix of numbers) as a heatmap.
 
 Every page calls `heatmap` / `heatmap_grid`; they mount the canvas component of
-attnviz/components/heatmap (inline JS, no build step) with the bytes payload of attnviz.draw.heatmap.
+attnviz/components/heatmap (inline JS, no build step) with the bytes payload of attnviz.draw.heatmap_payload.
 Tests read what was drawn through tests/apptest_helpers.drawn_heatmap, which decodes that payload.
 
 kind:
@@ -25,8 +25,8 @@ from streamlit.runtime import Runtime
 
 from attnviz.components.heatmap import component_css, component_js
 from attnviz.draw.head_grid import head_grid_payload
-from attnviz.draw.heatmap import SCALE_KINDS as KINDS
-from attnviz.draw.heatmap import as_panels, heatmap_payload
+from attnviz.draw.heatmap_payload import SCALE_KINDS as KINDS
+from attnviz.draw.heatmap_payload import as_panels, heatmap_payload
 from attnviz.draw.heatmap_row import row_payload
 from attnviz.draw.heatmap_switch import switch_payload
 from ui.memo import SharedCache
@@ -116,7 +116,7 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
             y_title: str | None = None, axis_words: tuple[str, str] | None = None) -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
-    bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap); None = chosen from the matrix.
+    bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap_payload); None = chosen from the matrix.
     value_name: (legend title, hover word) for a matrix drawn on a kind's scale that it is not (rollout on 0..1).
     y_title, axis_words: the rows' title and the hover's (row, column) words, for a matrix whose rows and columns
     are not query and key tokens (a layers × heads map of weights). None: the kind's own."""

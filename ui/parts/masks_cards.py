@@ -34,7 +34,7 @@ from attnviz.lessons.masks.gallery import (
     pad_column_weight,
     real_rows_difference,
 )
-from ui.heatmap import heatmap, heatmap_bytes, heatmap_row
+from ui.heatmap_widget import heatmap, heatmap_bytes, heatmap_row
 from ui.memo import shared
 from ui.present import table_height
 from ui.runs import model_for, run_for

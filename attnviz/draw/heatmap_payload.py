@@ -1,6 +1,6 @@
 """The bytes a heatmap component draws: one payload = header + JSON block + the cells as integers.
 
-Every matrix attnviz shows travels to the browser as this payload (ui/heatmap.py mounts the canvas
+Every matrix attnviz shows travels to the browser as this payload (ui/heatmap_widget.py mounts the canvas
 component in attnviz/components/heatmap/, whose JS decodes it). Integers, not figure JSON: 12 heads of
 32 tokens are 24 kB of uint16, and the browser paints them on a canvas in well under a millisecond.
 
