@@ -118,6 +118,26 @@ def test_the_presenter_moves_and_reveals_and_every_change_grows_the_version(stor
     assert store.room(code) == back
 
 
+def test_a_steps_clock_goes_on_from_where_it_stopped_when_the_lecture_comes_back_to_it(store):
+    """The notes' "on this step" is now - step_started: 60 s on step 2, 40 s on step 3, back to step 2 for 10 s
+    reads 70 s, not 10 (the clock restarted at every return); step 3, never left twice, then reads its 40 s + more."""
+    code, key = store.create_room("attention")
+    store.go_to(code, key, 2)
+    store.clock.now += 60
+    store.go_to(code, key, 3)
+    store.clock.now += 40
+    back = store.go_to(code, key, 2)
+    store.clock.now += 10
+    assert store.clock.now - back.step_started == pytest.approx(70)
+    assert store.clock.now - store.room(code).step_started == pytest.approx(70)
+    again = store.go_to(code, key, 3)
+    store.clock.now += 5
+    assert store.clock.now - again.step_started == pytest.approx(45)
+    fresh = store.go_to(code, key, 4)  # a step never visited starts at 0
+    assert fresh.step_started == store.clock.now
+    assert fresh.started == T0
+
+
 @pytest.mark.parametrize("wrong", ["another room's", "malformed", "missing", "one letter off"])
 def test_a_wrong_key_changes_nothing(make_store, wrong):
     store = make_store()

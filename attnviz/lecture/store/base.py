@@ -65,7 +65,8 @@ class RoomState:
     plan_id: str
     step: int  # 1-based step the projector shows
     revealed: frozenset[int]  # steps whose figures (and answers) were revealed
-    step_started: float  # time.time() when `step` was entered
+    step_started: float  # when `step`'s clock started: time.time() at entering it, less the time spent on it before
+    #                      (a step the lecture comes back to goes on counting from where it stopped)
     started: float  # time.time() when the room was made
     version: int  # grows with every change: a follower compares it to know whether to redraw
 

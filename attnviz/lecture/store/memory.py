@@ -38,6 +38,7 @@ class _Room:
     key: str
     touched: float
     answers: dict[int, dict[str, str]] = field(default_factory=dict)  # step -> session -> value
+    spent: dict[int, float] = field(default_factory=dict)  # step -> seconds on it in the visits before the current one
 
 
 MAX_ANSWERS = 100_000  # answers one step keeps (a class is far smaller: this bounds a flood of sessions)
@@ -124,7 +125,9 @@ class MemoryStore(LectureStore):
             step = step_number(step)
             if step == room.state.step:
                 return room.state
-            return self._changed(room, step=step, step_started=self._clock())
+            now = self._clock()
+            room.spent[room.state.step] = now - room.state.step_started  # the step left: its time so far
+            return self._changed(room, step=step, step_started=now - room.spent.get(step, 0.0))
 
     def reveal(self, code: str, key: str, step: int) -> RoomState:
         with self._lock:

@@ -4,7 +4,7 @@ so an acknowledged answer survives a crash of Redis too).
 
 Keys, all under one prefix (default "attnviz:"):
     room:<code>       hash: plan, step, revealed (",1,3,"), step_started, started, version, keyhash, touched,
-                      n:<step> (how many sessions answered the step)
+                      n:<step> (how many sessions answered the step), spent:<step> (seconds on a step left earlier)
     answers:<code>    hash: "<step>:<session>" -> the answer (one per session per step: HSET replaces)
     rooms             sorted set: code -> when last touched (the room limit, and forgetting expired rooms)
     flood:<session>   sorted set: the times of a session's answers in the last minute
@@ -91,7 +91,12 @@ end
 """
 GO_TO = PRESENTER + """
 if h[3] ~= ARGV[3] then
-  redis.call('HSET', KEYS[1], 'step', ARGV[3], 'step_started', ARGV[4])
+  -- the step left keeps its time so far; the step entered goes on from the time it had (a step come back to)
+  local started = tonumber(redis.call('HGET', KEYS[1], 'step_started'))
+  redis.call('HSET', KEYS[1], 'spent:' .. h[3], string.format('%.17g', now - started))
+  local before = redis.call('HGET', KEYS[1], 'spent:' .. ARGV[3])
+  local start = before and string.format('%.17g', now - tonumber(before)) or ARGV[4]
+  redis.call('HSET', KEYS[1], 'step', ARGV[3], 'step_started', start)
   touched()
 end
 return {'ok', redis.call('HGETALL', KEYS[1])}
