@@ -3,6 +3,7 @@ step, its notes, question and expected answer, whether it is revealed, the live 
 and in all against the plan's minutes, and Previous / Next / Reveal, which move the room: the projector and every
 follower follow it. Looks at the room every second (one fragment)."""
 
+import contextlib
 import time
 
 import streamlit as st
@@ -12,12 +13,17 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
+from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.room_record import export_button
 from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")
 st.html("<style>.st-key-notes_text p, .st-key-notes_text li { font-size: 1.35rem; line-height: 1.55; }</style>")
-raw_room, raw_key = st.query_params.get("room"), st.query_params.get("key")
+raw_room = st.query_params.get("room")
+raw_key = key_in_link()
+if raw_room is not None and raw_key is None:  # a reload: the key this browser was given with the notes' link
+    with contextlib.suppress(StoreError):
+        raw_key = held_key(clean_code(raw_room))
 if raw_room is None or raw_key is None:
     st.info("These notes are the lecturer's: open them from the Lecture page's \"Presenter notes\" link or its QR "
             "code (they carry the room's presenter key). To follow a lecture as a student, open /follow.",
@@ -38,6 +44,7 @@ except StoreError as err:
     store_message(err)
     st.stop()
 KEY = raw_key
+hold_key(code, KEY)  # out of the address bar (a phone's screen is seen too); this browser keeps it for a reload
 
 
 def move(action: str, step: int) -> None:

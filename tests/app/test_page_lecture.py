@@ -85,7 +85,9 @@ def test_a_step_opens_its_page_in_its_state_with_the_lecture_bar(three_steps):
     prev = urlsplit(bar.split('class="attnviz-lecture-prev" href="')[1].split('"')[0].replace("&amp;", "&"))
     assert prev.path == "./scaling_lab" and ("step", "2") in parse_qsl(prev.query)
     assert 'class="attnviz-lecture-next"' not in bar  # the last step: no Next link
-    assert f"key={key}" in prev.query  # the projector's links keep its key
+    assert "key" not in at.query_params and key not in bar  # the key left the address and the projector's links...
+    cookie = f"attnviz_key_{code}={key}; path=/; SameSite=Strict"
+    assert any(cookie in e.proto.body for e in at.get("html"))  # ...for this browser's cookie, which the next reads
     assert lecture_store().room(code).step == 3  # the projector's link moved the room: followers and notes follow
 
 

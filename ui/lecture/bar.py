@@ -15,7 +15,8 @@ it, and a Reveal draws the page again.
 Previous and Next are plain links to the neighbouring step's full link: the browser opens it as a student's
 browser would open a shared link, so every setting of the step comes from its URL (a page switch inside a
 session keeps the values its widgets already hold, and st.switch_page refuses a parameter bound to a widget).
-The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links.
+The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow the same links; its "blank screen" key (b
+or .) and Enter press Reveal, so a clicker runs the whole lecture.
 
 Predict first: a step with predict_first = true shows its question instead of the page's figures until it is
 revealed (kept in the room: back to a revealed step, it stays revealed; every follower's figures too).
@@ -37,8 +38,10 @@ from ui.lecture import answers
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
 from ui.lecture.follow import explore_link, poll_room, wait_for_store
 from ui.lecture.plans import plan_by_id
+from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
+from ui.present import asked_in_link
 
 REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
 
@@ -67,10 +70,11 @@ class LectureStep:
         return bool(self.room and not self.key)
 
     def link(self, number: int) -> str:
-        """This page's kind of link to step `number` of the same lecture: the projector's (present=1, its key) for
-        the projector and a plain lecture link, a follower's (neither) for a follower."""
+        """This page's kind of link to step `number` of the same lecture: the projector's (present=1) for the
+        projector and a plain lecture link, a follower's (no present) for a follower. Never the presenter key: the
+        projector's browser holds it (ui/lecture/presenter_key.py)."""
         return step_link(self.plan.step(number), lecture=self.plan_id, number=number, room=self.room or None,
-                         key=self.key or None, present=not self.follower)
+                         present=not self.follower)
 
 
 def lecture_in_link() -> LectureStep | None:
@@ -96,7 +100,7 @@ def lecture_in_link() -> LectureStep | None:
     if st.query_params.get("room") is None:
         return at
     try:
-        return in_room(at, str(st.query_params.get("room")), st.query_params.get("key"))
+        return in_room(at, str(st.query_params.get("room")))
     except StoreUnavailable as err:
         return store_down(err)
     except StoreError as err:
@@ -115,9 +119,10 @@ def store_down(err: StoreUnavailable) -> None:
     st.stop()
 
 
-def in_room(at: LectureStep, code: str, key: str | None) -> LectureStep:
-    """The step in its room (StoreError for a malformed code or a store that cannot be reached). The projector's
-    link (the right key) takes the room to its step; a wrong key is said, and the page follows the room."""
+def in_room(at: LectureStep, code: str) -> LectureStep:
+    """The step in its room (StoreError for a malformed code or a store that cannot be reached). The projector (the
+    room's presenter key, in its link or held by its browser) takes the room to its step; a wrong key in the link is
+    said, and the page follows the room."""
     store = lecture_store()
     code = clean_code(code)
     state = store.room(code)
@@ -130,13 +135,17 @@ def in_room(at: LectureStep, code: str, key: str | None) -> LectureStep:
                    icon=":material/co_present:")
         return at
     at = replace(at, room=code, state=state)
+    linked = key_in_link()
+    key = linked if linked is not None else held_key(code) if asked_in_link() else None
     if key is None:
         return at
     if not store.is_presenter(code, key):
-        st.error(f"This link's presenter key is not room {code}'s: only the lecturer's link moves the room, reveals a "
-                 "step or reads the answers before Reveal. Nothing was changed; this page follows the room.",
-                 icon=":material/key_off:")
+        if linked is not None:  # a key held from an earlier room of the same code is simply not this one's
+            st.error(f"This link's presenter key is not room {code}'s: only the lecturer's link moves the room, "
+                     "reveals a step or reads the answers before Reveal. Nothing was changed; this page follows the "
+                     "room.", icon=":material/key_off:")
         return at
+    hold_key(code, key)  # the address drops it; this browser keeps it for the next steps' page loads
     if state.step != at.number:  # the projector opened another step (a key, a clicker): the room goes there
         state = store.go_to(code, key, at.number)
     return replace(at, key=key, state=state)
@@ -151,12 +160,15 @@ def draw_bar() -> LectureStep | None:
         return None
     n = len(at.plan.steps)
     if at.follower:
-        # a link in this tab (st.link_button opens a new one): the way back is one click on the page it opens
+        if closed_until_reveal(at):  # the view explored alone would show the figures the question asks about
+            explore = ('<span class="attnviz-lecture-none" title="The step\'s figures are the answer to its question: '
+                       'explore them once the lecturer reveals it.">Explore this view after Reveal</span>')
+        else:  # a link in this tab (st.link_button opens a new one): the way back is one click on the page it opens
+            explore = (f'<a class="attnviz-lecture-explore" href="{html.escape(explore_link(at, query_pairs()))}" '
+                       'target="_self" title="Leave the lecture to change this view yourself; one click brings you '
+                       'back to following.">Explore this view</a>')
         st.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
-                f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span>"
-                f'<a class="attnviz-lecture-explore" href="{html.escape(explore_link(at, query_pairs()))}" '
-                'target="_self" title="Leave the lecture to change this view yourself; one click brings you back '
-                'to following.">Explore this view</a></div>')
+                f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span>{explore}</div>")
         poll_room(at)
         return at
     left, right = st.columns([5, 1.35], vertical_alignment="center")
@@ -187,17 +199,31 @@ def students_popover(at: LectureStep) -> None:
             st.image(students_qr(follow), width=260, output_format="PNG")  # JPEG would blur the modules
         show_link(follow, "lecture_follow_link")
     loopback_warning(base)  # under the follow code: the code first on a projector's short screen
+    if closed_until_reveal(at):
+        st.markdown("**This view** (the page to explore alone) gets its code after Reveal: before that it would show "
+                    "the class the figures that answer the question.")
+    else:
+        view_code(at, base)
+    if at.presenter:
+        with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
+            st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
+                       "own phone, not on the projector's screen.")
+            st.code(notes_link(base, at.room, at.key), language=None, wrap_lines=True)
+
+
+def closed_until_reveal(at: LectureStep) -> bool:
+    """The step asks the class first and is not revealed yet: its view, explored alone, would show the answer."""
+    return bool(at.step.predict_first or at.step.answer) and not is_revealed(at)
+
+
+def view_code(at: LectureStep, base: str) -> None:
+    """This view's link and QR code, for a student to explore it alone."""
     view_query = urlencode([(k, v) for k, v in query_pairs() if k not in LECTURE_KEYS])
     link = short_view_link(f"{base}/{at.step.page}" if at.step.page else f"{base}/", view_query)
     st.markdown("**This view**: the same page and settings, to explore alone (no lecture bar).")
     with st.container(key="lecture_qr"):
         st.image(students_qr(link), width=220 if at.room else 340, output_format="PNG")
     show_link(link, "lecture_view_link")
-    if at.presenter:
-        with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
-            st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
-                       "own phone, not on the projector's screen.")
-            st.code(notes_link(base, at.room, at.key), language=None, wrap_lines=True)
 
 
 def back_to_following() -> None:
@@ -304,21 +330,31 @@ BAR_CSS = """<style>
 .st-key-lecture_view_link code, .st-key-lecture_follow_link code { overflow-wrap: anywhere; word-break: break-all; }
 </style>"""
 
-# ←/→ and PageUp/PageDown (a presenter's clicker) follow the bar's links. Installed once per browser page (a step
-# change loads the next page anew); a key typed into a text box, a select box or a slider is left to it.
+# ←/→ and PageUp/PageDown (what a presenter's clicker sends for its arrows) follow the bar's links; its "blank screen"
+# key (b or ., by make) and Enter press Reveal. Installed once per browser page (a step change loads the next page
+# anew); a key typed into a text box, a select box or a slider is left to it, and Enter on a button or a link to it.
 KEYS_JS = """<script>
 (() => {
   const win = window.parent || window;
   if (win.__attnvizLectureKeys) return;
   win.__attnvizLectureKeys = true;
   const doc = win.document;
-  const keys = {ArrowRight: 'next', PageDown: 'next', ArrowLeft: 'prev', PageUp: 'prev'};
+  const keys = {ArrowRight: 'next', PageDown: 'next', ArrowLeft: 'prev', PageUp: 'prev', b: 'reveal', B: 'reveal',
+                '.': 'reveal', Enter: 'reveal'};
   doc.addEventListener('keydown', (e) => {
     const which = keys[e.key];
-    if (!which || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    if (!which || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || (e.shiftKey && e.key !== 'B')) return;
     const t = e.target;
     const typing = 'input, textarea, select, [role="slider"], [role="listbox"], [role="combobox"]';
     if (t && t.closest && (t.isContentEditable || t.closest(typing))) return;
+    if (e.key === 'Enter' && t && t.closest && t.closest('button, a, summary, [role="button"], [role="tab"]')) return;
+    if (which === 'reveal') {
+      const button = doc.querySelector('.st-key-lecture_reveal button');
+      if (!button || button.disabled) return;
+      e.preventDefault();
+      button.click();
+      return;
+    }
     const link = doc.querySelector('a.attnviz-lecture-' + which);
     if (!link) return;
     e.preventDefault();
