@@ -1,5 +1,6 @@
 """Presenter notes, for the lecturer alone on any device (/lecture_notes?room=<code>&key=<presenter key>): the room's
-step, its notes, question and expected answer, whether it is revealed, the live answer count, the time on this step
+step, its notes, question and expected answer, whether it is revealed, what the class answered so far (each option's
+or key token's count, live, before Reveal: for the lecturer's eyes only), the time on this step
 and in all against the plan's minutes, and Previous / Next / Reveal, which move the room: the projector and every
 follower follow it. Looks at the room every second (one fragment)."""
 
@@ -13,6 +14,7 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
+from ui.lecture.class_so_far import class_so_far
 from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.room_record import export_button
 from ui.lecture.store import lecture_store, store_message
@@ -79,7 +81,8 @@ def notes() -> None:
             plan = plans.plan_by_id(state.plan_id)
             number, n = state.step, len(plan.steps)
             step = plan.step(number)
-            count = store.answer_count(code, number) if step.answer else 0
+            answers = [a.value for a in store.answers(code, number, KEY)] if step.answer else []
+            count = len(answers)
         except AttnvizError as err:
             store_message(err)
             return
@@ -113,6 +116,8 @@ def notes() -> None:
             facts.append("at Reveal the class's chart marks the value attnviz computes")
         if facts:
             st.markdown(" · ".join(facts))
+        if step.answer:
+            class_so_far(step, answers, revealed)
         with st.container(key="notes_text"):
             st.markdown(step.notes or "_No notes for this step._")
         st.divider()
