@@ -15,7 +15,9 @@ from attnviz.draw.describe import mask_button_name
 from ui import pickers
 from ui.across_pages import remember
 from ui.focus import focus_style
-from ui.lecture.bar import draw_bar, predict_first_gate
+from ui.lecture.bar import draw_bar
+from ui.lecture.gate import asks_first, is_revealed, predict_first_gate
+from ui.lecture.question import Subject
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
@@ -26,7 +28,7 @@ IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
               scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
-              settings: tuple[str, ...] = SHARED_SETTINGS) -> ViewState:
+              settings: tuple[str, ...] = SHARED_SETTINGS, subject: Subject | None = None) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
@@ -38,6 +40,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     control that does nothing); a page with a lesson's own model shows that model's name there instead of the
     picker. The others stay in the closed sidebar, still drawn so that their values carry on to the next page,
     and the sidebar says that this page does not use them.
+    subject: what the page's lecture questions are about, when not the shared sentence: its own input (the number in
+    words, the source), shown with the question before Reveal (ui/lecture/question.py).
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     # a follower (a student's phone): the step's question and answer box come first, above the title and pickers,
@@ -50,7 +54,9 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     else:
         st.title(title, help=caption if presenting and caption else None)
     page_style(presenting)
-    focus_style()  # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py)
+    # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py); a question waiting for its Reveal
+    # keeps the top of the screen until then
+    focus_style(hold=asks_first(lecture) and not is_revealed(lecture))
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))
@@ -87,7 +93,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     if waits_for_text:
         require_text(view, waits_for_text)
     with question_first if question_first is not None else nullcontext():
-        predict_first_gate(lecture, view)  # a predict-first step not yet revealed stops here, before the figures
+        # a predict-first step not yet revealed stops here, before the figures
+        predict_first_gate(lecture, view, subject, view.text if "text" in settings else "")
     return view
 
 

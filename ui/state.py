@@ -24,6 +24,7 @@ from attnviz.engine.models.catalog import spec_of
 from attnviz.errors import AttnvizError
 from ui import access, pickers, runs
 from ui.across_pages import remember
+from ui.focus import panel_left_out
 from ui.memo import shared
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
@@ -135,6 +136,7 @@ def mark_drawn(view: ViewState, lesson: LessonModel | None = None) -> None:
     holds everything the state draws)."""
     st.session_state[DRAWN] = (view, lesson)
     remember()  # pickers drawn inside the page (the explorer's Layer and Heads) are drawn by now
+    panel_left_out()  # a lecture's class answers waiting for a figure the page did not draw (ui/focus.py)
 
 
 def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None:

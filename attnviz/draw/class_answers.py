@@ -13,19 +13,21 @@ RIGHT = "#2a9d4b"
 BINS = 12
 
 
-def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str) -> go.Figure:
-    """One bar per option with its count; the right option green and named (right_from: where it comes from)."""
+def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str,
+                  height: int = 320) -> go.Figure:
+    """One bar per option with its count; the right option green and named (right_from: where it comes from).
+    height: in px (a projector's is smaller: it shares the first screen with the figure that answers the question)."""
     colours = [RIGHT if option == right else CLASS for option in options]
     fig = go.Figure(go.Bar(x=list(options), y=counts, marker_color=colours, text=counts, textposition="outside",
                            hovertemplate="%{x}: %{y} students<extra></extra>"))
     title = f"The class's answers ({sum(counts)})" + (f": green is the right answer ({right_from})" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
-    fig.update_layout(title=title, yaxis_title="students", height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20},
+    fig.update_layout(title=title, yaxis_title="students", height=height, margin={"t": 50, "b": 40, "l": 50, "r": 20},
                       showlegend=False)
     return fig
 
 
-def number_figure(values: list[float], right: float | None, right_from: str) -> go.Figure:
+def number_figure(values: list[float], right: float | None, right_from: str, height: int = 320) -> go.Figure:
     """A histogram of the class's numbers; the right number as a green line (right_from: where it comes from)."""
     data = np.asarray(values, dtype=float)
     points = np.append(data, right) if right is not None else data
@@ -42,5 +44,5 @@ def number_figure(values: list[float], right: float | None, right_from: str) -> 
                       annotation_text=f"right answer {right:.4g} ({right_from})", annotation_position="top")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title=f"The class's answers ({data.size})", xaxis_title="answer", yaxis_title="students",
-                      height=320, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
+                      height=height, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
     return fig

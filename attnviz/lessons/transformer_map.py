@@ -30,9 +30,10 @@ class Block:
     state: tuple[tuple[str, str], ...]  # its URL parameters
     teaches: str  # what that page shows of this block, for the list under the figure
 
-    def link(self) -> str:
-        """The relative link that opens the block's page in its state."""
-        query = urlencode(self.state)
+    def link(self, extra: tuple[tuple[str, str], ...] = ()) -> str:
+        """The relative link that opens the block's page in its state (extra: more parameters, such as a lecture's
+        keys, so that a block opened from a lecture's step stays in the lecture)."""
+        query = urlencode(self.state + tuple(extra))
         return f"./{self.page}" + (f"?{query}" if query else "")
 
 

@@ -170,3 +170,57 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         assert at.session_state[SELECTION] == selection_from_params(dict(step.state))
     if step.focus:
         assert step.focus in figure_ids(at), f"fig={step.focus}: /{step.page} drew the figures {figure_ids(at)}"
+
+
+def blocks(node):
+    """Every node under `node` (AppTest's element tree)."""
+    yield node
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for child in children.values():
+            yield from blocks(child)
+
+
+def keyed(at, key: str):
+    """The block drawn with this key (st.container(key=...)), or None."""
+    return next((n for n in blocks(at._tree) if type(getattr(n, "proto", None)).__name__ == "Block"
+                 and n.proto.id.endswith(f"-{key}")), None)
+
+
+def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_the_focus_figure():
+    """Before Reveal the question says what it is about (the number in words, the sentence with its query in bold)
+    and a choice's options lettered A, B, C…, on the projector and on a phone (whose answer box carries the same
+    letters); after Reveal the class's answers are drawn inside the step's focus figure, the screen the focus brings
+    up, on the projector beside the figure, and a follower's phone is brought to that figure."""
+    plan = SHIPPED["attention"]
+    store = lecture_store()
+    code, key = store.create_room("attention")
+    number = next(k for k, s in enumerate(plan.steps, 1) if s.page == "why_attention" and s.answer)
+    store.go_to(code, key, number)
+    projector = run_app(dict(step_query(plan.step(number), lecture="attention", number=number, room=code, key=key)),
+                        page=FILES["why_attention"])
+    text = page_text(projector)
+    assert "The number, in words: «six hundred four million" in text
+    options = plan.step(number).answer.options
+    assert all(f"<b>{'ABCD'[i]}.</b> {o}" in text for i, o in enumerate(options))
+    follower = run_app(dict(step_query(plan.step(number), lecture="attention", number=number, room=code,
+                                       present=False)), page=FILES["why_attention"])
+    pills = follower.get("button_group")[0]
+    assert [pills.format_func(o) for o in options] == [f"{'ABCD'[i]}. {o}" for i, o in enumerate(options)]
+    assert "<b>A.</b>" not in page_text(follower)  # the answer box under the question holds the lettered options
+
+    token = next(k for k, s in enumerate(plan.steps, 1) if s.answer and s.answer.kind == "token")
+    step = plan.step(token)
+    store.go_to(code, key, token)
+    before = run_app(dict(step_query(step, lecture="attention", number=token, room=code, key=key)), page=FILES[""])
+    assert "<b>it</b>" in page_text(before)  # the query, in its sentence
+    store.reveal(code, key, token)
+    for present in (True, False):
+        at = run_app(dict(step_query(step, lecture="attention", number=token, room=code, key=key if present else None,
+                                     present=present)), page=FILES[""])
+        assert_healthy(at)
+        figure = keyed(at, f"figure_{step.focus}")
+        assert figure is not None and any(n.proto.id.endswith("-lecture_class") for n in blocks(figure)
+                                          if type(getattr(n, "proto", None)).__name__ == "Block")
+        scrolls = any(f'const id = "{step.focus}"' in e.proto.body for e in at.get("html"))
+        assert scrolls  # the projector's focus (fig= in its link), the phone's at Reveal

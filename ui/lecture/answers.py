@@ -23,8 +23,10 @@ from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
+from ui.lecture.question import lettered
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
+from ui.present import presenting
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -195,6 +197,7 @@ def answer_box(at, view) -> None:
                      label_visibility="collapsed", **sent)
         elif spec.kind == "choice":
             st.pills("Your answer", list(spec.options), label_visibility="collapsed",
+                     format_func=lambda option: lettered(spec.options, option),  # the projector's letters
                      default=mine if mine in spec.options else None, **sent)
         else:
             st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
@@ -205,9 +208,15 @@ def answer_box(at, view) -> None:
         st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
-def class_panel(at, view, key: str = "") -> None:
+def drawn_upright(step) -> bool:
+    """The step's class panel is a rows heatmap over the sentence's tokens: on a projector it stands upright (a token
+    a row) beside the figure that answers the question, which it would push off the first screen from above."""
+    return step.answer is not None and step.answer.kind == "token"
+
+
+def class_panel(at, view, key: str = "", upright: bool = False) -> None:
     """At Reveal: the class's answers beside the model's truth (token: the class's share per key token over the
-    model's row; choice and number: a histogram with the right answer marked)."""
+    model's row; choice and number: a histogram with the right answer marked). upright: the token rows as columns."""
     spec = at.step.answer
     try:
         values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
@@ -221,11 +230,11 @@ def class_panel(at, view, key: str = "") -> None:
             except AttnvizError as err:
                 st.warning(f"The model's row: {err}", icon=":material/block:")
                 return
-            class_vs_model(truth, kinds.token_counts(values, len(truth.tokens)))
+            class_vs_model(truth, kinds.token_counts(values, len(truth.tokens)), upright)
         elif spec.kind == "choice":
             right = kinds.right_choice(spec, at.step.expected)
-            plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's"),
-                         key="lecture_class_choice")
+            plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's",
+                                           height=panel_height()), key="lecture_class_choice")
         else:
             class_numbers(at, view, kinds.numbers(values))
 
@@ -240,27 +249,41 @@ def class_numbers(at, view, values: list[float]) -> None:
         st.warning(f"The right value cannot be computed here: {err}", icon=":material/block:")
         truth = None
     if truth is not None:
-        plotly_chart(st, number_figure(values, truth.value, "computed"), key="lecture_class_number")
+        plotly_chart(st, number_figure(values, truth.value, "computed", height=panel_height()),
+                     key="lecture_class_number")
         st.caption(f"The green line, {truth.value:.4g}, is computed now by attnviz: {truth.what}.")
         return
     right = kinds.right_number(at.step.expected)
-    plotly_chart(st, number_figure(values, right, "the plan's"), key="lecture_class_number")
+    plotly_chart(st, number_figure(values, right, "the plan's", height=panel_height()), key="lecture_class_number")
     if right is not None:
         st.caption(f"The green line is the plan's expected answer ({right:g}), written by the lecturer, not computed.")
 
 
-def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:
-    """Two rows over the same key tokens in the same order: the class's share of answers, the model's weights."""
+def panel_height() -> int:
+    """The class's chart's height: on a projector it shares the first screen with the figure that answers the question
+    (ui/lecture/gate.py: the panel stands beside that figure)."""
+    return 260 if presenting() else 300
+
+
+def class_vs_model(truth: TokenTruth, counts: list[int], upright: bool = False) -> None:
+    """Two rows over the same key tokens in the same order: the class's share of answers, the model's weights
+    (upright: two columns, a key token a row)."""
     total = sum(counts)
     share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
     rows = np.stack([share, truth.row.astype(np.float32)])  # (2, n_keys)
     query = truth.tokens[truth.query]
     st.markdown(f"**The class ({total} answers) and the model ({truth.what}):** where does '{query}' (token "
                 f"{truth.query}) look?")
-    heatmap(rows, [f"class ({total})", "model"], list(truth.tokens), key="lecture_class_row",
-            show_values=True, y_title="", axis_words=("row", "key token"), value_name=("share / weight", "value"))
+    if upright:
+        heatmap(rows.T, list(truth.tokens), [f"class ({total})", "model"], key="lecture_class_row", show_values=True,
+                y_title="key token", x_title="", axis_words=("key token", "column"),
+                value_name=("share / weight", "value"))
+    else:
+        heatmap(rows, [f"class ({total})", "model"], list(truth.tokens), key="lecture_class_row",
+                show_values=True, y_title="", axis_words=("row", "key token"), value_name=("share / weight", "value"))
     picked = ", ".join(f"'{truth.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
     best = int(np.argmax(truth.row))
-    st.caption(f"Top row: the class's share of answers per key token ({picked or 'no answers'}). Bottom row: the "
+    first, second = ("Left", "Right") if upright else ("Top row", "Bottom row")
+    st.caption(f"{first}: the class's share of answers per key token ({picked or 'no answers'}). {second}: the "
                f"model's attention weights of '{query}' ({truth.what}); its largest: '{truth.tokens[best]}' (token "
                f"{best}), {truth.row[best]:.2f}.")

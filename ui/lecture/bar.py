@@ -19,7 +19,9 @@ The keys ←/→ and PageUp/PageDown (what a presenter's clicker sends) follow t
 or .) and Enter press Reveal, so a clicker runs the whole lecture.
 
 Predict first: a step with predict_first = true shows its question instead of the page's figures until it is
-revealed (kept in the room: back to a revealed step, it stays revealed; every follower's figures too).
+revealed (kept in the room: back to a revealed step, it stays revealed; every follower's figures too): ui/lecture/gate.py.
+A page opened from a step (a Transformer map block: the map's links carry the lecture's keys) is a detour: its bar leads
+back to the step, and Next goes on to the next one.
 """
 
 from __future__ import annotations
@@ -34,16 +36,16 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
 from attnviz.lecture.store import RoomState, StoreError, StoreUnavailable
 from attnviz.lecture.store.base import clean_code
-from ui.lecture import answers
+from ui.across_pages import current_page
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
 from ui.lecture.follow import explore_link, poll_room, wait_for_store
+from ui.lecture.gate import closed_until_reveal
 from ui.lecture.plans import plan_by_id
 from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
+from ui.menu import page_titles
 from ui.present import asked_in_link
-
-REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,16 @@ class LectureStep:
     room: str = ""  # "" when the link carries none (or an unknown one)
     key: str = ""  # the room's presenter key when the link carries the right one: this is the projector
     state: RoomState | None = None  # the room as this run read it
+    page: str | None = None  # the URL path of the page drawn (None: not known, taken as the step's own)
 
     @property
     def step(self) -> Step:
         return self.plan.step(self.number)
+
+    @property
+    def detour(self) -> bool:
+        """This page is not the step's own: opened from it (a block of the Transformer map), inside the lecture."""
+        return self.page is not None and self.page != self.step.page
 
     @property
     def presenter(self) -> bool:
@@ -96,7 +104,7 @@ def lecture_in_link() -> LectureStep | None:
         st.warning(f'Lecture: there is no step "{raw}" in "{plan.title}" (steps 1 to {len(plan.steps)}); showing step '
                    "1's controls.", icon=":material/co_present:")
         number = 1
-    at = LectureStep(plan_id, plan, number)
+    at = LectureStep(plan_id, plan, number, page=current_page())
     if st.query_params.get("room") is None:
         return at
     try:
@@ -151,14 +159,41 @@ def in_room(at: LectureStep, code: str) -> LectureStep:
     return replace(at, key=key, state=state)
 
 
+CURRENT = "_attnviz_lecture_step"  # the lecture step this run's page is (None: not a lecture's page)
+
+
+def current_step() -> LectureStep | None:
+    """The lecture step this run's page shows (draw_bar read it from the link), or None."""
+    return st.session_state.get(CURRENT)
+
+
+def detour_query(at: LectureStep) -> list[tuple[str, str]]:
+    """What a link from this step's page to another page adds to stay in the lecture (a Transformer map block): the
+    projector's presentation mode, and the lecture's keys (the room's, without the presenter key)."""
+    pairs = [] if at.follower else [("present", "1")]
+    pairs += [("lecture", at.plan_id), ("step", str(at.number))]
+    return pairs + ([("room", at.room)] if at.room else [])
+
+
 def draw_bar() -> LectureStep | None:
     """The lecture bar when the page is a step of a lecture (returns that step), else nothing (None); a student who
     broke away from following gets the way back."""
     at = lecture_in_link()
+    st.session_state[CURRENT] = at
     if at is None:
         back_to_following()
         return None
     n = len(at.plan.steps)
+    if at.detour:  # a page opened from the step's (a map block): back to it, or on to the next step
+        back = f'<a class="attnviz-lecture-prev" href="{html.escape(at.link(at.number))}" target="_self">← Back to ' \
+               f'{html.escape(page_titles().get(at.step.page, "the step"))}</a>'
+        st.html(BAR_CSS + '<div class="attnviz-lecture-bar">' + back + '<span class="attnviz-lecture-where">'
+                f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span>"
+                + ("" if at.follower else side_link(at, at.number + 1, "next", "Next →", n)) + "</div>"
+                + ("" if at.follower else KEYS_JS), unsafe_allow_javascript=True)
+        if at.room:
+            poll_room(at)
+        return at
     if at.follower:
         if closed_until_reveal(at):  # the view explored alone would show the figures the question asks about
             explore = ('<span class="attnviz-lecture-none" title="The step\'s figures are the answer to its question: '
@@ -211,11 +246,6 @@ def students_popover(at: LectureStep) -> None:
             st.code(notes_link(base, at.room, at.key), language=None, wrap_lines=True)
 
 
-def closed_until_reveal(at: LectureStep) -> bool:
-    """The step asks the class first and is not revealed yet: its view, explored alone, would show the answer."""
-    return bool(at.step.predict_first or at.step.answer) and not is_revealed(at)
-
-
 def view_code(at: LectureStep, base: str) -> None:
     """This view's link and QR code, for a student to explore it alone."""
     view_query = urlencode([(k, v) for k, v in query_pairs() if k not in LECTURE_KEYS])
@@ -249,70 +279,24 @@ def students_qr(link: str) -> bytes:
     return qr_png(link, scale=1)
 
 
-def bar_html(at: LectureStep, n: int) -> str:
-    """Step k of N, its title, and the Previous/Next links (a span, not a link, where there is no such step)."""
-    def side(number: int, which: str, text: str) -> str:
-        if 1 <= number <= n:
-            return f'<a class="attnviz-lecture-{which}" href="{html.escape(at.link(number))}" target="_self">{text}</a>'
-        return f'<span class="attnviz-lecture-none">{text}</span>'
+def side_link(at: LectureStep, number: int, which: str, text: str, n: int) -> str:
+    """The bar's link to step `number` (a span, not a link, where there is no such step)."""
+    if 1 <= number <= n:
+        return f'<a class="attnviz-lecture-{which}" href="{html.escape(at.link(number))}" target="_self">{text}</a>'
+    return f'<span class="attnviz-lecture-none">{text}</span>'
 
+
+def bar_html(at: LectureStep, n: int) -> str:
+    """Step k of N, its title, and the Previous/Next links."""
     title = html.escape(at.step.title)
-    return (BAR_CSS + '<div class="attnviz-lecture-bar">' + side(at.number - 1, "prev", "← Previous")
+    return (BAR_CSS + '<div class="attnviz-lecture-bar">' + side_link(at, at.number - 1, "prev", "← Previous", n)
             + f'<span class="attnviz-lecture-where"><b>Step {at.number} of {n}</b> · {title}</span>'
-            + side(at.number + 1, "next", "Next →") + "</div>")
+            + side_link(at, at.number + 1, "next", "Next →", n) + "</div>")
 
 
 def query_pairs() -> list[tuple[str, str]]:
     """The page's query parameters now, a repeated key as repeated pairs."""
     return [(key, value) for key in st.query_params for value in st.query_params.get_all(key)]
-
-
-def is_revealed(at: LectureStep) -> bool:
-    if at.state is not None:
-        return at.number in at.state.revealed
-    return (at.plan_id, at.number) in st.session_state.get(REVEALED, set())
-
-
-def reveal(at: LectureStep) -> None:
-    """The Reveal button: the room's step (with the presenter key), or this session's for a link without a room."""
-    if at.presenter:
-        try:
-            lecture_store().reveal(at.room, at.key, at.number)
-        except StoreError as err:
-            st.session_state["_attnviz_reveal_problem"] = str(err)
-        return
-    st.session_state.setdefault(REVEALED, set()).add((at.plan_id, at.number))
-
-
-def predict_first_gate(at: LectureStep | None, view) -> None:
-    """What a step asks of the class, above the page's figures: a follower's answer box before Reveal, the class's
-    answers beside the model's after it; on a predict-first step not yet revealed, the question and (for the
-    lecturer) a Reveal button, and the page stops here, before its figures."""
-    if at is None or not (at.step.predict_first or at.step.answer):
-        return
-    revealed = is_revealed(at)
-    problem = st.session_state.pop("_attnviz_reveal_problem", None)
-    if problem:
-        st.warning(problem, icon=":material/block:")
-    if revealed:
-        answers.show_note()  # an answer sent as the step was revealed: refused, and said
-        if at.room and at.step.answer:
-            answers.class_panel(at, view, at.key)
-        return
-    with st.container(key="lecture_question", border=True):
-        st.markdown(("**Predict first.** " if at.step.predict_first else "**Question.** ")
-                    + at.step.question.replace("\n", " "))
-        if at.follower:
-            if at.step.answer:
-                answers.answer_box(at, view)
-            st.caption("The figures appear here when the lecturer reveals them." if at.step.predict_first else
-                       "The class's answers appear when the lecturer reveals them.")
-        else:
-            st.button("Reveal", key="lecture_reveal", type="primary", icon=":material/visibility:", on_click=reveal,
-                      args=(at,), help="Show the page's figures (the keys ← → still change the step)."
-                      if at.step.predict_first else "Close the answers and show the class's beside the model's.")
-    if at.step.predict_first:
-        st.stop()
 
 
 BAR_CSS = """<style>
@@ -323,7 +307,6 @@ BAR_CSS = """<style>
 .attnviz-lecture-none { opacity: 0.35; }
 .attnviz-lecture-bar a.attnviz-lecture-back { background: #ff4b4b; border-color: #ff4b4b; color: white; }
 .attnviz-lecture-where { flex: 1; min-width: 0; line-height: 1.25; }  /* a long title wraps: never cut with "…" */
-.st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_answer p { font-size: 1.1rem; }
 .st-key-lecture_qr img, .st-key-lecture_follow_qr img { image-rendering: pixelated; max-width: 100%; }
 /* a link in the Students popover breaks anywhere (an address has no spaces to wrap at): never past the popover */

@@ -15,14 +15,10 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import answer_kinds as kinds
 from attnviz.lecture.plan import Step
 from ui.lecture.answers import token_truth
+from ui.lecture.question import letter
 from ui.lecture.room_record import step_view
 
 TOP_TOKENS = 8  # the most-picked key tokens shown (a sentence may have 20)
-
-
-def letter(index: int) -> str:
-    """A choice's letter as the projector shows it: A, B, C…"""
-    return chr(ord("A") + index)
 
 
 def rows_for(step: Step, values: list[str]) -> list[tuple[str, int]]:
