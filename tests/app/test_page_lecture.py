@@ -3,6 +3,7 @@ the step's settings in the widgets and the lecture bar, and with the presenter k
 step hides the figures until Reveal; every step of the default plan opens its page with its settings applied.
 (Following, answers, the notes and wrong keys: test_page_follow.py.)"""
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -224,3 +225,35 @@ def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_th
                                           if type(getattr(n, "proto", None)).__name__ == "Block")
         scrolls = any(f'const id = "{step.focus}"' in e.proto.body for e in at.get("html"))
         assert scrolls  # the projector's focus (fig= in its link), the phone's at Reveal
+
+
+def test_a_transformer_map_block_opened_in_a_lecture_stays_in_the_lecture():
+    """The map as step 1 on the projector: each block's link carries present=1 and the lecture's keys (never the
+    presenter key); the block's page keeps the lecture bar with the way back to the map and Next to step 2, honours its
+    fig=, asks nothing, and leaves the room at step 1."""
+    plan = SHIPPED["attention"]
+    assert plan.step(1).page == "transformer_map"
+    store = lecture_store()
+    code, key = store.create_room("attention")
+    at = run_app(dict(step_query(plan.step(1), lecture="attention", number=1, room=code, key=key)),
+                 page=FILES["transformer_map"])
+    assert_healthy(at)
+    drawn = " ".join(m.value for m in at.markdown)
+    masked = next(h for h in re.findall(r'href="([^"]+)"', drawn.replace("&amp;", "&")) if "masks_lab" in h)
+    link = urlsplit(masked)
+    query = parse_qsl(link.query)
+    assert query == [("fig", "causal_card"), ("present", "1"), ("lecture", "attention"), ("step", "1"),
+                     ("room", code)]
+    # the click, in the projector's browser: a page load that finds the room's presenter key in the browser's
+    # cookie (AppTest has no cookies: the link carries it here, as the lecturer's own link does)
+    block = run_app(dict([*query, ("key", key)]), page=FILES["masks_lab"])
+    assert_healthy(block)
+    bar = next(e.proto.body for e in block.get("html") if "attnviz-lecture-bar" in e.proto.body)
+    back = bar.split('class="attnviz-lecture-prev" href="')[1].split('"')[0].replace("&amp;", "&")
+    assert back.startswith("./transformer_map?") and ("step", "1") in parse_qsl(urlsplit(back).query)
+    assert "← Back to The Transformer map" in bar and "Step 1 of 15" in bar
+    after = bar.split('class="attnviz-lecture-next" href="')[1].split('"')[0].replace("&amp;", "&")
+    assert after.startswith(f"./{plan.step(2).page}?") and ("step", "2") in parse_qsl(urlsplit(after).query)
+    assert any('const id = "causal_card"' in e.proto.body for e in block.get("html"))  # fig= honoured
+    assert "lecture_reveal" not in [b.key for b in block.button] and key not in bar
+    assert store.room(code).step == 1

@@ -27,7 +27,7 @@ def key_in_link() -> str | None:
 def hold_key(code: str, key: str) -> None:
     """Keep room `code`'s presenter key in this browser (its cookie) and this session, and take it out of the address."""
     held = st.session_state.setdefault(HELD, {})
-    if held.get(code) != key or cookie(PREFIX + code) != key:
+    if held.get(code) != key and cookie(PREFIX + code) != key:  # once a session, and not when the page load had it
         set_cookie(PREFIX + code, key)
     held[code] = key
     if LINK_KEY in st.query_params:
