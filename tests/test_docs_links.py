@@ -127,6 +127,14 @@ def test_no_source_file_cites_a_missing_document():
     assert not problems, "\n".join(problems)
 
 
+def test_ci_runs_exactly_the_readmes_test_command():
+    """The README's two commands are its first two bash blocks; .ci/run's last line is the second, word for word."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", (ROOT / "README.md").read_text(encoding="utf-8"), re.M | re.S)
+    run_app, run_tests = (block.strip() for block in blocks[:2])
+    assert run_app == "pip install -r requirements.txt && streamlit run app.py"
+    assert (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1] == run_tests
+
+
 def test_the_checks_fail_on_a_broken_link_anchor_and_citation(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.md").write_text("# The guide\n\n## Run it for a class\n\n## Run it for a class\n",
