@@ -65,15 +65,20 @@ def row_name(method: Method, knobs: dict) -> str:
     return " ".join([method.key, *(f"{knob.key}={knobs[knob.key]}" for knob in method.knobs)])
 
 
-# row name -> (run(q, k, v), what its own error is measured against (None: exact attention itself)), in the registry's
-# order after dense exact attention; every registered method is timed, a new one with no other change here
-ROWS = {EXACT: (lambda q, k, v: scaled_dot_product_attention(q, k, v)[0], None)}
-for _method in REGISTERED.values():
-    for _knobs in settings(_method, NS[-1]):
-        ROWS[row_name(_method, _knobs)] = (
-            lambda q, k, v, m=_method, kn=_knobs: m.run(q, k, v, kn, None),
-            None if _method.reference == "full" else (
-                lambda q, k, v, m=_method, kn=_knobs: reference_output(m, q, k, v, kn, None)))
+def rows() -> dict:
+    """Row name -> (run(q, k, v), what its own error is measured against (None: exact attention itself)): dense exact
+    attention, then every registered method in the registry's order (a new one with no other change here)."""
+    out = {EXACT: (lambda q, k, v: scaled_dot_product_attention(q, k, v)[0], None)}
+    for method in REGISTERED.values():
+        for knobs in settings(method, NS[-1]):
+            out[row_name(method, knobs)] = (
+                lambda q, k, v, m=method, kn=knobs: m.run(q, k, v, kn, None),
+                None if method.reference == "full" else (
+                    lambda q, k, v, m=method, kn=knobs: reference_output(m, q, k, v, kn, None)))
+    return out
+
+
+ROWS = rows()
 WIDTH = max(map(len, ROWS)) + 1
 
 
