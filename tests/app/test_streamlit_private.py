@@ -146,5 +146,6 @@ def test_without_what_waking_takes_a_follower_polls_on_a_timer_and_says_so(monke
     assert_healthy(at)
     text = page_text(at)
     assert re.search(r"lacks what attnviz uses for the server waking a page that follows a lecture room "
-                     r"\(Runtime\.get_app_session\): this page asks the server every 2 s whether the room moved", text)
+                     r"\(Runtime\.get_app_session\): a page that follows a room asks the server every 2 s whether "
+                     r"the room moved", text)
     assert not works("wake") and works("reconnect")

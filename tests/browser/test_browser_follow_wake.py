@@ -141,7 +141,7 @@ def test_on_a_streamlit_without_what_waking_takes_a_follower_polls_on_its_timer_
             sent = Sent(page)
             page.goto(f"{server}/follow?room={code}")
             page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
-            wait_for_text(page, "Step 1 of 3", "this page asks the server every 2 s whether the room moved")
+            wait_for_text(page, "Step 1 of 3", "a page that follows a room asks the server every 2 s whether the room moved")
 
             store.go_to(code, key, 2)
             page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)

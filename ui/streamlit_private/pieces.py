@@ -19,9 +19,10 @@ STREAM_ROUTE = "_stcore/stream"  # the websocket the frontend opens, as the reco
 
 FEATURES = {  # feature -> (what it does, what the app does without it), for the log and the page
     "wake": ("the server waking a page that follows a lecture room",
-             f"this page asks the server every {POLL_SECONDS:g} s whether the room moved: slower, but it follows"),
+             f"a page that follows a room asks the server every {POLL_SECONDS:g} s whether the room moved: slower, but "
+             "it follows"),
     "reconnect": ("reloading a follower's page when its server process was replaced",
-                  "if the server restarts, reload this page to follow again"),
+                  "a follower's page whose server process was replaced stays as it was until it is reloaded"),
     "address": ("keeping the address bar in step with the controls after two quick changes",
                 "a link copied right after two quick changes may lack the first"),
     "history": ("telling Back and Forward from a new token pick", "Back to an earlier token keeps the token shown"),
@@ -222,6 +223,6 @@ def say_missing(feature: str, where=st) -> bool:
     if works(feature):
         return False
     what, without = FEATURES[feature]
-    where.caption(f":material/build: This Streamlit ({st.__version__}) lacks what attnviz uses for {what} "
+    where.caption(f"This Streamlit ({st.__version__}) lacks what attnviz uses for {what} "
                   f"({', '.join(_broken[feature])}): {without}.")
     return True
