@@ -196,9 +196,11 @@ def check_at_start(live: Live | None = None) -> None:
     live = live_objects() if live is None else live
     if not _checked:
         _checked = True
-        _report(missing_pieces(live))
+        found = [is_there(piece, live) for piece in PIECES]
+        _report([piece for piece, there in zip(PIECES, found, strict=True) if there is False])
         if not _broken:
-            log.info("Streamlit %s: all %d private pieces attnviz uses are there.", st.__version__, len(PIECES))
+            log.info("Streamlit %s: the %d private pieces attnviz uses that are looked up here are all there (%d "
+                     "more on a server's session).", st.__version__, found.count(True), found.count(None))
     else:
         _report([piece for piece in PIECES if piece.live and is_there(piece, live) is False])
 
