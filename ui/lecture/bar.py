@@ -27,62 +27,26 @@ back to the step, and Next goes on to the next one.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
-from attnviz.lecture.store import RoomState, StoreError, StoreUnavailable
+from attnviz.lecture import LECTURE_KEYS, follow_link, notes_link, qr_png
+from attnviz.lecture.store import StoreError, StoreUnavailable
 from attnviz.lecture.store.base import clean_code
 from ui.across_pages import current_page
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
 from ui.lecture.follow import explore_link, poll_room, wait_for_store
 from ui.lecture.gate import closed_until_reveal
+from ui.lecture.lecture_step import LectureStep
 from ui.lecture.plans import plan_by_id
 from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
 from ui.menu import page_titles
 from ui.present import asked_in_link
-
-
-@dataclass(frozen=True)
-class LectureStep:
-    """The step of a lecture this page is showing, and who shows it."""
-
-    plan_id: str
-    plan: Plan
-    number: int  # 1-based
-    room: str = ""  # "" when the link carries none (or an unknown one)
-    key: str = ""  # the room's presenter key when the link carries the right one: this is the projector
-    state: RoomState | None = None  # the room as this run read it
-    page: str | None = None  # the URL path of the page drawn (None: not known, taken as the step's own)
-
-    @property
-    def step(self) -> Step:
-        return self.plan.step(self.number)
-
-    @property
-    def detour(self) -> bool:
-        """This page is not the step's own: opened from it (a block of the Transformer map), inside the lecture."""
-        return self.page is not None and self.page != self.step.page
-
-    @property
-    def presenter(self) -> bool:
-        return bool(self.room and self.key)
-
-    @property
-    def follower(self) -> bool:
-        return bool(self.room and not self.key)
-
-    def link(self, number: int) -> str:
-        """This page's kind of link to step `number` of the same lecture: the projector's (present=1) for the
-        projector and a plain lecture link, a follower's (no present) for a follower. Never the presenter key: the
-        projector's browser holds it (ui/lecture/presenter_key.py)."""
-        return step_link(self.plan.step(number), lecture=self.plan_id, number=number, room=self.room or None,
-                         present=not self.follower)
 
 
 def lecture_in_link() -> LectureStep | None:

@@ -7,19 +7,16 @@ lecture link without a room.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from attnviz.lecture.store import StoreError
 from ui.focus import hold_panel, no_panel, scroll_to
 from ui.lecture import answers
+from ui.lecture.lecture_step import LectureStep
 from ui.lecture.question import Subject, question_box
 from ui.lecture.store import lecture_store
 from ui.present import presenting
-
-if TYPE_CHECKING:
-    from ui.lecture.bar import LectureStep
 
 REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
 
