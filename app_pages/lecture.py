@@ -17,8 +17,9 @@ from ui.lecture.addresses import class_base, loopback_warning
 from ui.lecture.answers import student_session
 from ui.lecture.bar import students_qr
 from ui.lecture.presenter_key import held_keys, hold_key
-from ui.lecture.room_record import export_button
+from ui.lecture.room_record import export_button, step_right_answer
 from ui.lecture.store import lecture_store, store_message
+from ui.lecture.warm import warm_plan, warming
 from ui.menu import page_titles
 
 ROOMS = "lecture_rooms"  # this session's rooms: plan id -> (code, presenter key)
@@ -53,6 +54,7 @@ def start_room(plan_id: str) -> None:
     try:
         st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(
             plan_id, student_session(), admitted=lecturer.admitted())
+        warm_plan(plan_id, plans.plan_by_id(plan_id), step_right_answer)  # every step drawn once, in the background
     except AttnvizError as err:
         st.session_state["lecture_room_problem"] = err
 
@@ -79,6 +81,16 @@ def my_rooms() -> dict[str, tuple[str, str]]:
     for code, key in rooms.values():
         hold_key(code, key)
     return rooms
+
+
+@st.fragment(run_every=2.0)
+def warming_steps(plan_id: str) -> None:
+    """How far the room's plan is drawn in the background, every 2 s until it is done (then the page draws again)."""
+    progress = warming(plan_id)
+    if progress is None or progress.finished is not None:
+        st.rerun(scope="app")
+    st.caption(f"Preparing the steps for the class: {progress.done} of {progress.total} drawn once on this server, in "
+               "the background (Next and Reveal then draw at once). You can open the projector now.")
 
 
 def notes_open(plan_id: str, rooms: dict) -> bool:
@@ -181,6 +193,12 @@ with ui.guard("The lecture plan"):
                 st.image(students_qr(notes_link(base, code, key)), width=220, output_format="PNG")
                 st.caption("Whoever opens this link moves the room: don't show it on the projector.")
         export_button(code, key)
+        progress = warming(plan_id)
+        if progress is not None and progress.finished is None:
+            warming_steps(plan_id)
+        elif progress is not None:
+            st.caption(f"Every step was drawn once on this server ({progress.total} steps): Next and Reveal draw from "
+                       "what that made.")
     st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
     open_notes = notes_open(plan_id, rooms)
     if step.state and open_notes:  # what a step opens with can be its answer (the explorer's picked cell)

@@ -56,6 +56,15 @@ def step_view(step: Step) -> ViewState:
                      None, (), problem)
 
 
+def step_right_answer(step: Step) -> None:
+    """The model's row of a token question, or a number question's computed value, for the step's settings: made once
+    so that Reveal finds it (ui/lecture/warm.py). AttnvizError where it cannot be computed."""
+    if step.answer.kind == "token":
+        token_truth(step_view(step), step.answer)
+    elif step.answer.quantity:
+        number_truth(step_view(step), step.answer)
+
+
 def room_record(code: str, key: str) -> str:
     """The room's record as one HTML page (StoreError and WrongKey as the store raises them)."""
     store = lecture_store()
