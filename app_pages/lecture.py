@@ -197,8 +197,11 @@ with ui.guard("The lecture plan"):
         if progress is not None and progress.finished is None:
             warming_steps(plan_id)
         elif progress is not None:
-            st.caption(f"Every step was drawn once on this server ({progress.total} steps): Next and Reveal draw from "
-                       "what that made.")
+            took = sum(progress.seconds.values())
+            st.caption(f"Every step was drawn once on this server ({progress.total} steps in {took:.0f} s): Next and "
+                       "Reveal draw from what that made."
+                       + (f" Steps {', '.join(map(str, progress.failed))} did not finish in time." if progress.failed
+                          else ""))
     st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
     open_notes = notes_open(plan_id, rooms)
     if step.state and open_notes:  # what a step opens with can be its answer (the explorer's picked cell)

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from apptest_helpers import app_menu  # noqa: E402
-from browser_helpers import own_chromium, streamlit_server, wait_for_app_idle, wait_for_text  # noqa: E402
+from browser_helpers import cpu_seconds, own_chromium, streamlit_server, wait_for_app_idle, wait_for_text  # noqa: E402
 
 from attnviz.lecture import load_plan, step_link  # noqa: E402
 from attnviz.paths import LECTURES  # noqa: E402
@@ -50,8 +50,10 @@ from attnviz.paths import LECTURES  # noqa: E402
 SETTLED = """([number, total, gated, revealed, follower]) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const reveal = !!document.querySelector(follower ? '.st-key-lecture_question' : '.st-key-lecture_reveal');
+  const app = document.querySelector('[data-testid="stApp"]');
   const ok = !!main && main.innerText.includes(`Step ${number} of ${total}`)
     && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !!app && app.getAttribute('data-test-script-state') === 'notRunning'
     && (gated ? reveal
               : (Object.values(window.attnvizHeatmaps || {}).every(h => h.drawn)
                  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))
@@ -83,20 +85,23 @@ def settled_at(page, number: int, total: int, gated: bool, revealed: bool = Fals
                          f"screenshot {shot}") from None
 
 
-def start_room(browser, url: str, plan_id: str) -> tuple[str, float]:
+def start_room(browser, url, plan_id: str) -> tuple[str, float]:
     """The lecturer starts the plan's room on the Lecture page (this machine: a lecturer) -> (the projector's link for
-    step 1, with the room's presenter key; the seconds from Start to every step warmed)."""
+    step 1, with the room's presenter key; the seconds from Start to every step warmed). Prints what the page says of
+    the warm-up and the server's CPU seconds meanwhile."""
     lecturer = browser.new_page(viewport={"width": 1366, "height": 900})
     lecturer.goto(f"{url}/lecture?lecture={plan_id}")
     wait_for_text(lecturer, "Lecture mode")
     wait_for_app_idle(lecturer)
-    started = time.time()
+    started, cpu = time.time(), cpu_seconds(url.pid)
     lecturer.get_by_role("button", name="Start the class's room").click()
     link = lecturer.get_by_role("link", name="Open step 1 on the projector")
     link.wait_for(timeout=120_000)
     href = link.get_attribute("href")
-    wait_for_text(lecturer, "Every step was drawn once on this server", timeout_ms=1_800_000)
+    text = wait_for_text(lecturer, "Every step was drawn once on this server", timeout_ms=1_800_000)
     warmed = time.time() - started
+    said = next(line for line in text.splitlines() if "Every step was drawn" in line)
+    print(f"warm-up: {said} (server CPU {cpu_seconds(url.pid) - cpu:.1f} s)")
     lecturer.close()
     return href, warmed
 

@@ -292,6 +292,25 @@ KEYS_JS = """<script>
   const doc = win.document;
   const keys = {ArrowRight: 'next', PageDown: 'next', ArrowLeft: 'prev', PageUp: 'prev', b: 'reveal', B: 'reveal',
                 '.': 'reveal', Enter: 'reveal'};
+  // a click while a run is going can be lost with it (a page's first load can end with a second run): Reveal waits
+  // until no run is going (and for the button, on a page still being drawn), and presses again while the button is
+  // still there 2 s after a run it caused (3 presses at most; Reveal twice is Reveal once)
+  const running = () => {
+    const app = doc.querySelector('[data-testid="stApp"]');
+    const state = app && app.getAttribute('data-test-script-state');
+    return state === 'running' || state === 'rerunRequested' || !!doc.querySelector('[data-testid="stStatusWidget"]');
+  };
+  const reveal = (presses, waits) => {
+    const button = doc.querySelector('.st-key-lecture_reveal button');
+    if (presses >= 3 || waits > 600 || (button && button.disabled)) return;
+    if (running() || (!button && presses === 0 && waits < 50)) {
+      win.setTimeout(() => reveal(presses, waits + 1), 100);
+      return;
+    }
+    if (!button) return;
+    button.click();
+    win.setTimeout(() => reveal(presses + 1, waits + 20), 2000);
+  };
   doc.addEventListener('keydown', (e) => {
     const which = keys[e.key];
     if (!which || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || (e.shiftKey && e.key !== 'B')) return;
@@ -300,10 +319,8 @@ KEYS_JS = """<script>
     if (t && t.closest && (t.isContentEditable || t.closest(typing))) return;
     if (e.key === 'Enter' && t && t.closest && t.closest('button, a, summary, [role="button"], [role="tab"]')) return;
     if (which === 'reveal') {
-      const button = doc.querySelector('.st-key-lecture_reveal button');
-      if (!button || button.disabled) return;
       e.preventDefault();
-      button.click();
+      reveal(0, 0);
       return;
     }
     const link = doc.querySelector('a.attnviz-lecture-' + which);

@@ -37,6 +37,7 @@ class Warming:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     failed: list[int] = field(default_factory=list)  # the steps whose page did not finish in time
+    seconds: dict[int, float] = field(default_factory=dict)  # step -> its page's first draw here, wall seconds
 
 
 _lock = threading.Lock()
@@ -69,6 +70,7 @@ def _warm(plan: Plan, progress: Warming, right_answer) -> None:
     begun = time.perf_counter()
     for number, step in enumerate(plan.steps, start=1):
         query = urlencode([(k, v) for k, v in step_query(step)])  # as the projector after Reveal, no lecture keys
+        begun_step = time.perf_counter()
         try:
             if not run_page_without_a_browser(step.page, query, RUN_TIMEOUT_S):
                 progress.failed.append(number)
@@ -79,6 +81,7 @@ def _warm(plan: Plan, progress: Warming, right_answer) -> None:
         except Exception:  # never let a warm-up take a server thread down
             log.exception("attnviz: warming step %d of %s", number, plan.title)
             progress.failed.append(number)
+        progress.seconds[number] = time.perf_counter() - begun_step
         progress.done = number
     progress.finished = time.time()
     log.info("attnviz: warmed %d steps of %s in %.1f s%s", len(plan.steps), plan.title, time.perf_counter() - begun,
