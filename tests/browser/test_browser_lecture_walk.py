@@ -1,8 +1,9 @@
-"""Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1): the
-first step opened from its link, each later one reached with → (the bar's Next, a page load of that step's own link)
-from the step before. On every step, once
-drawn (and revealed, where it asks first):
-- the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too;
+"""Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1), in
+the plan's own room (started on the Lecture page, whose link the projector opens): the first step opened from its
+link, each later one reached with → (the bar's Next, a page load of that step's own link) from the step before. On
+every step, once drawn (and revealed, where it asks first):
+- the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too, and on a
+  question that takes answers the class's answers beside it (their chart, or their heatmap's labels);
 - every figure's text (plotly's SVG text, the heatmaps' labels, titles and numbers printed in cells, the SVG charts
   and the Transformer map, at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
 - nothing is clipped: no "…" in the lecture bar, no heatmap title cut mid-word, every row of a table of up to 16 rows
@@ -90,6 +91,15 @@ CLIPPED = """() => {
   }
   return out;
 }"""
+# the class's answers after Reveal: whether they sit in the focus figure, and their chart's top and bottom on the screen
+# (a plotly chart; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's box)
+CLASS_PANEL = """(focus) => {
+  const panel = document.querySelector('.st-key-lecture_class');
+  if (!panel) return null;
+  const chart = panel.querySelector('[data-testid="stPlotlyChart"] .main-svg');
+  const r = chart && chart.getBoundingClientRect();
+  return {inFocus: !!focus && !!panel.closest('.st-key-figure_' + focus), chart: r ? [r.top, r.bottom] : null};
+}"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
   heatmaps: Object.entries(window.attnvizHeatmaps || {}).map(([k, h]) => [k, !!h.drawn]),
@@ -127,6 +137,11 @@ def projector(server):
         shared.empty_tab()
 
 
+def asks_first(step) -> bool:
+    """A step whose Reveal the lecturer presses: it hides its figures, or takes the class's answers."""
+    return step.predict_first or step.answer is not None
+
+
 def drawn(page, plan_id: str, number: int) -> None:
     """Wait until step `number` is drawn: its bar, the run over, revealed where it asks first, every heatmap drawn,
     and its focus figure brought to the first screen."""
@@ -134,10 +149,10 @@ def drawn(page, plan_id: str, number: int) -> None:
     step = plan.step(number)
     try:
         wait_for_text(page, f"Step {number} of {len(plan.steps)}", timeout_ms=120_000)
-        if step.predict_first:
+        if asks_first(step):
             reveal(page)
         page.evaluate("() => { window.__walkSettled = null; }")
-        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, step.predict_first], timeout=240_000,
+        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, asks_first(step)], timeout=240_000,
                                polling=50)
     except PlaywrightTimeout:
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}_stuck.png"))
@@ -191,6 +206,14 @@ def check(page, plan_id: str, number: int, how: str) -> list[str]:
             thinned = [s for s, rows in box["labelSteps"] if s > 1 and rows <= 24]
             if thinned:
                 problems.append(f"{where}: the focus figure's heatmap skips token labels: {box['labelSteps']}")
+    if step.answer is not None:
+        panel = page.evaluate(CLASS_PANEL, step.focus or "")
+        if panel is None:
+            problems.append(f"{where}: no class's answers after Reveal")
+        elif not panel["inFocus"] and step.focus:
+            problems.append(f"{where}: the class's answers are not in the focus figure {step.focus!r}")
+        elif panel["chart"] and not 59 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1:
+            problems.append(f"{where}: the class's chart is not on the first screen: {panel['chart']}")
     return problems
 
 
@@ -202,10 +225,11 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
     link opens fresh: the address after → is checked to be exactly that link. (Until 2026-11-26 every step was also
     opened with goto: the same address loaded into the same tab a second time, which doubled the walk's time.)"""
     page, problems, plan = projector, [], PLANS[plan_id]
-    page.goto(server + "/" + step_link(plan.step(1), lecture=plan_id, number=1)[2:])
+    room, key = start_room(page, server, plan_id)
+    page.goto(server + "/" + step_link(plan.step(1), lecture=plan_id, number=1, room=room, key=key)[2:])
     for number in range(1, len(plan.steps) + 1):
         if number > 1:
-            link = server + "/" + step_link(plan.step(number), lecture=plan_id, number=number)[2:]
+            link = server + "/" + step_link(plan.step(number), lecture=plan_id, number=number, room=room)[2:]
             try:
                 # the address loaded, as the browser asked for it (the page then drops from its address bar what
                 # equals a default, so location.href is not that address)
@@ -222,6 +246,18 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
         problems += check(page, plan_id, number, "from its link" if number == 1 else "after Next")
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}.png"))
     assert not problems, "\n".join(problems)
+
+
+def start_room(page, server: str, plan_id: str) -> tuple[str, str]:
+    """The lecturer starts the plan's room on the Lecture page, in the projector's browser -> (code, presenter key)."""
+    page.goto(f"{server}/lecture?lecture={plan_id}")
+    wait_for_text(page, "Lecture mode", timeout_ms=120_000)
+    page.wait_for_function(IDLE, timeout=120_000, polling=100)
+    page.get_by_role("button", name="Start the class's room").click()
+    link = page.get_by_role("link", name="Open step 1 on the projector")
+    link.wait_for(timeout=120_000)
+    query = dict(parse_qsl(urlsplit(link.get_attribute("href")).query))
+    return query["room"], query["key"]
 
 
 def same_address(a: str, b: str) -> bool:

@@ -23,7 +23,7 @@ from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
-from ui.lecture.question import lettered
+from ui.lecture.question import letter, lettered
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
 from ui.present import presenting
@@ -233,8 +233,12 @@ def class_panel(at, view, key: str = "", upright: bool = False) -> None:
             class_vs_model(truth, kinds.token_counts(values, len(truth.tokens)), upright)
         elif spec.kind == "choice":
             right = kinds.right_choice(spec, at.step.expected)
-            plotly_chart(st, choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's",
-                                           height=panel_height()), key="lecture_class_choice")
+            figure = choice_figure(spec.options, kinds.choice_counts(spec, values), right, "the plan's",
+                                   height=panel_height())
+            legend = lettered_bars(figure) if presenting() else ""
+            plotly_chart(st, figure, key="lecture_class_choice")
+            if legend:
+                st.markdown(legend)
         else:
             class_numbers(at, view, kinds.numbers(values))
 
@@ -257,6 +261,21 @@ def class_numbers(at, view, values: list[float]) -> None:
     plotly_chart(st, number_figure(values, right, "the plan's", height=panel_height()), key="lecture_class_number")
     if right is not None:
         st.caption(f"The green line is the plan's expected answer ({right:g}), written by the lecturer, not computed.")
+
+
+def lettered_bars(figure) -> str:
+    """On a projector, where the class's chart stands in a narrow column beside the figure that answers the question:
+    each bar's category as its letter (A, B, C…, as the question lettered the options; a long option turned on its
+    side took the chart's height), and the letters' key under it (markdown)."""
+    names: list[str] = []
+    for trace in figure.data:
+        if trace.type == "bar" and trace.orientation != "h" and trace.x is not None:
+            names = [str(x) for x in trace.x]
+            trace.x = [letter(i) for i in range(len(names))]
+            if trace.hovertemplate:
+                trace.customdata = names
+                trace.hovertemplate = trace.hovertemplate.replace("%{x}", "%{customdata}")
+    return "  \n".join(f"**{letter(i)}.** {name}" for i, name in enumerate(names))
 
 
 def panel_height() -> int:

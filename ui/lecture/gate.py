@@ -49,7 +49,7 @@ def placed_panel(at: LectureStep, view, box):
     pushed the figure's lower half off the screen the focus brings up (the sun's picture, the head's grid). Elsewhere
     (a phone) above it, and the gate's CSS puts them under it."""
     if presenting():
-        content, side = box.columns([1.5, 1], gap="medium")
+        content, side = box.columns([2.6, 1], gap="medium")
         with side:
             answers.class_panel(at, view, at.key, upright=answers.drawn_upright(at.step))
         return content
