@@ -348,6 +348,15 @@ def through_the_menu(page, server: str, paths: list[str], query: str = ""):
         yield path
 
 
+def upload_plan(page, server: str, path) -> None:
+    """A lecture plan (a TOML file) uploaded on the Lecture page, as a lecturer does."""
+    page.goto(f"{server}/lecture")
+    wait_for_text(page, "Lecture mode")
+    wait_for_app_idle(page)
+    page.get_by_text("Use your own plan").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+
+
 def exceptions_on(page) -> list[str]:
     return [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
 
