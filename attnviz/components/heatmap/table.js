@@ -12,12 +12,13 @@ export const TOP_KEYS = 3;
 const ORDINALS = ["largest", "2nd", "3rd"];
 const MASK_KEYS_LISTED = 12;  // a mask's row lists this many keys it may attend to, then says how many more
 
-// row r of panel p: its TOP_KEYS largest cells (signed: largest in size), −∞ left out: [{c, v}], largest first
+// row r of panel p: its TOP_KEYS largest cells (signed: largest in size), −∞ left out, and weights of exactly 0 (a
+// masked key's, or none to speak of): [{c, v}], largest first
 export function topOfRow(m, p, r, count = TOP_KEYS) {
-  const size = m.meta.kind === "signed" ? Math.abs : (v) => v, best = [];
+  const size = m.meta.kind === "signed" ? Math.abs : (v) => v, best = [], weights = m.meta.kind === "weights";
   for (let c = 0; c < m.meta.cols; c++) {
     const v = valueAt(m, p, r, c);
-    if (v === -Infinity) continue;
+    if (v === -Infinity || (weights && v === 0)) continue;
     let i = best.length;
     while (i > 0 && size(best[i - 1].v) < size(v)) i--;
     if (i < count) best.splice(i, 0, { c, v });
@@ -50,7 +51,7 @@ export function fillTable(s) {
   el("p", "avhm-table-note", t.body, meta.kind === "mask"
     ? `Each ${rowWord}'s keys with M = 0 (may attend); every other key is ${MINUS_INF} (masked).`
     : `Each ${rowWord}'s ${TOP_KEYS} largest ${plural(word)}${meta.kind === "signed" ? " in size" : ""}, largest ` +
-      `first, each as ${colWord} position 'token': ${word}.`);
+      `first, each as ${colWord} position 'token': ${word}${meta.kind === "weights" ? " (a weight of 0 is left out)" : ""}.`);
   for (let p = 0; p < meta.panels; p++) {
     const table = el("table", "", t.body), where = panelName(meta, p);
     el("caption", "", table, meta.titles[p] + (where && !meta.titles[p].includes(where) ? ` (${where})` : ""));
