@@ -32,11 +32,16 @@ export function tableBox(s) {  // the disclosure, found or created under the hea
     const box = el("details", "avhm-table", s.root);
     s.root.insertBefore(box, s.foot.nextSibling);
     s.table = { box, summary: el("summary", "", box), body: el("div", "avhm-table-body", box), drawn: null };
+    // a region that scrolls takes the keyboard's focus, so arrow keys scroll it (WCAG 2.1.1; axe's
+    // scrollable-region-focusable)
+    s.table.body.tabIndex = 0;
+    s.table.body.setAttribute("role", "region");
     box.ontoggle = () => { if (box.open) fillTable(s); };
   }
   const { meta } = s.model, [rowWord] = axisWords(meta);
   s.table.summary.textContent = meta.kind === "mask" ? `Table view: the keys each ${rowWord} may attend to`
     : `Table view: each ${rowWord}'s ${TOP_KEYS} largest ${plural(valueWord(meta))}`;
+  s.table.body.setAttribute("aria-label", s.table.summary.textContent);
   if (s.table.box.open) fillTable(s);
   return s.table;
 }
