@@ -27,8 +27,7 @@ def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None
                                    "pattern": {"shape": ["/" if r else "" for r in is_right], "fgcolor": "#ffffff",
                                                "solidity": 0.3}},
                            textposition="outside", hovertemplate="%{x}: %{y} students<extra></extra>"))
-    title = f"The class's answers ({sum(counts)})" + (f": the hatched bar marked {MARK} is the right answer "
-                                                      f"({right_from})" if right else "")
+    title = f"The class's answers ({sum(counts)})" + (f": hatched, {MARK} = {right_from} answer" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
     fig.update_layout(title=title, yaxis_title="students", height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20},
                       showlegend=False)

@@ -160,7 +160,7 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     assert bars["y"] == [0, 2, 1]
     # the right answer is told by a word and a hatch as well as its green: never by colour alone
     title = chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
-    assert "the hatched bar marked ✓ right is the right answer" in title
+    assert "hatched, ✓ right = the plan's answer" in title
     assert bars["text"] == ["0", "2 ✓ right", "1"] and bars["marker"]["pattern"]["shape"] == ["", "/", ""]
 
     store.go_to(code, key, 3)
