@@ -63,7 +63,7 @@ def pool_blocks(a: torch.Tensor, block_rows: int, block_cols: int) -> torch.Tens
 
 def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int], attention: str = "") -> tuple[bytes, list[int]]:
     """The layers × heads thumbnails of a set (pooled above THUMBNAIL_CELLS tokens a side), and the blocks.
-    attention: the set's name, said with each thumbnail's layer and head where a document holds several sets."""
+    attention: the set's name, in the heatmap's name where a document holds several sets."""
     n_q, n_k = s.weights.shape[-2:]
     br, bc = math.ceil(n_q / THUMBNAIL_CELLS), math.ceil(n_k / THUMBNAIL_CELLS)
     chosen_heads = s.weights[layers][:, heads]  # (L', H', n_q, n_k)
@@ -71,7 +71,7 @@ def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int], attenti
     m_q, m_k = pooled.shape[-2:]
     titles = [f"L{layer} H{head}" for layer in layers for head in heads]
     what = f"{attention}, " if attention else ""
-    names = [f"{what}layer {layer}, head {head}" for layer in layers for head in heads]
+    names = [f"layer {layer}, head {head}" for layer in layers for head in heads]
     pooled_name = None if br == bc == 1 else (
         f"pooled weight: a cell is {br} queries × {bc} keys, the queries' mean of their weights' sum; rows sum to 1",
         "pooled weight")
@@ -114,7 +114,7 @@ def wants_scores(s: AttentionSet, layers: list[int], heads: list[int], scores) -
 def set_parts(s: AttentionSet, layers: list[int], heads: list[int], scores, parts: list[bytes],
               attention: str = "") -> dict:
     """Append the set's parts to `parts`; its entry in the document's head. attention: the set's name where the
-    document holds several (a screen reader then hears it with each cell's layer and head)."""
+    document holds several (a screen reader then hears it in each heatmap's name)."""
     def add(payload: bytes) -> int:
         parts.append(payload)
         return len(parts) - 1
