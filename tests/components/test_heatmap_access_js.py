@@ -51,12 +51,14 @@ def test_keys_move_the_cursor_within_a_panel_and_jump_across_panels(node, tmp_pa
     moves = in_node(tmp_path, {}, f"""const at = {{ panel: 1, row: 2, col: 3 }}, g = {json.dumps(grid)}, o = {json.dumps(one)};
       const keys = [["ArrowLeft"], ["ArrowRight"], ["ArrowUp"], ["ArrowDown"], ["Home"], ["End"], ["Home", true],
                     ["End", true], ["PageUp"], ["PageDown"], ["Tab"], ["a"]];
+      const corner = {{ panel: 2, row: 3, col: 4 }}, origin = {{ panel: 0, row: 0, col: 0 }};
+      const cell = (row) => ({{ panel: 0, row, col: 1 }});
       console.log(JSON.stringify({{ grid: keys.map(([k, c]) => A.moved(at, k, !!c, g)),
-        edge: [A.moved({{ panel: 2, row: 3, col: 4 }}, "ArrowRight", false, g), A.moved({{ panel: 2, row: 3, col: 4 }}, "PageDown", false, g),
-               A.moved({{ panel: 0, row: 0, col: 0 }}, "ArrowUp", false, g)],
-        one: [A.moved({{ panel: 0, row: 10, col: 1 }}, "PageUp", false, o), A.moved({{ panel: 0, row: 3, col: 1 }}, "PageUp", false, o),
-              A.moved({{ panel: 0, row: 15, col: 1 }}, "PageDown", false, o)] }}));""")
-    cell = lambda p, r, c: {"panel": p, "row": r, "col": c}  # noqa: E731
+        edge: [A.moved(corner, "ArrowRight", false, g), A.moved(corner, "PageDown", false, g),
+               A.moved(origin, "ArrowUp", false, g)],
+        one: [A.moved(cell(10), "PageUp", false, o), A.moved(cell(3), "PageUp", false, o),
+              A.moved(cell(15), "PageDown", false, o)] }}));""")
+    cell = lambda p, r, c: {"panel": p, "row": r, "col": c}
     assert moves["grid"] == [cell(1, 2, 2), cell(1, 2, 4), cell(1, 1, 3), cell(1, 3, 3),  # arrows: one cell
                              cell(1, 2, 0), cell(1, 2, 4),  # Home / End: the row's first / last key
                              cell(1, 0, 3), cell(1, 3, 3),  # Ctrl+Home / Ctrl+End: the column's first / last query
@@ -73,7 +75,8 @@ def test_each_cell_is_read_with_its_tokens_its_drawn_weight_and_its_layer_and_he
     single = heatmap_payload(w[1], TOKENS, titles=["layer 2, head 5: weights after softmax"])
     plain = heatmap_payload(w[0], TOKENS, titles=["a matrix"])
     said = in_node(tmp_path, {"grid": grid, "single": single, "plain": plain},
-                   """console.log(JSON.stringify({ grid: [A.cellSentence(models.grid, 0, 3, 1), A.cellSentence(models.grid, 1, 0, 2)],
+                   """console.log(JSON.stringify({
+                      grid: [A.cellSentence(models.grid, 0, 3, 1), A.cellSentence(models.grid, 1, 0, 2)],
                       single: A.cellSentence(models.single, 0, 2, 2), plain: A.cellSentence(models.plain, 0, 1, 0),
                       name: A.gridLabel(models.grid.meta), summary: A.summary(models.grid),
                       keys: A.keysHelp(models.grid.meta) }));""")
