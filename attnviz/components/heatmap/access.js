@@ -71,22 +71,37 @@ export function cellSentence(m, p, r, c) {
 }
 
 // The `count` cells with the largest values (signed: largest in size), −∞ left out: [{p, r, c, v}], largest first.
-// Weights compare their codes (one scale for every panel): 3M cells at 512 tokens without decoding one.
+// Weights compare their codes (one scale for every panel) in one flat pass: 3M cells at 512 tokens, none decoded
+// but the ones kept.
 export function largestCells(m, count = SUMMARY_CELLS) {
   const { panels, rows, cols, kind } = m.meta, best = [];
-  const byCode = kind === "weights" && m.bpc !== 4;
-  const size = kind === "signed" ? Math.abs : (v) => v;
-  for (let p = 0; p < panels; p++) for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) {
-    let k;
-    if (byCode) k = m.cells[(p * rows + r) * cols + c];
-    else { const v = valueAt(m, p, r, c); if (v === -Infinity) continue; k = size(v); }
-    if (best.length === count && k <= best[count - 1].k) continue;
-    let i = best.length;
-    while (i > 0 && best[i - 1].k < k) i--;
-    best.splice(i, 0, { k, p, r, c });
+  const keep = (k, i) => {  // i: the cell's index, panel-major
+    let j = best.length;
+    while (j > 0 && best[j - 1].k < k) j--;
+    best.splice(j, 0, { k, i });
     if (best.length > count) best.pop();
+  };
+  if (kind === "weights" && m.bpc !== 4) {
+    const cells = m.cells;
+    let floor = -1;  // the smallest kept code once `count` are kept: most cells fail this one test
+    for (let i = 0, n = cells.length; i < n; i++) {
+      if (cells[i] <= floor) continue;
+      keep(cells[i], i);
+      if (best.length === count) floor = best[count - 1].k;
+    }
+  } else {
+    const size = kind === "signed" ? Math.abs : (v) => v;
+    for (let p = 0; p < panels; p++) for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) {
+      const v = valueAt(m, p, r, c);
+      if (v === -Infinity) continue;
+      const k = size(v);
+      if (best.length < count || k > best[count - 1].k) keep(k, (p * rows + r) * cols + c);
+    }
   }
-  return best.map(({ p, r, c }) => ({ p, r, c, v: valueAt(m, p, r, c) }));
+  return best.map(({ i }) => {
+    const c = i % cols, r = Math.floor(i / cols) % rows, p = Math.floor(i / (rows * cols));
+    return { p, r, c, v: valueAt(m, p, r, c) };
+  });
 }
 
 // "weights" for "weight"; a name of several words stays as it is: "values (share / weight)"

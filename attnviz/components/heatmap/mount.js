@@ -121,7 +121,8 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   describeGrid(s);
   tableBox(s);
   // the summary scans every cell: just after this drawing where that is quick, else when the grid is focused (12
-  // heads of 512 tokens took 110 ms, which a switch's swap should not pay for a name no one has asked for yet)
+  // heads of 512 tokens, 3M cells, took 24 ms on a busy machine: a switch's swap need not pay that for a name no one
+  // has asked for yet; benchmarks/bench_heatmap_access.py)
   if (m.panels * m.rows * m.cols <= SUMMARY_AFTER_DRAW_CELLS) setTimeout(() => nameGrid(s), 0);
   if (s.cursor) {
     s.cursor = { panel: Math.min(s.cursor.panel, m.panels - 1), row: Math.min(s.cursor.row, m.rows - 1),
@@ -130,7 +131,7 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   }
 }
 
-const SUMMARY_AFTER_DRAW_CELLS = 300_000;  // 12 heads of 158 tokens, about 20 ms of scanning
+const SUMMARY_AFTER_DRAW_CELLS = 300_000;  // 12 heads of 158 tokens: a few ms of scanning
 
 // A cell picked, by a click or by Enter on the cursor: the same selection, ring and event
 function pick(s, at) {

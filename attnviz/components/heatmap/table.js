@@ -15,10 +15,23 @@ const MASK_KEYS_LISTED = 12;  // a mask's row lists this many keys it may attend
 // row r of panel p: its TOP_KEYS largest cells (signed: largest in size), −∞ left out, and weights of exactly 0 (a
 // masked key's, or none to speak of): [{c, v}], largest first
 export function topOfRow(m, p, r, count = TOP_KEYS) {
-  const size = m.meta.kind === "signed" ? Math.abs : (v) => v, best = [], weights = m.meta.kind === "weights";
-  for (let c = 0; c < m.meta.cols; c++) {
+  const { kind, cols } = m.meta, best = [];
+  if (kind === "weights") {  // the codes rise with the weights: compare them, decode only the ones kept
+    const at = (p * m.meta.rows + r) * cols;
+    for (let c = 0; c < cols; c++) {
+      const code = m.cells[at + c];
+      if (code === 0 || (best.length === count && code <= best[count - 1].code)) continue;
+      let i = best.length;
+      while (i > 0 && best[i - 1].code < code) i--;
+      best.splice(i, 0, { c, code });
+      if (best.length > count) best.pop();
+    }
+    return best.map(({ c }) => ({ c, v: valueAt(m, p, r, c) }));
+  }
+  const size = kind === "signed" ? Math.abs : (v) => v;
+  for (let c = 0; c < cols; c++) {
     const v = valueAt(m, p, r, c);
-    if (v === -Infinity || (weights && v === 0)) continue;
+    if (v === -Infinity) continue;
     let i = best.length;
     while (i > 0 && size(best[i - 1].v) < size(v)) i--;
     if (i < count) best.splice(i, 0, { c, v });
