@@ -169,3 +169,24 @@ def test_a_saved_file_works_by_keyboard_alone(kept_run, tmp_path):
         first.wait_for()
         assert first.locator("caption").inner_text().endswith("(layer 2, head 0)")
         page.screenshot(path=str(ARTIFACTS / "saved_html_keyboard.png"), full_page=True)
+
+
+def test_a_thumbnail_opened_by_enter_hands_the_keyboard_to_that_heads_cell(kept_run, tmp_path):
+    """In the model view, Enter on a thumbnail's cell opens that layer's heads, as a click does, and the focus goes on
+    to the same cell of that head there (the thumbnails are hidden: left on them, the focus would fall to the page)."""
+    path = attnviz.save_html(kept_run, tmp_path / "model_keys.html", view="model")
+    with chromium_page(1400, 1000) as page:
+        assert open_offline(page, path) == []
+        wait_drawn(page, "attnviz-model")
+        page.focus("select[data-role=view]")
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "attnviz-model"
+        for key in ["PageDown"] * (12 + 7) + ["ArrowDown"] * 8 + ["ArrowRight"] * 6:  # layer 1, head 7: 'it' -> 'mat'
+            page.keyboard.press(key)
+        assert page.evaluate(f"{HOOK.format(name='attnviz-model')}.reading().active").endswith("(layer 1, head 7)")
+        page.keyboard.press("Enter")
+        wait_drawn(page, "attnviz-heads")
+        assert page.input_value("select[data-role=layer]") == "1" and page.evaluate(FOCUSED) == "attnviz-heads"
+        weight = float(kept_run.attentions[1, 7, 8, 6])
+        assert page.evaluate(f"{HOOK.format(name='attnviz-heads')}.reading().active") == \
+            f"query 8 'it', key 6 'mat': weight {weight:.3f} (layer 1, head 7)"

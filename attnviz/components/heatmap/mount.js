@@ -165,8 +165,9 @@ function onKey(s, ev) {
 function moveCursor(s, at) {  // the cursor to `at`: painted, read, its hover shown beside it, scrolled into view
   s.cursor = at;
   s.keyboard = true;
-  paint(s);
   readCell(s, at);
+  if (!s.lay) return;  // focused before its first drawing (a frame away): that drawing paints the cursor
+  paint(s);
   const { x, y, w, h } = cellBox(s, at), k = (s.canvas.clientWidth || s.lay.width) / s.lay.width;
   tipAt(s, at, (x + w) * k, (y + h / 2) * k);
   const mark = el("div", "", s.wrap);  // a cell-sized mark, scrolled to the nearest edge that shows it

@@ -84,9 +84,16 @@ function draw(v) {
 
 function openHead(v, cell) {  // a thumbnail clicked: that layer's heads, the clicked head ringed on its first cell
   const s = v.doc.head.sets[v.set], K = s.heads.length;
+  // picked by the keyboard (Enter): the focus goes on to those heads, not to the page (the thumbnails are hidden)
+  const active = v.root.getRootNode().activeElement, keyed = !!active && v.modelSlot.contains(active);
   v.view = "heads"; v.layerAt = Math.floor(cell.panel / K);
   draw(v);
   v.root.scrollIntoView && v.headsSlot.scrollIntoView({ block: "nearest" });
+  const drawn = keyed && child(v.headsSlot, "avhm");
+  if (!drawn) return;
+  const [br, bc] = s.block;  // a thumbnail's cell covers br queries × bc keys: the cursor on the first of them
+  drawn.__avhm.cursor = { panel: cell.panel % K, row: Math.min(cell.row * br, s.rows - 1), col: Math.min(cell.col * bc, s.cols - 1) };
+  drawn.__avhm.wrap.focus();
 }
 
 function described(v) {  // the clicked cell in the run's own indices (what the widget hands to Python)
