@@ -7,8 +7,8 @@ import torch
 
 import attnviz
 from attnviz.analysis.claims import FARTHER, NEARER, claim_score, head_ranks, head_table, item_scores, run_corpus
-from attnviz.analysis.contribution import corpus_special_shares
 from attnviz.analysis.corpus import RELATIONS, Corpus, check_tokens, encode_corpus, load_corpus
+from attnviz.analysis.corpus_shares import corpus_special_shares
 from attnviz.errors import AttnvizError
 from attnviz.training import make_corpus
 
