@@ -91,6 +91,14 @@ CLIPPED = """() => {
   }
   return out;
 }"""
+# the question before Reveal: the px of its text (the question, what it refers to, the options), its options' words,
+# and whether any of its lines lies below the screen
+QUESTION = """() => {
+  const parts = [...document.querySelectorAll('.st-key-lecture_question .lq p, .st-key-lecture_question .lq li')];
+  return {sizes: parts.map(e => parseFloat(getComputedStyle(e).fontSize)),
+          options: [...document.querySelectorAll('.st-key-lecture_question .lq li')].map(e => e.innerText.trim()),
+          offScreen: parts.some(e => e.getBoundingClientRect().bottom > window.innerHeight + 1)};
+}"""
 # the class's answers after Reveal: whether they sit in the focus figure, and their chart's top and bottom on the screen
 # (a plotly chart; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's box)
 CLASS_PANEL = """(focus) => {
@@ -142,14 +150,25 @@ def asks_first(step) -> bool:
     return step.predict_first or step.answer is not None
 
 
-def drawn(page, plan_id: str, number: int) -> None:
+def drawn(page, plan_id: str, number: int) -> list[str]:
     """Wait until step `number` is drawn: its bar, the run over, revealed where it asks first, every heatmap drawn,
-    and its focus figure brought to the first screen."""
+    and its focus figure brought to the first screen. What was wrong with its question before Reveal: the question
+    and what it refers to in type under 32 px, a choice's options not all lettered on the screen."""
     plan = PLANS[plan_id]
     step = plan.step(number)
+    problems = []
     try:
         wait_for_text(page, f"Step {number} of {len(plan.steps)}", timeout_ms=120_000)
         if asks_first(step):
+            page.locator(".st-key-lecture_reveal button").first.wait_for(timeout=120_000)
+            asked = page.evaluate(QUESTION)
+            where = f"{plan_id} step {number} before Reveal"
+            if not asked["sizes"] or min(asked["sizes"]) < 32:
+                problems.append(f"{where}: the question's type is under 32 px: {asked['sizes']}")
+            options = getattr(step.answer, "options", ()) or ()
+            wanted = [f"{chr(65 + i)}. {o}" for i, o in enumerate(options)]
+            if [o for o in wanted if o not in asked["options"]] or asked["offScreen"]:
+                problems.append(f"{where}: the lettered options {wanted} are not all on the screen: {asked}")
             reveal(page)
         page.evaluate("() => { window.__walkSettled = null; }")
         page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, asks_first(step)], timeout=240_000,
@@ -157,6 +176,7 @@ def drawn(page, plan_id: str, number: int) -> None:
     except PlaywrightTimeout:
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}_stuck.png"))
         raise AssertionError(f"{plan_id} step {number} was not drawn: {page.evaluate(STATE)}") from None
+    return problems
 
 
 def reveal(page) -> None:
@@ -242,7 +262,7 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
                 raise AssertionError(f"{plan_id}: → on step {number - 1} did not open step {number}") from None
             opened = loaded.value.url
             assert same_address(opened, link), f"{plan_id} step {number}: → loaded {opened}, its link is {link}"
-        drawn(page, plan_id, number)
+        problems += drawn(page, plan_id, number)
         problems += check(page, plan_id, number, "from its link" if number == 1 else "after Next")
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}.png"))
     assert not problems, "\n".join(problems)
