@@ -104,7 +104,7 @@ with ui.guard("The comparison"):
     n_words = len(text.replace(",", " , ").split())  # the task counts commas as words
     # the chart sits above the box but rings the bin of what the box holds, so it is drawn after it
     plotly_chart(chart, wf.accuracy_figure(curve, wf.bin_of(curve, n_words)), width="stretch", key="wa_accuracy")
-    with ui.guard("The alignment"):
+    with ui.guard("The alignment"), ui.figure("try_it"):  # a lecture step's focus: the two models' answers
         _try_it(text)
 
     st.header("From here to the Transformer")

@@ -25,10 +25,13 @@ def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None
     return fig
 
 
-def number_figure(values: list[float], right: float | None, right_from: str) -> go.Figure:
-    """A histogram of the class's numbers; the right number as a green line (right_from: where it comes from)."""
+def number_figure(values: list[float], right: float | None, right_from: str, tolerance: float = 0.0) -> go.Figure:
+    """A histogram of the class's numbers; the right number as a green line, and the band of answers counted right
+    when the plan gives a tolerance (right_from: where the right number comes from). The right number is said in
+    the title, not in a label on the line: a label above the plot ran over the title."""
     data = np.asarray(values, dtype=float)
-    points = np.append(data, right) if right is not None else data
+    ends = [right - tolerance, right + tolerance] if right is not None else []
+    points = np.append(data, ends) if ends else data
     low, high = (float(points.min()), float(points.max())) if points.size else (0.0, 1.0)
     if high == low:
         low, high = low - 0.5, high + 0.5
@@ -37,10 +40,14 @@ def number_figure(values: list[float], right: float | None, right_from: str) -> 
     start = anchor - size / 2 - math.ceil((anchor - low) / size) * size
     fig = go.Figure(go.Histogram(x=data, xbins={"start": start, "end": high + size, "size": size},
                                  marker_color=CLASS, hovertemplate="%{x}: %{y} students<extra></extra>"))
+    title = f"The class's answers ({data.size})"
     if right is not None:
-        fig.add_vline(x=right, line_color=RIGHT, line_width=3,
-                      annotation_text=f"right answer {right:.4g} ({right_from})", annotation_position="top")
+        if tolerance:
+            fig.add_vrect(x0=right - tolerance, x1=right + tolerance, fillcolor=RIGHT, opacity=0.15, line_width=0)
+        fig.add_vline(x=right, line_color=RIGHT, line_width=3)
+        title += f": the green line is the right answer, {right:.4g}" + (f" ± {tolerance:g}" if tolerance else "") \
+            + f" ({right_from})"
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
-    fig.update_layout(title=f"The class's answers ({data.size})", xaxis_title="answer", yaxis_title="students",
-                      height=320, margin={"t": 60, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, xaxis_title="answer", yaxis_title="students",
+                      height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
     return fig

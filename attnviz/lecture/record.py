@@ -11,17 +11,9 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from attnviz.lecture.answer_kinds import (
-    AnswerSpec,
-    choice_counts,
-    numbers,
-    right_choice,
-    right_number,
-    token_counts,
-)
-from attnviz.lecture.plan import Plan
+from attnviz.lecture.kinds import Ask, Right, answer_kind
+from attnviz.lecture.kinds.base import answers_said
+from attnviz.lecture.plan import Plan, Step
 from attnviz.notebook.document import document_bytes
 from attnviz.notebook.html import page_html
 from attnviz.notebook.inputs import AttentionSet
@@ -37,25 +29,16 @@ STYLE = """<style>
 
 
 @dataclass(frozen=True)
-class TokenRow:
-    """A token question's truth: the sentence's tokens, the query's position, the model's row and which weights."""
-
-    tokens: tuple[str, ...]
-    query: int
-    row: np.ndarray  # (n_keys,) attention weights after softmax
-    what: str  # "layer 0, head 1"
-
-
-@dataclass(frozen=True)
 class StepRecord:
-    """What the class answered at one step (values as the store keeps them), and the model's row for a token one."""
+    """What the class answered at one step (values as the store keeps them), and the right answer for the step's
+    own state (what was asked, to read the values back)."""
 
     number: int
     revealed: bool
     values: tuple[str, ...]
-    truth: TokenRow | None = None
-    truth_problem: str = ""  # why the model's row (or the computed number) could not be computed
-    computed: tuple[float, str] | None = None  # a number question's right value computed by attnviz, and what it is
+    right: Right | None = None
+    ask: Ask | None = None
+    problem: str = ""  # why the right answer could not be computed
 
 
 @dataclass(frozen=True)
@@ -80,7 +63,7 @@ def record_html(plan: Plan, room: str, records: list[StepRecord], figures: list[
         record = by_number.get(number)
         if step.answer is None or record is None:
             continue
-        parts.append(answers_html(step.answer, step.expected, record))
+        parts.append(answers_html(step, record))
     sets = [replace(f.attention, name=f"Step {f.number}: {plan.step(f.number).title}") for f in figures]
     if not sets:  # nothing for the viewer: a plain page
         return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(plan.title)}</title>' \
@@ -92,46 +75,17 @@ def record_html(plan: Plan, room: str, records: list[StepRecord], figures: list[
     return page_html(document, f"attnviz · {plan.title} · room {room}", "".join(parts))
 
 
-def answers_html(spec: AnswerSpec, expected: str, record: StepRecord) -> str:
-    """The class's answers to one step as text and bars (counts), the right answer marked."""
+def answers_html(step: Step, record: StepRecord) -> str:
+    """The class's answers to one step, the right answer marked (its kind draws them)."""
     esc = html.escape
     values = list(record.values)
-    head = f"<p><b>The class:</b> {len(values)} answer{'s' if len(values) != 1 else ''}"
+    head = f"<p><b>The class:</b> {answers_said(len(values))}"
     head += "" if record.revealed else " (the step was not revealed)"
     head += "</p>"
-    if spec.kind == "token":
-        if record.truth is None:
-            return head + f'<p class="muted">The model\'s row: {esc(record.truth_problem)}</p>'
-        truth = record.truth
-        counts = token_counts(values, len(truth.tokens))
-        best = int(np.argmax(truth.row))
-        rows = "".join(f"<tr><td>{esc(t)}</td><td>{c}</td><td>{bar(c, max(counts + [1]))}</td>"
-                       f"<td>{truth.row[i]:.2f}</td></tr>" for i, (t, c) in enumerate(zip(truth.tokens, counts,
-                                                                                           strict=True)))
-        return (head + f"<p>Query '{esc(truth.tokens[truth.query])}' (token {truth.query}); the model's largest weight "
-                f"({esc(truth.what)}): <span class=\"right\">'{esc(truth.tokens[best])}'</span>, "
-                f"{truth.row[best]:.2f}.</p><table><tr><th>key token</th><th>students</th><th></th>"
-                f"<th>model's weight</th></tr>{rows}</table>")
-    if spec.kind == "choice":
-        counts = choice_counts(spec, values)
-        right = right_choice(spec, expected)
-        marked = {right: ' class="right"'}
-        rows = "".join(f"<tr><td{marked.get(o, '')}>{esc(o)}</td><td>{c}</td>"
-                       f"<td>{bar(c, max(counts + [1]))}</td></tr>" for o, c in zip(spec.options, counts, strict=True))
-        note = f"<p>The right answer (the plan's): <span class=\"right\">{esc(right)}</span>.</p>" if right else ""
-        return head + note + f"<table>{rows}</table>"
-    got = sorted(numbers(values))
-    if record.computed is not None:
-        value, what = record.computed
-        note = (f"<p>The right answer, computed by attnviz ({esc(what)}): <span class=\"right\">{value:.4g}</span>."
-                "</p>")
-    else:
-        right = right_number(expected)
-        note = f"<p>The right answer (the plan's): <span class=\"right\">{right:g}</span>.</p>" if right is not None else ""
-        if record.truth_problem:
-            note += f'<p class="muted">The computed value: {esc(record.truth_problem)}</p>'
-    listed = ", ".join(f"{v:g}" for v in got) or "none"
-    return head + note + f"<p>The class's numbers, smallest first: {esc(listed)}.</p>"
+    if record.right is None:
+        return head + f'<p class="muted">The right answer: {esc(record.problem)}</p>'
+    right = f'<p><b>The right answer:</b> <span class="right">{esc(record.right.text)}</span> ({esc(record.right.source)}).</p>'
+    return head + right + answer_kind(step.answer).record_html(step.answer, record.right, record.ask, values)
 
 
 def bar(count: int, most: int) -> str:

@@ -22,8 +22,8 @@ from attnviz.lessons.scaling.figures import D_K_GRID
 from attnviz.server_settings import ServerSettings
 from ui.lecture import addresses
 from ui.lecture import store as ui_store
-from ui.lecture.answers import number_truth
-from ui.lecture.room_record import room_record, step_view
+from ui.lecture.room_record import room_record
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store
 
 CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -86,7 +86,8 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert_healthy(follower)
     assert not chart_specs(follower), "a follower's figures before the room's Reveal"
     text = page_text(follower)
-    assert "Which key token does 'ran' weigh most?" in text and "**'ran'** (token 3)" in text
+    assert "Which key token does 'ran' weigh most?" in text and "**'ran'** (token 3) look at most, in layer 0, head 1" \
+        in text
     assert "Previous" not in text and not follower.button  # a follower cannot move or reveal anything
     pills = follower.get("button_group")[0]
     pills.set_value(2).run()  # 'dog'
@@ -106,6 +107,7 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     values, rows, cols = drawn_heatmap(projector, "lecture_class_row")
     assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
     assert rows == ["class (3)", "model"] and "the model (layer 0, head 1)" in page_text(projector)
+    assert "The class (3 answers)" in page_text(projector)
     np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
 
     truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :].numpy()
@@ -171,7 +173,7 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     layout = chart_specs(revealed)["lecture_class_number"]["layout"]
     # the plan names the quantity (Var(q·k) at d_k = 256): the line is the Scaling lab's measured value, not 256
     measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-    assert any(f"right answer {measured:.4g} (computed)" in a["text"] for a in layout["annotations"]), layout
+    assert f"the green line is the right answer, {measured:.4g} (computed)" in layout["title"]["text"]
     assert [line["x0"] for line in layout["shapes"]] == [pytest.approx(measured)]
     said = page_text(revealed)
     assert f"The green line, {measured:.4g}, is computed now by attnviz: Var(q·k) at d_k = 256" in said
@@ -179,34 +181,38 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     assert shown == [f"{measured:.2f}"], shown
 
 
-def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_expected_answer(room):
+def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_number(room):
     plan, _, _ = room
     store = lecture_store()
     text = CLASS_STEPS.read_text().replace('answer = { kind = "number", quantity = "dot_variance", d_k = 256 }',
-                                           'answer = { kind = "number" }')
+                                           'answer = { kind = "number", expected = 256, tolerance = 10 }')
     assert "quantity" not in text
     store.put_plan(PLAN_ID, text.encode())  # the same plan, its number question with no way to compute it
     code, key = store.create_room(PLAN_ID)
     store.go_to(code, key, 3)
     store.answer(code, 3, "s" * 20, "250")
+    store.answer(code, 3, "t" * 20, "200")
     store.reveal(code, key, 3)
     at = open_step(plan, 3, code)
     layout = chart_specs(at)["lecture_class_number"]["layout"]
-    assert any("right answer 256 (the plan's)" in a["text"] for a in layout["annotations"]), layout
-    assert "the plan's expected answer (256), written by the lecturer, not computed" in page_text(at)
+    assert "the green line is the right answer, 256 ± 10 (marked in the plan)" in layout["title"]["text"]
+    assert not layout.get("annotations"), "no label over the title"
+    text = page_text(at)
+    assert "The green line is the plan's right answer (256), written by the lecturer, not computed" in text
+    assert "**The right answer:** 256 (± 10) (marked in the plan); 1 of 2 answers within it." in text
 
 
 def test_a_weight_quantity_is_the_models_weight_for_the_steps_settings():
     plan = parse_plan(CLASS_STEPS.read_bytes().replace(
-        b'answer = { kind = "token", query = "ran", head = 1 }',
+        b'answer = { kind = "token", query = "ran", layer = 0, head = 1 }',
         b'answer = { kind = "number", quantity = "weight", query = "ran", key = "dog", layer = 1, head = 0 }'),
         {path: "" for path in FILES})
-    step = plan.step(1)
-    truth = number_truth(step_view(step), step.answer)
+    right = right_answer(plan.step(1))
     res = attnviz.load_model("toy").run("A dog ran home.")
     ran, dog = res.tokens.index("ran"), res.tokens.index("dog")
-    assert truth.value == pytest.approx(float(res.attentions[1, 0, ran, dog]), abs=1e-6)
-    assert truth.what == f"the model's weight of 'ran' (token {ran}) on 'dog' (token {dog}), layer 1, head 0"
+    assert right.value == pytest.approx(float(res.attentions[1, 0, ran, dog]), abs=1e-6)
+    assert right.source == f"computed by attnviz: the model's weight of 'ran' (token {ran}) on 'dog' (token {dog}), " \
+                           "layer 1, head 0"
 
 
 def test_a_follower_goes_where_the_room_goes(room):
@@ -246,7 +252,8 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert_healthy(at)
     text = page_text(at)
     assert [h.value for h in at.header] == ["Step 1 of 3: Where does 'ran' look?"]
-    assert "expected answer (the plan's): **dog**" in text
+    assert "**Right answer:** 'a' (token 1), weight 0.40 (the model's largest weight in the row of 'ran' (token 3), " \
+           "layer 0, head 1)" in text
     assert "not revealed yet" in text and "**0** answers (token)" in text
     assert "of 3 min planned" in text and "of 5 min planned" in text and "Let them tap a token." in text
     open_step(plan, 1, code).get("button_group")[0].set_value(2).run()
@@ -298,8 +305,8 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
     page = room_record(code, key)
     for text in ("Step 1: Where does &#x27;ran&#x27; look?", "Step 2: The causal mask", "Step 3: A wide head",
                  "<b>The class:</b> 3 answers</p>", "1 answer (the step was not revealed)",
-                 "The right answer (the plan's): <span class=\"right\">causal</span>",
-                 "The right answer, computed by attnviz (Var(q·k) at d_k = 256"):
+                 "<b>The right answer:</b> <span class=\"right\">causal</span> (marked in the plan)",
+                 "computed by attnviz: Var(q·k) at d_k = 256"):
         assert text in page, text
 
     row = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :]

@@ -10,50 +10,13 @@ import html
 
 import streamlit as st
 
-from attnviz.engine.mask_kinds import MASKS
 from attnviz.errors import AttnvizError
 from attnviz.lecture.plan import Step
-from attnviz.lecture.record import StepFigure, StepRecord, TokenRow, record_html
+from attnviz.lecture.record import StepFigure, StepRecord, record_html
 from attnviz.notebook.inputs import run_input
-from ui import pickers, runs
-from ui.access import server_settings
-from ui.lecture.answers import number_truth, token_truth
 from ui.lecture.plans import plan_by_id
+from ui.lecture.step_state import asked, right_answer, step_view
 from ui.lecture.store import lecture_store
-from ui.state import ViewState, applied_mask
-
-
-def step_settings(step: Step) -> dict:
-    """The step's URL state as the widgets would hold it (numbers as numbers, switches as booleans)."""
-    state: dict = {}
-    numbers = {p.name: type(p.default) for kind in MASKS.values() for p in kind.parameters}
-    for key, value in step.state:
-        if key == "heads":
-            state.setdefault("heads", []).append(int(value))
-        elif key == "layer":
-            state[key] = int(value)
-        elif key == "factor":
-            state[key] = float(value)
-        elif key == pickers.SCALE_SWITCH:
-            state[key] = value == "true"
-        elif numbers.get(key) in (int, float):
-            state[key] = numbers[key](value)
-        else:
-            state[key] = value
-    return state
-
-
-def step_view(step: Step) -> ViewState:
-    """The view a step's page opens with (no lesson model swap: a token question sits on a page of the shared model)."""
-    state = step_settings(step)
-    choice, spec = pickers.read_model(state)
-    device = pickers.read_device(state)
-    model = runs.model_for(spec, device)
-    text, mask_choice = pickers.read_text(state), pickers.read_mask(state)
-    mask_spec, _, problem = applied_mask(spec, device, text, mask_choice, server_settings().max_tokens)
-    layer, heads = pickers.read_layer_and_heads(state, model.n_layers, model.n_heads)
-    return ViewState(choice, spec, text, mask_choice, mask_spec, pickers.read_scale(state), device, layer, heads,
-                     None, (), problem)
 
 
 def room_record(code: str, key: str) -> str:
@@ -72,24 +35,20 @@ def room_record(code: str, key: str) -> str:
         if step.answer is None:
             continue
         values = tuple(a.value for a in store.answers(code, number, key))
-        truth, problem, computed = None, "", None
+        right, ask, problem = None, None, ""
         try:
-            if step.answer.kind == "token":
-                found = token_truth(step_view(step), step.answer)
-                truth = TokenRow(found.tokens, found.query, found.row, found.what)
-            elif step.answer.quantity:
-                right = number_truth(step_view(step), step.answer)
-                computed = (right.value, right.what)
+            right = right_answer(step)
+            ask = asked(step, right)
         except AttnvizError as err:
             problem = str(err)
-        records.append(StepRecord(number, number in state.revealed, values, truth, problem, computed))
+        records.append(StepRecord(number, number in state.revealed, values, right, ask, problem))
     return record_html(plan, code, records, figures)
 
 
 def shows_the_shared_run(step: Step) -> bool:
     """A step whose figures are the shared model's attention: it asks a token question, or names a text or a model
     (a lab with models of its own, such as the scaling lab, names neither)."""
-    return (step.answer is not None and step.answer.kind == "token") or any(k in ("text", "model") for k, _ in step.state)
+    return any(k in ("text", "model") for k, _ in step.state)
 
 
 def export_button(code: str, key: str, where=None) -> None:
