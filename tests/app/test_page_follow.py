@@ -164,8 +164,8 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
 
     store.go_to(code, key, 3)
     boxes = [open_step(plan, 3, code) for _ in range(2)]
-    boxes[0].number_input(key=f"lecture_answer_{code}_3").set_value(250.0).run()
-    boxes[1].number_input(key=f"lecture_answer_{code}_3").set_value(256.0).run()
+    boxes[0].text_input(key=f"lecture_answer_{code}_3").set_value("250").run()
+    boxes[1].text_input(key=f"lecture_answer_{code}_3").set_value("256.0").run()
     assert sorted(float(a.value) for a in store.answers(code, 3, key)) == [250.0, 256.0]
     assert chart_specs(boxes[0])  # not predict-first: the page's figures are there while the class answers
     store.reveal(code, key, 3)
@@ -213,6 +213,28 @@ def test_a_weight_quantity_is_the_models_weight_for_the_steps_settings():
     assert right.value == pytest.approx(float(res.attentions[1, 0, ran, dog]), abs=1e-6)
     assert right.source == f"computed by attnviz: the model's weight of 'ran' (token {ran}) on 'dog' (token {dog}), " \
                            "layer 1, head 0"
+
+
+def test_a_second_tap_on_the_chosen_option_keeps_it_chosen_as_the_answer_counts(room):
+    """The browser unpicks an option tapped twice; an answer is never taken back, so the phone shows it picked."""
+    plan, code, _ = room
+    follower = open_step(plan, 1, code)
+    follower.get("button_group")[0].set_value(2).run()
+    follower.get("button_group")[0].set_value(None).run()  # the second tap
+    assert lecture_store().answer_count(code, 1) == 1
+    assert follower.get("button_group")[0].value == 2, "the highlight is on the answer that counts"
+    assert "Your answer is in: 'dog' (token 2)" in page_text(follower)
+
+
+def test_a_number_too_long_for_any_answer_gets_a_message(room):
+    plan, code, key = room
+    lecture_store().go_to(code, key, 3)
+    box = open_step(plan, 3, code)
+    box.text_input(key=f"lecture_answer_{code}_3").set_value("9" * 5000).run()
+    assert "That number has 5,000 characters" in page_text(box)
+    box.text_input(key=f"lecture_answer_{code}_3").set_value("1e400").run()
+    assert "Give a number between -1e+09 and 1e+09" in page_text(box)
+    assert lecture_store().answer_count(code, 3) == 0
 
 
 def test_a_follower_goes_where_the_room_goes(room):

@@ -123,6 +123,17 @@ def test_the_right_answer_of_a_token_question_is_the_named_rows_largest_weight()
             answer_kind(spec).right(spec, step)
 
 
+def test_one_answer_is_said_in_the_singular():
+    att = torch.zeros(1, 1, len(TOKENS), len(TOKENS))  # (layers, heads, n_q, n_k)
+    att[0, 0, 5, 2] = 1.0
+    spec = parse_answer(WHERE, {"kind": "token", "query": "it", "layer": 0, "head": 0})
+    kind = answer_kind(spec)
+    right = kind.right(spec, StepOf(FakeRun(list(TOKENS), att)))
+    shown = kind.reveal(spec, right, kind.ask(spec, right), ["2"])
+    assert "**The class (1 answer) and the model (layer 0, head 0):**" in shown.headline
+    assert "1 of 1 picked it" in shown.headline
+
+
 def test_a_number_is_right_within_its_tolerance():
     spec = parse_answer(WHERE, {"kind": "number", "expected": 512, "tolerance": 50})
     right = answer_kind(spec).right(spec, StepOf())

@@ -109,8 +109,10 @@ def answer_box(at, view=None) -> None:
             st.pills("Your answer", list(ask.options), format_func=labels.get, label_visibility="collapsed",
                      default=ask.option_of(mine), **sent)
         elif ask.widget == NUMBER:
-            st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
-                            placeholder="type a number, then Enter", **sent)
+            # a text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits, 1e400)
+            # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
+            st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
+                          placeholder="type a number, e.g. 0.25, then Enter", **sent)
         show_note()
         if mine:  # from the store, on every run that draws the box: never a one-run flag
             st.success(confirmation(ask, mine), icon=":material/check:")
