@@ -223,9 +223,9 @@ def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
 
 
 @pytest.mark.parametrize("mask, label", [
-    ("none", "Mask: none on cross-attention · decoder self: built-in causal"),
-    ("causal", "Mask: none on cross-attention · decoder self: built-in causal"),
-    ("window", "Mask: none on cross-attention · decoder self: built-in causal + window 1")])
+    ("none", "Mask: cross: none · self: built-in causal"),
+    ("causal", "Mask: cross: none · self: built-in causal"),
+    ("window", "Mask: cross: none · self: built-in causal + window 1")])
 def test_the_projectors_mask_button_names_the_decoders_causal_mask_and_where_the_shared_one_applies(mask, label):
     """tiny-bart's decoder self-attention is causal and the shared mask applies to it alone (decoder_mask_spec):
     the top row says so on the first frame and after a rerun, not "Mask: none", and says first that the
