@@ -14,14 +14,17 @@ BINS = 12
 
 
 def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str) -> go.Figure:
-    """One bar per option with its count; the right option green and named (right_from: where it comes from)."""
+    """One bar per option with its count; the right option green (right_from: where it comes from, for its hover;
+    the words above the chart say it too)."""
     colours = [RIGHT if option == right else CLASS for option in options]
+    said = [f" (the right answer, {right_from})" if option == right else "" for option in options]
     fig = go.Figure(go.Bar(x=list(options), y=counts, marker_color=colours, text=counts, textposition="outside",
-                           hovertemplate="%{x}: %{y} students<extra></extra>"))
-    title = f"The class's answers ({sum(counts)})" + (f": green is the right answer ({right_from})" if right else "")
+                           customdata=said, hovertemplate="%{x}: %{y} students%{customdata}<extra></extra>"))
+    # two lines: plotly does not wrap a title, and on a phone one line was cut
+    title = f"The class's answers ({sum(counts)})" + ("<br>green: the right answer" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
-    fig.update_layout(title=title, yaxis_title="students", height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20},
-                      showlegend=False)
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, yaxis_title="students", height=340,
+                      margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False)
     return fig
 
 
@@ -45,9 +48,8 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
         if tolerance:
             fig.add_vrect(x0=right - tolerance, x1=right + tolerance, fillcolor=RIGHT, opacity=0.15, line_width=0)
         fig.add_vline(x=right, line_color=RIGHT, line_width=3)
-        title += f": the green line is the right answer, {right:.4g}" + (f" ± {tolerance:g}" if tolerance else "") \
-            + f" ({right_from})"
+        title += f"<br>green line: the right answer, {right:.4g}" + (f" ± {tolerance:g}" if tolerance else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title={"text": title, "font": {"size": 15}}, xaxis_title="answer", yaxis_title="students",
-                      height=320, margin={"t": 50, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
+                      height=340, margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
     return fig

@@ -160,7 +160,9 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     bars = chart_specs(at)["lecture_class_choice"]["data"][0]
     assert bars["x"] == ["none", "causal", "window"]
     assert bars["y"] == [0, 2, 1]
-    assert "green is the right answer" in chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
+    title = chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
+    assert title == "The class's answers (3)<br>green: the right answer"
+    assert "**The right answer:** causal (marked in the plan); 2 of 3 answers picked it." in page_text(at)
 
     store.go_to(code, key, 3)
     boxes = [open_step(plan, 3, code) for _ in range(2)]
@@ -173,7 +175,9 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     layout = chart_specs(revealed)["lecture_class_number"]["layout"]
     # the plan names the quantity (Var(q·k) at d_k = 256): the line is the Scaling lab's measured value, not 256
     measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-    assert f"the green line is the right answer, {measured:.4g} (computed)" in layout["title"]["text"]
+    assert layout["title"]["text"] == f"The class's answers (2)<br>green line: the right answer, {measured:.4g}"
+    # plotly does not wrap a title: each line fits a phone's chart (a longer one was cut at 390 px)
+    assert max(len(line) for line in layout["title"]["text"].split("<br>")) <= 42
     assert [line["x0"] for line in layout["shapes"]] == [pytest.approx(measured)]
     said = page_text(revealed)
     assert f"The green line, {measured:.4g}, is computed now by attnviz: Var(q·k) at d_k = 256" in said
@@ -195,7 +199,7 @@ def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_number(room
     store.reveal(code, key, 3)
     at = open_step(plan, 3, code)
     layout = chart_specs(at)["lecture_class_number"]["layout"]
-    assert "the green line is the right answer, 256 ± 10 (marked in the plan)" in layout["title"]["text"]
+    assert "green line: the right answer, 256 ± 10" in layout["title"]["text"]
     assert not layout.get("annotations"), "no label over the title"
     text = page_text(at)
     assert "The green line is the plan's right answer (256), written by the lecturer, not computed" in text
