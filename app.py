@@ -19,7 +19,9 @@ from ui.address import write_bound_values_the_address_lacks
 from ui.menu import remember_menu
 from ui.present import presenting
 from ui.short_links import open_short_link
+from ui.streamlit_private import check_at_start
 
+check_at_start()  # every piece of Streamlit's private API the app uses is there; the log names a missing one
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)

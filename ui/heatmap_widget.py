@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime import Runtime
 
 from attnviz.components.heatmap import component_css, component_js
 from attnviz.draw.head_grid import head_grid_payload
@@ -29,6 +28,7 @@ from attnviz.draw.heatmap_payload import SCALE_KINDS as KINDS
 from attnviz.draw.heatmap_payload import as_panels, heatmap_payload
 from attnviz.draw.heatmap_row import row_payload
 from attnviz.draw.heatmap_switch import switch_payload
+from ui import streamlit_private
 from ui.memo import SharedCache
 from ui.runs import run_key
 
@@ -42,9 +42,7 @@ def _component():
     """The mounting callable, registered again whenever this Streamlit runtime lacks it (AppTest makes a new
     runtime per test, while this module stays imported)."""
     global _mount
-
-
-    if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
+    if _mount is None or not streamlit_private.component_registered(NAME):
         _mount = st.components.v2.component(NAME, js=component_js(), css=component_css())
     return _mount
 

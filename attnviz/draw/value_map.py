@@ -3,7 +3,7 @@ the Model view's layer × head map of one head statistic.
 
 Plain HTML and CSS rather than a chart: a page that loads plotly.js only for a 6 × 12 map pays for that
 4.7 MB script on every first load (Model view at 512 tokens: 2.05 → 1.89 s without it, alternating
-loads; see the README). Cell text is real text: sharp on a projector, selectable, read by screen readers.
+loads; see benchmarks/RESULTS.md). Cell text is real text: sharp on a projector, selectable, read by screen readers.
 """
 
 from __future__ import annotations

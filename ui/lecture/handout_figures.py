@@ -15,7 +15,6 @@ import numpy as np
 from attnviz.draw.heatmap_svg import heatmap_svg
 from attnviz.draw.line_chart import CSS as LINE_CSS
 from attnviz.draw.line_chart import line_chart_svg
-from attnviz.draw.transformer_map import map_svg
 from attnviz.engine.mask_kinds import parse_mask
 from attnviz.lecture.kinds.base import bare
 from attnviz.lecture.plan import Step
@@ -26,6 +25,7 @@ from attnviz.lessons.cross_attention.number_task import DEFAULT_SOURCE, greedy_o
 from attnviz.lessons.cross_attention.views import cross_view
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
+from attnviz.lessons.transformer_map.figure import map_svg
 from attnviz.lessons.why_attention.bottleneck import alignment
 from attnviz.lessons.why_attention.tiny_bart import TINY_BART
 from ui import runs

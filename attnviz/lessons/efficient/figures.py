@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.draw.plotting import DECADE_LABELS
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 
 FIELDS = {"seconds": ("time (s)", 1.0), "peak_bytes": ("peak tensor memory (MB)", 1e-6)}
 
