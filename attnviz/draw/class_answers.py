@@ -38,6 +38,8 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
     low, high = (float(points.min()), float(points.max())) if points.size else (0.0, 1.0)
     if high == low:
         low, high = low - 0.5, high + 0.5
+    pad = (high - low) * 0.15  # the tolerance's band and the outer bars stay inside the axis
+    low, high = low - pad, high + pad
     size = (high - low) / BINS
     anchor = right if right is not None else low  # a bin centred on the right answer: a bar on its line is right
     start = anchor - size / 2 - math.ceil((anchor - low) / size) * size
