@@ -230,12 +230,12 @@ with ui.guard("The cross-attention page"):
             links = strongest_links(xv.weights[focus], rows, xv.source_labels)
             st.markdown(f"**Each row's strongest source word** (layer {layer}, head {focus}): "
                         + " · ".join(f"{link.row}: *{link.source}* ({link.weight:.2f})" for link in links))
-        st.markdown("**For contrast: the same head's self-attention in the decoder (causal).** Target × target: each "
-                    "position may look only at itself and the positions before it (every cell above the diagonal is "
-                    "exactly 0). The first position reads the decoder start token </s>: the target is shifted one place "
-                    "right, as in training.")
-        _heatmap.heatmap(xv.decoder_self[focus], rows, xv.target_labels, key="xa_self",
-                         title=f"decoder layer {layer}, head {focus}: self-attention weights")
+    st.markdown("**For contrast: the same head's self-attention in the decoder (causal).** Target × target: each "
+                "position may look only at itself and the positions before it (every cell above the diagonal is "
+                "exactly 0). The first position reads the decoder start token </s>: the target is shifted one place "
+                "right, as in training.")
+    _heatmap.heatmap(xv.decoder_self[focus], rows, xv.target_labels, key="xa_self",
+                     title=f"decoder layer {layer}, head {focus}: self-attention weights")
 
     st.subheader("The math, with this run's shapes")
     st.latex(cross_attention_equation(T, S, xv.d_model, xv.d_head, xv.scale))

@@ -40,8 +40,8 @@ def _try_it(text: str) -> None:
             return "no verdict"
         return "✓ right" if answer == al.expected else "✗ wrong"
 
-    # a table, not metrics: a long answer must be read whole, digit by digit
-    st.markdown("| | digits | |\n|---|---|---|\n"
+    # a table, not metrics: a long answer must be read whole, digit by digit; a lecture step's focus (the answers)
+    ui.figure("try_it").markdown("| | digits | |\n|---|---|---|\n"
                 f"| the right answer | `{al.expected or '—'}` | |\n"
                 f"| one fixed-size vector wrote | `{al.bottleneck_answer or '(nothing)'}` | {verdict(al.bottleneck_answer)} |\n"
                 f"| additive attention wrote | `{al.attention_answer or '(nothing)'}` | {verdict(al.attention_answer)} |")
@@ -104,7 +104,7 @@ with ui.guard("The comparison"):
     n_words = len(text.replace(",", " , ").split())  # the task counts commas as words
     # the chart sits above the box but rings the bin of what the box holds, so it is drawn after it
     plotly_chart(chart, wf.accuracy_figure(curve, wf.bin_of(curve, n_words)), width="stretch", key="wa_accuracy")
-    with ui.guard("The alignment"), ui.figure("try_it"):  # a lecture step's focus: the two models' answers
+    with ui.guard("The alignment"):
         _try_it(text)
 
     st.header("From here to the Transformer")
