@@ -1,5 +1,5 @@
 """The class's answers to a lecture question beside the right answer: a bar per option (choice) or a histogram
-(number), the right answer marked. The counts come from the store's answers (attnviz.lecture.answer_kinds)."""
+(number), the right answer marked. The kinds that draw them are in attnviz/lecture/kinds/."""
 
 from __future__ import annotations
 
