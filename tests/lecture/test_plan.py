@@ -2,6 +2,7 @@
 step and the field; the QR code decodes to the link it was made of."""
 
 import io
+import re
 import tomllib
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -42,6 +43,15 @@ def test_every_shipped_plan_names_pages_of_the_app_and_marks_every_right_answer(
             assert s.answer is not None and s.focus, f"{s.title}: a question has an answer and a focus"
     text = path.read_text(encoding="utf-8")
     assert "checked against Hugging Face" not in text and "\nexpected =" not in text
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_a_plans_stated_length_is_the_sum_of_its_steps_minutes(path):
+    """The notes' "in all … of N min planned" is the sum of the steps' minutes; the description says the same N."""
+    plan = load_plan(path, PAGES)
+    total = sum(s.minutes for s in plan.steps)
+    stated = re.search(r"(\d+) minutes", plan.description)
+    assert stated and int(stated[1]) == total, (plan.description, total)
 
 
 def test_a_shipped_token_question_names_its_row():
