@@ -1,5 +1,9 @@
 """The class's answers to a lecture question beside the right answer: a bar per option (choice) or a histogram
-(number), the right answer marked. The kinds that draw them are in attnviz/lecture/kinds/."""
+(number), the right answer marked. The kinds that draw them are in attnviz/lecture/kinds/.
+
+The right answer is green (attnviz/draw/palette.py RIGHT) and never told by colour alone: its bar is hatched and
+says "✓ right", its line is dashed and the chart's title says "dashed line: ✓ right answer" (a label on the line
+itself sat over the title)."""
 
 from __future__ import annotations
 
@@ -8,20 +12,26 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-CLASS = "#2e86ab"
-RIGHT = "#2a9d4b"
+from attnviz.draw.palette import CLASS, RIGHT
+
 BINS = 12
+MARK = "✓ right"  # the words on the right answer's bar
 
 
 def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str) -> go.Figure:
-    """One bar per option with its count; the right option green (right_from: where it comes from, for its hover;
-    the words above the chart say it too)."""
-    colours = [RIGHT if option == right else CLASS for option in options]
-    said = [f" (the right answer, {right_from})" if option == right else "" for option in options]
-    fig = go.Figure(go.Bar(x=list(options), y=counts, marker_color=colours, text=counts, textposition="outside",
-                           customdata=said, hovertemplate="%{x}: %{y} students%{customdata}<extra></extra>"))
+    """One bar per option with its count; the right option green, hatched and marked "✓ right" (right_from: where
+    the right answer comes from, in its hover; the words above the chart say it too)."""
+    is_right = [option == right for option in options]
+    text = [f"{c} {MARK}" if r else str(c) for c, r in zip(counts, is_right, strict=True)]
+    said = [f" (the right answer, {right_from})" if r else "" for r in is_right]
+    fig = go.Figure(go.Bar(x=list(options), y=counts, text=text,
+                           marker={"color": [RIGHT if r else CLASS for r in is_right],
+                                   "pattern": {"shape": ["/" if r else "" for r in is_right], "fgcolor": "#ffffff",
+                                               "solidity": 0.3}},
+                           customdata=said, textposition="outside",
+                           hovertemplate="%{x}: %{y} students%{customdata}<extra></extra>"))
     # two lines: plotly does not wrap a title, and on a phone one line was cut
-    title = f"The class's answers ({sum(counts)})" + ("<br>green: the right answer" if right else "")
+    title = f"The class's answers ({sum(counts)})" + (f"<br>hatched, {MARK}: the right answer" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
     fig.update_layout(title={"text": title, "font": {"size": 15}}, yaxis_title="students", height=340,
                       margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False)
@@ -49,8 +59,8 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
     if right is not None:
         if tolerance:
             fig.add_vrect(x0=right - tolerance, x1=right + tolerance, fillcolor=RIGHT, opacity=0.15, line_width=0)
-        fig.add_vline(x=right, line_color=RIGHT, line_width=3)
-        title += f"<br>green line: the right answer, {right:.4g}" + (f" ± {tolerance:g}" if tolerance else "")
+        fig.add_vline(x=right, line_color=RIGHT, line_width=3, line_dash="dash")
+        title += f"<br>dashed line: ✓ right answer, {right:.4g}" + (f" ± {tolerance:g}" if tolerance else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title={"text": title, "font": {"size": 15}}, xaxis_title="answer", yaxis_title="students",
                       height=340, margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)

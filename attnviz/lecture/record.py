@@ -11,6 +11,7 @@ import html
 import re
 from dataclasses import dataclass, replace
 
+from attnviz.draw.palette import CLASS, RIGHT
 from attnviz.lecture.kinds import Ask, Right, answer_kind
 from attnviz.lecture.kinds.base import answers_said
 from attnviz.lecture.plan import Plan, Step
@@ -28,10 +29,10 @@ STYLE = """<style>
 .avr .question { font-size: 1.05rem; }
 .avr table { border-collapse: collapse; margin: 0.4rem 0; font-size: 0.92rem; }
 .avr td, .avr th { padding: 2px 8px; text-align: left; border-bottom: 1px solid #eee; vertical-align: top; }
-.avr .bar { display: inline-block; height: 0.8rem; background: #2e86ab; vertical-align: middle;
+.avr .bar { display: inline-block; height: 0.8rem; background: CLASS; vertical-align: middle;
   print-color-adjust: exact; -webkit-print-color-adjust: exact; }
-.avr .right { color: #1d7a38; font-weight: 700; }
-.avr .explain { background: #f4f7f4; border-left: 4px solid #2a9d4b; padding: 0.4rem 0.7rem; margin: 0.5rem 0; }
+.avr .right { color: RIGHT; font-weight: 700; }
+.avr .explain { background: #f4f7f4; border-left: 4px solid RIGHT; padding: 0.4rem 0.7rem; margin: 0.5rem 0; }
 .avr figure { margin: 0.6rem 0; } .avr figcaption { font-size: 0.88rem; color: #444; margin-top: 0.2rem; }
 .avr figure svg { display: block; max-width: 100%; height: auto; max-height: 15cm; }
 .avr figure .map svg { max-height: 11cm; }
@@ -47,7 +48,7 @@ STYLE = """<style>
   .avr section.summary { break-before: page; }
   .avr svg, .avr .explain, .avr .bar { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
 }
-</style>"""
+</style>""".replace("CLASS", CLASS).replace("RIGHT", RIGHT)  # attnviz/draw/palette.py: the class chart's colours
 
 
 @dataclass(frozen=True)

@@ -160,8 +160,10 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     bars = chart_specs(at)["lecture_class_choice"]["data"][0]
     assert bars["x"] == ["none", "causal", "window"]
     assert bars["y"] == [0, 2, 1]
+    # the right answer is told by a word and a hatch as well as its green: never by colour alone
     title = chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
-    assert title == "The class's answers (3)<br>green: the right answer"
+    assert title == "The class's answers (3)<br>hatched, ✓ right: the right answer"
+    assert bars["text"] == ["0", "2 ✓ right", "1"] and bars["marker"]["pattern"]["shape"] == ["", "/", ""]
     assert "**The right answer:** causal (marked in the plan); 2 of 3 answers picked it." in page_text(at)
 
     store.go_to(code, key, 3)
@@ -175,12 +177,14 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     layout = chart_specs(revealed)["lecture_class_number"]["layout"]
     # the plan names the quantity (Var(q·k) at d_k = 256): the line is the Scaling lab's measured value, not 256
     measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-    assert layout["title"]["text"] == f"The class's answers (2)<br>green line: the right answer, {measured:.4g}"
+    assert layout["title"]["text"] == f"The class's answers (2)<br>dashed line: ✓ right answer, {measured:.4g}"
     # plotly does not wrap a title: each line fits a phone's chart (a longer one was cut at 390 px)
     assert max(len(line) for line in layout["title"]["text"].split("<br>")) <= 42
     assert [line["x0"] for line in layout["shapes"]] == [pytest.approx(measured)]
     said = page_text(revealed)
-    assert f"The green line, {measured:.4g}, is computed now by attnviz: Var(q·k) at d_k = 256" in said
+    assert (f"The dashed green line marked ✓ right answer, {measured:.4g}, is computed now by attnviz: Var(q·k) at "
+            "d_k = 256") in said
+    assert [line["line"]["dash"] for line in layout["shapes"]] == ["dash"]
     shown = [m.value for m in revealed.metric if m.label == "Var(q·k)"]  # the page's own figure, beside it
     assert shown == [f"{measured:.2f}"], shown
 
@@ -199,10 +203,11 @@ def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_number(room
     store.reveal(code, key, 3)
     at = open_step(plan, 3, code)
     layout = chart_specs(at)["lecture_class_number"]["layout"]
-    assert "green line: the right answer, 256 ± 10" in layout["title"]["text"]
+    assert "dashed line: ✓ right answer, 256 ± 10" in layout["title"]["text"]
     assert not layout.get("annotations"), "no label over the title"
     text = page_text(at)
-    assert "The green line is the plan's right answer (256), written by the lecturer, not computed" in text
+    assert "The dashed green line marked ✓ right answer is the plan's right answer (256), written by the lecturer, " \
+           "not computed" in text
     assert "**The right answer:** 256 (± 10) (marked in the plan); 1 of 2 answers within it." in text
 
 

@@ -100,9 +100,10 @@ def reveal(spec: NumberSpec, right: Right, asked: Ask, values: list[str]) -> Rev
     headline = (f"**The right answer:** {right.text} ({right.source})"
                 + (f"; {hits} of {answers_said(len(got))} {'within it' if spec.tolerance else 'gave it'}."
                    if got else "; the class gave no answers."))
-    caption = (f"The green line, {right.value:.4g}, is computed now by attnviz: {right.source.split(': ', 1)[1]}."
-               if spec.quantity else f"The green line is the plan's right answer ({right.value:g}), written by the "
-                                     "lecturer, not computed.")
+    caption = (f"The dashed green line marked ✓ right answer, {right.value:.4g}, is computed now by attnviz: "
+               f"{right.source.split(': ', 1)[1]}." if spec.quantity else
+               f"The dashed green line marked ✓ right answer is the plan's right answer ({right.value:g}), written by "
+               "the lecturer, not computed.")
     return Reveal(headline, number_figure(got, right.value, source, spec.tolerance), caption, "lecture_class_number")
 
 
