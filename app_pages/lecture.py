@@ -17,7 +17,8 @@ from ui.lecture.addresses import class_base, loopback_warning
 from ui.lecture.answers import student_session
 from ui.lecture.bar import students_qr
 from ui.lecture.presenter_key import held_keys, hold_key
-from ui.lecture.room_record import export_button, step_right_answer
+from ui.lecture.room_record import export_button
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
 from ui.lecture.warm import warm_plan, warming
 from ui.menu import page_titles
@@ -27,7 +28,8 @@ AT = "lecture_at"  # the step shown here (1-based)
 PICK = "lecture_pick"  # the plan chosen
 
 st.title("Lecture mode", help="A lecture plan is an ordered list of steps: a page of this app in a given state, "
-                              "notes for you, and a question to ask the class first. Its format is in attnviz/lecture/plan.py.")
+                              "notes for you, and a question to ask the class first, with its right answer. Its format is in "
+                              "docs/lecture-plans.md.")
 st.caption("Start the class's room, open a step on the projector (a new tab: move it to the projector's screen), the "
            "presenter notes on your phone or laptop (Next, Previous, Reveal there move the projector and every "
            "student), and show the class its follow link.")
@@ -54,7 +56,7 @@ def start_room(plan_id: str) -> None:
     try:
         st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(
             plan_id, student_session(), admitted=lecturer.admitted())
-        warm_plan(plan_id, plans.plan_by_id(plan_id), step_right_answer)  # every step drawn once, in the background
+        warm_plan(plan_id, plans.plan_by_id(plan_id), right_answer)  # every step drawn once, in the background
     except AttnvizError as err:
         st.session_state["lecture_room_problem"] = err
 
@@ -109,7 +111,7 @@ with ui.guard("The lecture plan"):
         lecturer.who_may_lecture()
     with st.expander("Use your own plan (a .toml file)", icon=":material/upload:") if lecturing else nullcontext():
         upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",
-                                  help="The format is in attnviz/lecture/plan.py; "
+                                  help="The format is in docs/lecture-plans.md; "
                                        "attnviz/assets/lectures/attention.toml is an example.") if lecturing else None
         if upload is not None and upload.size > MAX_BYTES:
             st.error(f"{upload.name} is {upload.size:,} bytes; a lecture plan may have at most {MAX_BYTES:,}. Is it "

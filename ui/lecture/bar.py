@@ -43,7 +43,7 @@ from ui.lecture.gate import closed_until_reveal
 from ui.lecture.lecture_step import LectureStep
 from ui.lecture.plans import plan_by_id
 from ui.lecture.presenter_key import held_key, hold_key, key_in_link
-from ui.lecture.room_record import step_right_answer
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
 from ui.lecture.warm import warm_plan
 from ui.memo import shared
@@ -150,7 +150,7 @@ def draw_bar() -> LectureStep | None:
         back_to_following()
         return None
     if at.room:  # a room's page in a process that has not warmed its plan (a class server's other processes)
-        warm_plan(at.plan_id, at.plan, step_right_answer)
+        warm_plan(at.plan_id, at.plan, right_answer)
     n = len(at.plan.steps)
     if at.detour:  # a page opened from the step's (a map block): back to it, or on to the next step
         back = f'<a class="attnviz-lecture-prev" href="{html.escape(at.link(at.number))}" target="_self">← Back to ' \

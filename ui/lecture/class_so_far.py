@@ -12,31 +12,29 @@ from statistics import median
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture import answer_kinds as kinds
+from attnviz.lecture.kinds import PICK
+from attnviz.lecture.kinds.base import numbers
 from attnviz.lecture.plan import Step
-from ui.lecture.answers import token_truth
-from ui.lecture.question import letter
-from ui.lecture.room_record import step_view
+from ui.lecture.step_state import asked, right_answer
 
-TOP_TOKENS = 8  # the most-picked key tokens shown (a sentence may have 20)
+TOP_PICKS = 8  # the most-picked options shown (a token question's sentence may have 20 tokens)
 
 
 def rows_for(step: Step, values: list[str]) -> list[tuple[str, int]]:
-    """(what, how many) per option or key token, in the order the lecturer reads them; [] for a number."""
-    spec = step.answer
-    if spec.kind == "choice":
-        return [(f"{letter(i)}. {option}", count)
-                for i, (option, count) in enumerate(zip(spec.options, kinds.choice_counts(spec, values), strict=True))]
-    if spec.kind == "token":
-        tokens = token_truth(step_view(step), spec).tokens
-        counts = kinds.token_counts(values, len(tokens))
-        picked = sorted((i for i, c in enumerate(counts) if c), key=lambda i: -counts[i])[:TOP_TOKENS]
-        return [(f"'{tokens[i]}' (token {i})", counts[i]) for i in picked]
-    return []
+    """(what, how many) per option the class picks from, as its answer buttons name them: every option of a
+    lettered choice, in its order; else the most picked (a token question's key tokens); [] for a number."""
+    ask = asked(step, right_answer(step))
+    if ask.widget != PICK:
+        return []
+    counts = ask.counts(values)
+    if ask.lettered:
+        return list(zip(ask.labels, counts, strict=True))
+    picked = sorted((i for i, c in enumerate(counts) if c), key=lambda i: -counts[i])[:TOP_PICKS]
+    return [((ask.said or ask.labels)[i], counts[i]) for i in picked]
 
 
 def numbers_line(values: list[str]) -> str:
-    got = sorted(kinds.numbers(values))
+    got = sorted(numbers(values))
     if not got:
         return "No numbers yet."
     common = sorted({v: got.count(v) for v in got}.items(), key=lambda kv: -kv[1])[:5]
@@ -56,7 +54,7 @@ def class_so_far(step: Step, values: list[str], revealed: bool) -> None:
         try:
             rows = rows_for(step, values)
         except AttnvizError as err:
-            st.caption(f"The key tokens cannot be read here: {err}")
+            st.caption(f"The options cannot be read here: {err}")
             return
         if not rows:
             st.markdown(numbers_line(values))
@@ -65,8 +63,8 @@ def class_so_far(step: Step, values: list[str], revealed: bool) -> None:
         body = "".join(f"<tr><th scope='row'>{html.escape(what)}</th><td>{count}</td><td aria-hidden='true'>"
                        f"<span class='notes-bar' style='width:{10 * count / most:.2f}rem'></span></td></tr>"
                        for what, count in rows)
-        st.html(CSS + f"<table class='notes-class'><caption class='notes-cap'>Answers per "
-                f"{'option' if step.answer.kind == 'choice' else 'key token'}</caption>{body}</table>")
+        st.html(CSS + f"<table class='notes-class'><caption class='notes-cap'>Answers per option (the most picked "
+                f"first, where there are many)</caption>{body}</table>")
 
 
 CSS = """<style>

@@ -6,15 +6,18 @@ lecture link without a room.
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 
 import streamlit as st
 
+from attnviz.errors import AttnvizError
 from attnviz.lecture.store import StoreError
 from ui.focus import hold_panel, no_panel, scroll_to
 from ui.lecture import answers
 from ui.lecture.lecture_step import LectureStep
 from ui.lecture.question import Subject, question_box
+from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store
 from ui.present import presenting
 
@@ -51,7 +54,7 @@ def placed_panel(at: LectureStep, view, box):
     if presenting():
         content, side = box.columns([2.6, 1], gap="medium")
         with side:
-            answers.class_panel(at, view, at.key, upright=answers.drawn_upright(at.step))
+            answers.class_panel(at, view, at.key, beside=True)
         return content
     with box:
         answers.class_panel(at, view, at.key)
@@ -88,7 +91,11 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
             scroll_to(at.step.focus)
         return
     with st.container(key="lecture_question", border=True):
-        question_box(at.step, subject, sentence, options=not (at.follower and at.step.answer))
+        ask = None
+        if at.step.answer:
+            with contextlib.suppress(AttnvizError):  # the answer box says why, where it cannot be asked
+                ask = asked(at.step, right_answer(at.step))
+        question_box(at.step, subject, sentence, ask, options=not (at.follower and at.step.answer))
         if at.follower:
             if at.step.answer:
                 answers.answer_box(at, view)

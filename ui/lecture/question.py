@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from attnviz.lecture.kinds import Ask
+from attnviz.lecture.kinds.base import letter
 from ui.present import presenting
 
 
@@ -36,16 +38,6 @@ def esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def letter(index: int) -> str:
-    """A choice's letter, as the projector, the phones and the notes show it: A, B, C…"""
-    return chr(ord("A") + index)
-
-
-def lettered(options: tuple[str, ...], option: str) -> str:
-    """'B. causal' for the option `option` of `options`."""
-    return f"{letter(options.index(option))}. {option}"
-
-
 def marked(text: str, word: str) -> str:
     """The text, HTML-escaped, with the first whole-word occurrence of `word` in bold (a token question's query)."""
     if not word:
@@ -57,10 +49,10 @@ def marked(text: str, word: str) -> str:
             + esc(text[found.end():]))
 
 
-def question_box(step, subject: Subject | None, sentence: str = "", options: bool = True) -> None:
-    """The question, what it refers to, and a choice's lettered options (options=False: the answer box under it
-    shows them, lettered the same). subject: the page's input (None: the shared sentence, `sentence`, when the page
-    uses one)."""
+def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | None = None, options: bool = True) -> None:
+    """The question, what it refers to, and lettered options (ask: what the class is asked, when its options are
+    lettered; options=False: the answer box under it shows them, lettered the same). subject: the page's input (None:
+    the shared sentence, `sentence`, when the page uses one)."""
     projector = presenting()
     label = "Predict first." if step.predict_first else "Question."
     asked = " ".join(step.question.split())
@@ -68,11 +60,11 @@ def question_box(step, subject: Subject | None, sentence: str = "", options: boo
     what, text = (subject.label, subject.value()) if subject is not None else ("The sentence", sentence)
     spec = step.answer
     if text.strip():
-        query = spec.query if spec is not None and spec.kind == "token" else ""
+        query = str(getattr(spec, "query", "") or "")  # a question about one query token: in bold in its sentence
         parts.append(f"<p class='lq-about'>{esc(what)}: «{marked(text.strip(), query)}»</p>")
-    if options and spec is not None and spec.kind == "choice":
-        parts.append("<ul class='lq-options'>" + "".join(f"<li><b>{letter(i)}.</b> {esc(o)}</li>"
-                                                         for i, o in enumerate(spec.options)) + "</ul>")
+    if options and ask is not None and ask.lettered:
+        parts.append("<ul class='lq-options'>" + "".join(f"<li><b>{letter(i)}.</b> {esc(str(o))}</li>"
+                                                         for i, o in enumerate(ask.options)) + "</ul>")
     # markdown (its HTML allowed: every text in it is escaped here), so the question is the page's text as any other
     st.markdown((PROJECTOR_CSS if projector else PHONE_CSS) + "<div class='lq'>" + "".join(parts) + "</div>",
                 unsafe_allow_html=True)
