@@ -68,7 +68,7 @@ view = ui.open_page(
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device
 L, H = model.n_layers, model.n_heads
-with ui.guard("Head claims"), ui.figure("claim"):  # a lecture step's focus: the claim over the corpus
+with ui.guard("Head claims"), ui.figure("claim", tall=True):  # a lecture step's focus: the claim over the corpus
     clamp_url_int("hc_layer", L, "layer")
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")

@@ -27,19 +27,21 @@ ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PANEL = "_attnviz_focus_panel"  # this run's panel for a figure: {"fid", "place", "slot", "drawn"} or None
 
 
-def figure(fid: str, where=None, **container_args):
+def figure(fid: str, where=None, tall: bool = False, **container_args):
     """The container of one of the page's figures (made in `where`, a container or column, else in the page);
-    `fid` is the id a lecture step's focus names. A panel held for this figure (hold_panel) is drawn first in it."""
+    `fid` is the id a lecture step's focus names. A panel held for this figure (hold_panel) is drawn in it first.
+    tall: the figure fills a projector's first screen by itself (a claim told in words, a table and a grid): a
+    panel beside it would squeeze it off that screen, so the panel goes under it."""
     box = (where or st).container(key=f"figure_{fid}", **container_args)
     held = st.session_state.get(PANEL)
     if held is not None and held["fid"] == fid:
         held["drawn"] = True
-        return held["place"](box)  # the part of the box the page's figure goes into
+        return held["place"](box, tall)  # the part of the box the page's figure goes into
     return box
 
 
 def hold_panel(fid: str, place) -> None:
-    """place(box) (a revealed step's class answers) draws into figure `fid`'s box before the page fills it, and
+    """place(box, tall) (a revealed step's class answers) draws into figure `fid`'s box before the page fills it, and
     returns the part of the box the page's figure goes into: the screen the step's focus brings up holds both the
     figure that answers the question and what the class answered. Should the page not draw that figure (a plan that
     names another page's), it is drawn at this place when the page is drawn (mark_drawn)."""
@@ -58,7 +60,7 @@ def panel_left_out() -> None:
     held["drawn"] = True
     # a part's rerun after a full run that never got here: its place is gone
     with contextlib.suppress(StreamlitAPIException):
-        held["place"](held["slot"])
+        held["place"](held["slot"], False)
 
 
 def focused() -> str:
@@ -98,8 +100,8 @@ FOCUS = """<style>
   state[id] = "waiting";
   let stopped = false;
   const stop = () => { stopped = true; };
-  // the lecturer's own scrolling (wheel, touch, the keys that scroll) ends the hold; a click (Reveal) and the
-  // clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
+  // the lecturer's own scrolling (wheel, touch, the keys that scroll) and a click once the figure is up end the hold;
+  // the Reveal click before it and the clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
   const scrollKeys = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
   const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
   const finish = () => { state[id] = "done"; win.removeEventListener("keydown", onKey); };  // the hold is over
@@ -126,7 +128,10 @@ FOCUS = """<style>
     if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {
         found = now;
-        for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
+        // and, once it is up, a click of the lecturer's own (the Students popover, a cell): Reveal's came before
+        for (const kind of ["wheel", "touchmove", "pointerdown"]) {
+          win.addEventListener(kind, stop, {once: true, passive: true});
+        }
         win.addEventListener("keydown", onKey, {passive: true});
         const main = doc.querySelector('[data-testid="stMainBlockContainer"]');
         sizes = new win.ResizeObserver(place);

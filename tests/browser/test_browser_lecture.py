@@ -172,6 +172,13 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_text(beamer, "toy · layer 0, head 1 of 2")  # the step's model and head
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step3_present.png"))
 
+            # its question takes the class's answers: this view's code waits for Reveal (the clicker's Enter here)
+            assert beamer.locator(".st-key-lecture_question").count() == 1
+            beamer.locator("h1").first.click()
+            beamer.keyboard.press("Enter")
+            beamer.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=120_000,
+                                     polling=100)
+            wait_for_app_idle(beamer)
             box = beamer.get_by_label("Text", exact=True)  # a live change: the QR code follows it
             box.fill("Dogs bark at night.")
             box.press("Control+Enter")

@@ -101,12 +101,16 @@ QUESTION = """() => {
 }"""
 # the class's answers after Reveal: whether they sit in the focus figure, and their chart's top and bottom on the screen
 # (a plotly chart; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's box)
+# (a plotly chart or the projector's tally; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's
+# box), and, where they sit under the figure, the figure's own height above them
 CLASS_PANEL = """(focus) => {
   const panel = document.querySelector('.st-key-lecture_class');
   if (!panel) return null;
-  const chart = panel.querySelector('[data-testid="stPlotlyChart"] .main-svg');
+  const chart = panel.querySelector('[data-testid="stPlotlyChart"] .main-svg, table.tally');
   const r = chart && chart.getBoundingClientRect();
-  return {inFocus: !!focus && !!panel.closest('.st-key-figure_' + focus), chart: r ? [r.top, r.bottom] : null};
+  const box = focus && panel.closest('.st-key-figure_' + focus);
+  const above = box ? panel.getBoundingClientRect().top - box.getBoundingClientRect().top : 0;
+  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, above};
 }"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
@@ -161,6 +165,9 @@ def drawn(page, plan_id: str, number: int) -> list[str]:
         wait_for_text(page, f"Step {number} of {len(plan.steps)}", timeout_ms=120_000)
         if asks_first(step):
             page.locator(".st-key-lecture_reveal button").first.wait_for(timeout=120_000)
+            with contextlib.suppress(PlaywrightTimeout):  # drawn, and brought up where it runs past the screen
+                page.wait_for_function(f"() => {{ const q = ({QUESTION})(); return q.sizes.length && !q.offScreen; }}",
+                                       timeout=5_000, polling=100)
             asked = page.evaluate(QUESTION)
             where = f"{plan_id} step {number} before Reveal"
             if not asked["sizes"] or min(asked["sizes"]) < 32:
@@ -232,8 +239,9 @@ def check(page, plan_id: str, number: int, how: str) -> list[str]:
             problems.append(f"{where}: no class's answers after Reveal")
         elif not panel["inFocus"] and step.focus:
             problems.append(f"{where}: the class's answers are not in the focus figure {step.focus!r}")
-        elif panel["chart"] and not 59 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1:
-            problems.append(f"{where}: the class's chart is not on the first screen: {panel['chart']}")
+        elif panel["chart"] and not 59 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1 \
+                and panel["above"] < HEIGHT - 60 - 200:  # under a figure that fills the screen by itself: no room
+            problems.append(f"{where}: the class's chart is not on the first screen: {panel}")
     return problems
 
 

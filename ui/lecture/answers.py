@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 import secrets
 
-import numpy as np
 import streamlit as st
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture.kinds import NUMBER, PICK, Ask, Reveal, RowsFigure, answer_kind
-from attnviz.lecture.kinds.base import letter
 from attnviz.lecture.store import StoreError
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
+from ui.lecture.beside import draw_beside
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
 
@@ -124,7 +123,7 @@ def answer_box(at, view=None) -> None:
 def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
     """At Reveal: the class's answers beside the right answer, as the step's kind draws them, and why it is right
     (the step's explain). The right answer is computed for the step's own state, as on every other screen. beside: in
-    the projector's narrow column beside the figure that answers the question (draw_reveal)."""
+    the projector's narrow column beside the figure that answers the question (ui/lecture/beside.py)."""
     try:
         values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
     except StoreError as err:
@@ -137,49 +136,25 @@ def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
         except AttnvizError as err:
             st.warning(f"The right answer cannot be computed here: {err}", icon=":material/block:")
             return
-        draw_reveal(answer_kind(spec).reveal(spec, right, asked(at.step, right), values), beside)
+        ask = asked(at.step, right)
+        reveal = answer_kind(spec).reveal(spec, right, ask, values)
+        if beside:
+            draw_beside(spec, right, ask, values, reveal)
+        else:
+            draw_reveal(reveal)
         if at.step.explain:
             with st.container(key="lecture_explain"):
                 st.markdown(f"**Why.** {at.step.explain}")
 
 
-def draw_reveal(reveal: Reveal, beside: bool = False) -> None:
-    """A kind's Reveal: its words, its figure (the app's heatmap for rows, plotly for a chart), its caption. beside: in
-    a column a quarter of a projector wide, beside the figure that answers the question, in the screen the step's
-    focus brings up: rows stand upright (a column each, a row per column of theirs: a sentence's tokens down the
-    side), a chart is 260 px high and its bars are lettered, their key under it."""
+def draw_reveal(reveal: Reveal) -> None:
+    """A kind's Reveal: its words, its figure (the app's heatmap for rows, plotly for a chart), its caption."""
     st.markdown(reveal.headline)
     figure = reveal.figure
-    if isinstance(figure, RowsFigure) and beside:
-        heatmap(np.asarray(figure.values).T, list(figure.columns), list(figure.rows), key=reveal.key, show_values=True,
-                y_title=figure.axis_words[1], x_title="", axis_words=figure.axis_words[::-1],
-                value_name=figure.value_name)
-    elif isinstance(figure, RowsFigure):
+    if isinstance(figure, RowsFigure):
         heatmap(figure.values, list(figure.rows), list(figure.columns), key=reveal.key, show_values=True, y_title="",
                 axis_words=figure.axis_words, value_name=figure.value_name)
     elif figure is not None:
-        legend = ""
-        if beside:
-            figure.update_layout(height=260)
-            legend = lettered_bars(figure)
         plotly_chart(st, figure, key=reveal.key)
-        if legend:
-            st.markdown(legend)
     if reveal.caption:
         st.caption(reveal.caption)
-
-
-def lettered_bars(figure) -> str:
-    """Each bar's category as its letter (A, B, C…, as the question lettered the options; a long option turned on its
-    side took a narrow chart's height), and the letters' key (markdown, for under the chart)."""
-    names: list[str] = []
-    for trace in figure.data:
-        if trace.type == "bar" and trace.orientation != "h" and trace.x is not None:
-            if max(len(str(x)) for x in trace.x) <= SHORT_NAME:  # short names stand under their bars as they are
-                continue
-            names = [str(x) for x in trace.x]
-            trace.x = [letter(i) for i in range(len(names))]
-    return "  \n".join(f"**{letter(i)}.** {name}" for i, name in enumerate(names))
-
-
-SHORT_NAME = 10  # characters of a bar's name that a narrow chart shows level under its bar

@@ -46,17 +46,18 @@ def closed_until_reveal(at: LectureStep) -> bool:
     return asks_first(at) and not is_revealed(at)
 
 
-def placed_panel(at: LectureStep, view, box):
+def placed_panel(at: LectureStep, view, box, tall: bool = False):
     """The class's answers in the focus figure's box, drawn before the page fills it -> where the page's figure goes.
     On a projector they stand beside the figure (a token question's rows upright, a token a row): above it, a chart
     pushed the figure's lower half off the screen the focus brings up (the sun's picture, the head's grid). Elsewhere
     (a phone) above it, and the gate's CSS puts them under it."""
-    if presenting():
-        content, side = box.columns([2.6, 1], gap="medium")
+    if presenting() and not tall:
+        content, side = box.columns([3.2, 1], gap="small")
         with side:
             answers.class_panel(at, view, at.key, beside=True)
         return content
-    with box:
+    with box:  # a phone, or a figure that fills the projector's screen by itself: the class's answers under it
+        st.html(f"<style>.st-key-figure_{at.step.focus} > :has(.st-key-lecture_class) {{ order: 1; }}</style>")
         answers.class_panel(at, view, at.key)
     return box
 
@@ -85,9 +86,7 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
                 hold_panel(at.step.focus, partial(placed_panel, at, view))
             else:
                 answers.class_panel(at, view, at.key)
-        if at.follower and at.step.focus:
-            # the phone goes to the figure that answers the question, the class's answers under it
-            st.html(f"<style>.st-key-figure_{at.step.focus} > :has(.st-key-lecture_class) {{ order: 1; }}</style>")
+        if at.follower and at.step.focus:  # the phone goes to the figure that answers the question
             scroll_to(at.step.focus)
         return
     with st.container(key="lecture_question", border=True):

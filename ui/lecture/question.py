@@ -20,17 +20,23 @@ from ui.present import presenting
 @dataclass(frozen=True)
 class Subject:
     """What a page's lecture questions are about: the page's input, named for the room ("The number, in words"), read
-    from its URL key as the page reads it (the step's state), else the page's default."""
+    from its URL key as the page reads it (the step's state), else the page's default. NO_SUBJECT: a page whose
+    questions are about what it makes itself (the induction page's random block), not the shared sentence."""
 
     label: str
     key: str
     default: str
 
     def value(self) -> str:
+        if not self.key:
+            return self.default
         raw = st.query_params.get(self.key)
         if raw is None:
             raw = st.session_state.get(self.key)
         return str(raw if raw not in (None, "") else self.default)
+
+
+NO_SUBJECT = Subject("", "", "")
 
 
 def esc(text: str) -> str:
@@ -59,7 +65,7 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
     parts = [f"<p class='lq-ask'><b>{label}</b> {esc(asked)}</p>"]
     what, text = (subject.label, subject.value()) if subject is not None else ("The sentence", sentence)
     spec = step.answer
-    if text.strip():
+    if what and text.strip():
         query = str(getattr(spec, "query", "") or "")  # a question about one query token: in bold in its sentence
         parts.append(f"<p class='lq-about'>{esc(what)}: «{marked(text.strip(), query)}»</p>")
     if options and ask is not None and ask.lettered:
@@ -68,6 +74,32 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
     # markdown (its HTML allowed: every text in it is escaped here), so the question is the page's text as any other
     st.markdown((PROJECTOR_CSS if projector else PHONE_CSS) + "<div class='lq'>" + "".join(parts) + "</div>",
                 unsafe_allow_html=True)
+    if projector:
+        st.html(IN_VIEW, unsafe_allow_javascript=True)
+
+
+# a question with long options ran past a 1024×768 projector's bottom: once drawn, its box (the question, what it
+# refers to, the options, Reveal) is scrolled up under the header, once per page load, unless the lecturer scrolled
+IN_VIEW = """<script>
+(() => {
+  const win = window.parent || window, doc = win.document;
+  if (win.__attnvizQuestionInView) return;
+  win.__attnvizQuestionInView = true;
+  let stopped = false;
+  const stop = () => { stopped = true; };
+  win.addEventListener('wheel', stop, {once: true, passive: true});
+  win.addEventListener('touchmove', stop, {once: true, passive: true});
+  const start = performance.now();
+  const timer = win.setInterval(() => {  // for 5 s: the page's last parts (fonts, pictures) still move it down
+    const box = doc.querySelector('.st-key-lecture_question');
+    if (stopped || performance.now() - start > 5000) { win.clearInterval(timer); return; }
+    if (box && box.querySelector('button') && box.getBoundingClientRect().bottom > win.innerHeight + 1) {
+      box.style.scrollMarginTop = '4rem';
+      box.scrollIntoView({block: 'start'});
+    }
+  }, 200);
+})();
+</script>"""
 
 
 PROJECTOR_CSS = """<style>
