@@ -21,13 +21,17 @@ from ui.heatmap_widget import heatmap
 
 
 def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal) -> None:
-    """The Reveal's words, then its rows upright or the tally (the caption stays for the full-width chart)."""
-    st.markdown(reveal.headline)
+    """The rows upright (then the Reveal's words and caption) or the tally (then its words): the figure first, at the
+    top of the screen beside the figure that answers the question; the words, which a narrow column wraps into many
+    lines, under it."""
     figure = reveal.figure
     if isinstance(figure, RowsFigure):
         heatmap(np.asarray(figure.values).T, list(figure.columns), list(figure.rows), key=reveal.key, show_values=True,
                 y_title=figure.axis_words[1], x_title="", axis_words=figure.axis_words[::-1],
                 value_name=figure.value_name)
+        st.markdown(reveal.headline)
+        if reveal.caption:
+            st.caption(reveal.caption)
         return
     kind = answer_kind(spec)
     if ask.widget == PICK:
@@ -41,11 +45,13 @@ def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal)
                         f"class='tally-bar' style='width:{6 * count / most:.2f}rem'></span></td></tr>")
         st.html(CSS + f"<table class='tally'><caption>The class's answers ({answers_said(sum(counts))}); ✓ the right "
                 f"one</caption>{''.join(rows)}</table>")
+        st.markdown(reveal.headline)
         return
     got = sorted(numbers(values))
     hits = sum(kind.is_right(spec, right, v) for v in values)
     spread = f" Median {median(got):g}, from {got[0]:g} to {got[-1]:g}." if got else ""
     st.markdown(f"**The class:** {answers_said(len(got))}, **{hits}** right.{spread}")
+    st.markdown(reveal.headline)
 
 
 RIGHT_ROW = " class='right'"
