@@ -41,11 +41,18 @@ ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundin
 TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
 
 
-def start_room(page, server) -> tuple[str, str, str]:
-    """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them."""
+def start_room(page, server, passphrase: str = "") -> tuple[str, str, str]:
+    """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them.
+    passphrase: the lecturers' (a server where this browser is not on the server's machine: the class server's)."""
     page.goto(f"{server}/lecture")
     wait_for_text(page, "Lecture mode")
     wait_for_app_idle(page)
+    if passphrase:
+        box = page.get_by_label("Lecturers' passphrase", exact=True).first
+        box.fill(passphrase)
+        box.press("Enter")
+        page.get_by_text("Use your own plan").wait_for(timeout=60_000)
+        wait_for_app_idle(page)
     page.get_by_text("Use your own plan").click()
     page.locator(UPLOAD).set_input_files(str(PLAN))
     wait_for_text(page, "The class answers", "Step 1 of 3: Where does 'ran' look?")
