@@ -13,7 +13,7 @@ the claim sentence of the head it opens on, is sent (issue 49: within 3 s of a w
 drawn whole (the knock-out's comparison included).
 
 Prints, for each, the best and the median of the repeats (the machine is shared: the best is the cost, the median
-what a class sees). --results also prints the figures the README states (tiny-llama's knock-outs, MiniLM's claim).
+what a class sees). --results also prints the figures docs/pages.md states (tiny-llama's knock-outs, MiniLM's claim).
 """
 
 from __future__ import annotations
