@@ -141,6 +141,7 @@ async def lesson(base: str, students: int, pid: int, first: int, profiled: bool)
     teacher = PageSession(base, urlencode({"text": sentence(first - 1)}))
     await teacher.open()
     await teacher.rerun(timeout=300)  # the model, transformers, the first runs: not a student's rerun
+    await asyncio.sleep(3.0)  # and what the server's warming thread (ui/warm.py) still does after it
     if profiled:
         os.kill(pid, signal.SIGUSR2)
     sampler = start_sampler(pid)
