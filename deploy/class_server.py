@@ -389,9 +389,8 @@ def main() -> None:
                         help="the address HAProxy listens on (default: every interface; 127.0.0.1: this machine only)")
     parser.add_argument("--logs", help="a folder for the processes' logs and the haproxy config, kept at the end "
                                        "(default: a temporary folder, removed)")
-    parser.add_argument("--script", default="app.py",
-                        help="the script each process runs, from the repository's root (default app.py; the class "
-                             "benchmark runs a bare one for Streamlit's own floor)")
+    parser.add_argument("--script", default="app.py", help="the script each process runs (default app.py; the class "
+                                                            "benchmark runs a bare one: Streamlit's own floor)")
     args = parser.parse_args()
     if args.replicas < 1:
         parser.error("--replicas must be at least 1")
