@@ -56,6 +56,12 @@ class ViewState:
         return runs.run_for(self.model_spec, self.device, self.text, self.mask_spec,
                             self.scale if scale is None else scale, keep, layers, weights_only)
 
+    def layer_run(self, scale=None):
+        """A run that holds this state's layer and those below it (ui.runs.run_through): for a page that draws one
+        layer; its attentions may stop there."""
+        return runs.run_through(self.model_spec, self.device, self.text, self.mask_spec,
+                                self.scale if scale is None else scale, self.layer)
+
 
 @dataclass(frozen=True)
 class LessonModel:
