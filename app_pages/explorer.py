@@ -1,8 +1,10 @@
 """The explorer (home page): every head of one layer as heatmaps; click a cell to see why it has its weight."""
 
 import dataclasses
+import html
 import math
 from functools import partial
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -31,6 +33,7 @@ from attnviz.lessons.explorer.truth import (
 )
 from attnviz.lessons.explorer.truth import unknown_note as note_for
 from ui import heatmap_widget as hm
+from ui.address import shared_settings_now
 from ui.focus import focused
 from ui.parts import explorer_why as why
 from ui.parts.welcome import welcome
@@ -171,6 +174,24 @@ def grid_part() -> None:
             set_selection(selection_from_click(picked, list(view.heads)))
 
 
+def follow_the_pair_link(pair: dict[str, str]) -> None:
+    """A plain link to Step by step on this pair, with every shared setting in it: the browser loads that address, one
+    entry of its history, and Back loads the explorer's own (its layer, its cell). st.switch_page (which refuses a
+    bound setting in its query) and st.page_link left two or three entries, made as the new page's first run put the
+    settings back into the address; Back landed on one without the layer, and Step by step drew layer 0."""
+    query = {**shared_settings_now(), **pair, "sbs_focus": "pair"}  # the pair goes first there
+    href = html.escape("./step_by_step?" + urlencode(query, doseq=True))
+    st.html(f'<a class="attnviz-follow-pair" href="{href}" target="_self">Follow this pair step by step →</a>'
+            + FOLLOW_PAIR_CSS)
+
+
+FOLLOW_PAIR_CSS = """<style>
+.attnviz-follow-pair { display: inline-block; padding: 0.25rem 0.75rem; border-radius: 0.5rem; text-decoration: none;
+  color: inherit; border: 1px solid rgba(49, 51, 63, 0.25); }
+.attnviz-follow-pair:hover, .attnviz-follow-pair:focus-visible { border-color: currentColor; text-decoration: underline; }
+</style>"""
+
+
 @st.fragment(key="explorer_why")
 def why_part() -> None:
     with ui.guard("Why this weight"):
@@ -185,11 +206,7 @@ def why_part() -> None:
                 why.why_this_weight(view)
             with contribution:
                 why.weight_against_contribution(view)
-            if st.button("Follow this pair step by step", icon=":material/footprint:", key="follow_pair"):
-                # switch_page keeps the session: every setting comes along in its widgets (the URL's bound values
-                # may not be passed); the pair's own keys do, and the pair goes first there
-                pair = view.selection.as_params(st.session_state.get("why_labels") or [])
-                st.switch_page("app_pages/step_by_step.py", query_params={**pair, "sbs_focus": "pair"})
+            follow_the_pair_link(view.selection.as_params(st.session_state.get("why_labels") or []))
         # open while no cell is selected, closed once one is (the key follows that, so each state starts so);
         # filled only while open: closed, its formulas would still be typeset in the browser on every rerun
         equations = st.expander("The equations behind every heatmap", expanded=view.selection is None,

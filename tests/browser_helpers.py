@@ -362,19 +362,22 @@ def exceptions_on(page) -> list[str]:
 
 
 # A lecture figure's heatmap words (token labels on both axes, panel titles) not wholly on the first screen: between
-# the page's header bar (3.75rem, 60 px) and the window's bottom edge; [[text, top, bottom], ...], null: no figure.
+# the bottom edge of Streamlit's header, measured in the page (3.75rem: 60 px, and 71 px in presentation mode's larger
+# type), and the window's bottom edge; [[text, top, bottom], ...], null: no figure.
 # Every heatmap that begins on the first screen counts, and the figure's first heatmap always does; one that begins
 # below it continues a figure taller than a screen by design (Step by step's chain: X first, then Q, K, V, ...).
 FIGURE_LABELS_OFF_SCREEN = """(id) => {
   const box = document.querySelector('.st-key-figure_' + id);
   if (!box) return null;
+  const header = document.querySelector('[data-testid="stHeader"]');
+  const top = header ? header.getBoundingClientRect().bottom : 0;
   const out = [];
   const hosts = [...box.querySelectorAll('[data-testid="stBidiComponentIsolated"]')];
   for (const [k, host] of hosts.entries()) {
     if (!host.shadowRoot || (k > 0 && host.getBoundingClientRect().top >= window.innerHeight)) continue;
     for (const e of host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')) {
       const r = e.getBoundingClientRect();
-      if (r.height && (r.top < 59 || r.bottom > window.innerHeight + 1))
+      if (r.height && (r.top < top - 1 || r.bottom > window.innerHeight + 1))
         out.push([e.textContent.trim().slice(0, 24), Math.round(r.top), Math.round(r.bottom)]);
     }
   }

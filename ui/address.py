@@ -20,6 +20,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import streamlit_private
+from ui.across_pages import shared_keys
 
 
 def write_bound_values_the_address_lacks() -> None:
@@ -32,3 +33,13 @@ def write_bound_values_the_address_lacks() -> None:
 
 
 EVERY_PAGE = ("address", "history", "component", "rerun")  # the features of ui/streamlit_private every page may use
+
+
+def shared_settings_now() -> dict[str, list[str]]:
+    """The shared settings (ui/across_pages.py) as the controls drawn so far in this run hold them, in the address's
+    own spelling, for a link that opens another page with them: what the address lacks of them is written first, as
+    the end of the run would (a link drawn before that, just after a page switch, would miss a setting the switch
+    carried in session state alone)."""
+    streamlit_private.write_bound_values_the_address_lacks()
+    return {key: st.query_params.get_all(key) for key in shared_keys() if key in st.query_params}
+

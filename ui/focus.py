@@ -5,8 +5,8 @@ in the browser; docs/lecture.md lists every page's ids). A lecture step's `focus
 (attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
-  there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (for 60 s; never after the
-  lecturer scrolled).
+  there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (for 60 s; never after an
+  action of the lecturer's own: a scroll, a click, a key other than the clicker's on the page).
 Without presentation mode `fig` does nothing: a student's page keeps its own order.
 """
 
@@ -100,11 +100,27 @@ FOCUS = """<style>
   state[id] = "waiting";
   let stopped = false;
   const stop = () => { stopped = true; };
-  // the lecturer's own scrolling (wheel, touch, the keys that scroll) and a click once the figure is up end the hold;
-  // the Reveal click before it and the clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
-  const scrollKeys = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
-  const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
-  const finish = () => { state[id] = "done"; win.removeEventListener("keydown", onKey); };  // the hold is over
+  // Any action of the lecturer's own ends the hold, from the moment this script runs (the run after Reveal, on a
+  // step that asks first: Reveal's own click or key came before it): scrolling (wheel, touch), a click or tap (the
+  // bar's Students: its popover stayed put while the hold scrolled the page away under it, when the click came before
+  // the figure was up), and a key, but the clicker's own on the page itself: ←/→ (the bar's Previous/Next), and the
+  // Reveal keys (b, ".", Enter). The same keys on a button, a link or a box (Enter on Students) are that one's.
+  const lectureKeys = new Set(["ArrowLeft", "ArrowRight", "b", "B", ".", "Enter"]);
+  const alone = new Set(["Shift", "Control", "Alt", "Meta"]);
+  const onKey = (e) => {
+    if (alone.has(e.key)) return;
+    const t = e.target;
+    const onControl = t && t.closest && t.closest('input, textarea, select, button, a, [role="button"], [contenteditable="true"]');
+    if (!lectureKeys.has(e.key) || onControl) stop();
+  };
+  const actions = ["wheel", "touchmove", "pointerdown"];
+  for (const kind of actions) win.addEventListener(kind, stop, {passive: true});
+  win.addEventListener("keydown", onKey, {passive: true});
+  const unlisten = () => {
+    for (const kind of actions) win.removeEventListener(kind, stop);
+    win.removeEventListener("keydown", onKey);
+  };
+  const finish = () => { state[id] = "done"; unlisten(); };  // the hold is over
   const start = performance.now();
   let found = 0, moved = 0, timer = 0, sizes = null;
   const box = () => doc.querySelector(".st-key-figure_" + id);
@@ -128,11 +144,6 @@ FOCUS = """<style>
     if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {
         found = now;
-        // and, once it is up, a click of the lecturer's own (the Students popover, a cell): Reveal's came before
-        for (const kind of ["wheel", "touchmove", "pointerdown"]) {
-          win.addEventListener(kind, stop, {once: true, passive: true});
-        }
-        win.addEventListener("keydown", onKey, {passive: true});
         const main = doc.querySelector('[data-testid="stMainBlockContainer"]');
         sizes = new win.ResizeObserver(place);
         sizes.observe(b);
@@ -150,7 +161,7 @@ FOCUS = """<style>
       if (busy) moved = now;
       if (now - Math.max(found, moved) > 1500) state[id] = "done";
       if (now - found > 60000) end();
-    } else if (now - start > 120000) { clearInterval(timer); delete state[id]; }  // never drawn: a later run's script tries again
+    } else if (now - start > 120000) { clearInterval(timer); unlisten(); delete state[id]; }  // never drawn: a later run's script tries again
   };
   timer = win.setInterval(check, 200);
   check();

@@ -20,6 +20,13 @@ DRAWN = """() => ['dec_self', 'dec_cross'].every(k => window.attnvizHeatmaps?.[k
   && !!document.querySelector('.st-key-figure_decoder_stages [data-testid="stPlotlyChart"] .main-svg')
   && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
 FOCUS = "decoder_attention"
+# JS: scroll the page so that the figure's first heatmap title starts 4 px above the header's bottom edge
+UNDER_THE_HEADER = """(id) => {
+  const host = document.querySelector('.st-key-figure_' + id + ' [data-testid="stBidiComponentIsolated"]');
+  const title = host.shadowRoot.querySelector('.avhm-title');
+  const header = document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
+  document.querySelector('[data-testid=stMain]').scrollBy(0, title.getBoundingClientRect().top - (header - 4));
+}"""
 
 pytestmark = pytest.mark.browser
 
@@ -47,6 +54,15 @@ def test_the_decoder_block_page(server, width, height, present):
             top = page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').getBoundingClientRect().top")
             assert 0 <= top < height / 3, top
             assert page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS) == []
+            # and the check is as strict as it says: a panel title just under the header's bottom edge (71 px here,
+            # in presentation mode's larger type, not the 60 px of the page's usual type) is reported
+            page.mouse.move(width / 2, height / 2)
+            page.mouse.wheel(0, 1)  # the lecturer's own scroll ends the focus hold, which would undo the next one
+            page.wait_for_timeout(300)
+            page.evaluate(UNDER_THE_HEADER, FOCUS)
+            off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS)
+            assert off and off[0][0] == "1. masked self-attention", off
+            page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').scrollIntoView({{block: 'start'}})")
         for i in range(3):
             page.screenshot(path=str(ARTIFACTS / f"decoder_block_{width}_{i}.png"))
             before = page.evaluate(MAIN_SCROLL)

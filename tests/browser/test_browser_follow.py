@@ -25,6 +25,7 @@ from test_browser_lecture import decode_qr
 from attnviz.lecture import is_loopback
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
+from ui.lecture.keypad import NUMBER_PATTERN
 
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -39,6 +40,9 @@ NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= document.documentEl
 ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundingClientRect().top"
               " + (document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || 0) + window.scrollY")
 TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
+# the number answer box asks a phone for its decimal keypad (ui/lecture/keypad.py)
+KEYPAD = ("() => document.querySelector('.st-key-lecture_answer [data-testid=\"stTextInput\"] input')?.inputMode"
+          " === 'decimal'")
 
 
 def start_room(page, server, passphrase: str = "") -> tuple[str, str, str]:
@@ -185,6 +189,17 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         for page in [notes, *students]:
             wait_for_text(page, "Step 3 of 3", timeout_ms=60_000)
         number = students[2].get_by_label("Your answer (a number)")  # a number question on a phone
+        # a text box (a number box drops a 5,000-digit value without a word) that opens the phone's number keypad
+        students[2].wait_for_function(KEYPAD, timeout=10_000, polling=100)
+        assert number.evaluate("e => [e.getAttribute('pattern'), e.autocomplete]") == [NUMBER_PATTERN, "off"]
+        # the browser compiled the pattern (one it cannot compile is ignored): a number fits it, a word does not
+        assert number.evaluate("e => { const fits = v => { e.value = v; return e.validity.valid; };"
+                               " const got = [fits('0,25'), fits('-1.5e3'), fits('twelve')]; e.value = ''; return got; }"
+                               ) == [True, True, False]
+        number.fill("9" * 5000)
+        number.press("Enter")
+        wait_for_text(students[2], "That number has 5,000 characters")  # said, as before
+        students[2].screenshot(path=str(ARTIFACTS / "follow_phone_number.png"))
         number.fill("256")
         number.press("Enter")
         wait_for_text(students[2], "Your answer is in: 256")

@@ -193,6 +193,36 @@ def test_a_click_shows_that_cells_arithmetic_as_attnviz_computes_it(server, toy)
         assert not exceptions_on(page)
 
 
+def test_back_from_the_followed_pair_returns_to_the_explorer_as_it_was(server, toy):
+    """Follow this pair, then the browser's Back: the explorer at the layer and on the cell it showed, its numbers
+    that layer's. It was Step by step again, its address without the layer, drawing layer 0: the switch had left
+    two entries in the history (the pair's address on the explorer's path, then the Step by step one the server
+    completed with the layer)."""
+    with chromium_page(width=1366, height=768) as page:
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}&layer=1")
+        click_cell(page, panel=1, row=4, col=2)
+        shown = in_short(page)
+        wait_for_app_idle(page)
+        page.get_by_text("Follow this pair step by step").click()
+        page.get_by_text("One query, one key").wait_for(timeout=120_000)
+        wait_for_app_idle(page, timeout_ms=120_000)
+        assert "layer=1" in page.url and "/step_by_step" in page.url, page.url
+        page.go_back()
+        page.wait_for_function("() => location.pathname === '/'", timeout=30_000, polling=100)
+        wait_for_drawn(page, ["grid"])
+        assert "layer=1" in page.url and "sbs_query=4" in page.url and "sbs_key=2" in page.url, page.url
+        again = in_short(page)
+        assert again["text"] == shown["text"]
+        pair = pair_detail(head_steps(toy, toy.run(TEXT, keep=True), 1, 1), 4, 2)
+        assert (again["dot"], again["weight"]) == (plain(pair.dot), plain(pair.weight))
+        assert page.locator(".st-key-layer").get_by_role("combobox").input_value() == "1"
+        _, drawn = drawn_panels(page)
+        np.testing.assert_allclose(drawn, toy.run(TEXT).attentions[1].numpy(), atol=1e-5)
+        assert page.evaluate("() => window.attnvizHeatmaps.grid.selection()") == {"panel": 1, "row": 4, "col": 2}
+        page.screenshot(path=str(ARTIFACTS / "explorer_back_from_the_pair.png"))
+        assert not exceptions_on(page)
+
+
 def test_a_forbidden_cell_says_minus_infinity_and_a_click_between_panels_selects_nothing(server, toy):
     with chromium_page(width=1920, height=1080) as page:
         open_explorer(page, server, f"model=toy&text={quote(TEXT)}&mask=causal")

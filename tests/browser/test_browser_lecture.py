@@ -219,6 +219,44 @@ def test_the_students_popovers_link_wraps_inside_it_with_a_copy_button(server):
         assert not exceptions_on(page)
 
 
+# the Students popover's box and the header's bottom edge, the focus hold's state (ui/focus.py)
+POPOVER_BOX = """() => { const b = document.querySelector('[data-testid="stPopoverBody"]');
+  const r = b && b.getBoundingClientRect();
+  return {box: r ? [r.top, r.bottom] : null, height: window.innerHeight, focus: window.__attnvizFocus || {},
+          header: document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom}; }"""
+
+
+def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_in_view(server):
+    """After Reveal the projector holds the step's focus figure at the top (ui/focus.py). A click on the bar's
+    Students button ended that hold only once the figure was up, and a key only if it scrolls: a click at once after
+    Reveal, or Enter on the button, opened the popover, and the hold then scrolled it off the screen (its top at -174
+    px). Any action of the lecturer's own now ends the hold: the popover stays whole on the screen."""
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    link = f"{server}/{step_link(plan.step(5), lecture='attention', number=5)[2:]}"  # 'it' on the explorer's head
+    with chromium_page(width=1024, height=768) as page:
+        for how in ("click at once", "Enter once the figure is up"):
+            page.goto(link)  # a new session: the step not revealed yet (a link without a room keeps it per session)
+            wait_for_text(page, "Step 5 of", "Predict first.")
+            wait_for_app_idle(page)
+            page.get_by_role("button", name="Reveal").first.click()
+            students = page.get_by_role("button", name="Students")
+            if how == "click at once":
+                students.click()
+            else:
+                page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000,
+                                       polling=100)
+                students.press("Enter")  # focused first: the bar comes back into view, as a Tab to it brings it
+            page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
+            page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000,
+                                   polling=100)
+            page.wait_for_timeout(1_500)  # what the hold would have done by now
+            found = page.evaluate(POPOVER_BOX)
+            assert found["box"] and found["header"] - 1 <= found["box"][0] \
+                and found["box"][1] <= found["height"] + 1, f"{how}: {found}"
+            page.screenshot(path=str(ARTIFACTS / f"lecture_students_after_reveal_{how.split()[0].lower()}.png"))
+            assert not exceptions_on(page)
+
+
 def test_the_lecture_pages_at_projector_size(server):
     """The two new pages at 1024×768 with ?present=1 (they are the lecturer's, but a laptop may be the projector)."""
     with chromium_page(1024, 768) as page:

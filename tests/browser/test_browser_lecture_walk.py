@@ -110,7 +110,8 @@ CLASS_PANEL = """(focus) => {
   const r = chart && chart.getBoundingClientRect();
   const box = focus && panel.closest('.st-key-figure_' + focus);
   const above = box ? panel.getBoundingClientRect().top - box.getBoundingClientRect().top : 0;
-  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, above};
+  const header = document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
+  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, above, header};
 }"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
@@ -239,8 +240,8 @@ def check(page, plan_id: str, number: int, how: str) -> list[str]:
             problems.append(f"{where}: no class's answers after Reveal")
         elif not panel["inFocus"] and step.focus:
             problems.append(f"{where}: the class's answers are not in the focus figure {step.focus!r}")
-        elif panel["chart"] and not 59 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1 \
-                and panel["above"] < HEIGHT - 60 - 200:  # under a figure that fills the screen by itself: no room
+        elif panel["chart"] and not panel["header"] - 1 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1 \
+                and panel["above"] < HEIGHT - panel["header"] - 200:  # under a figure that fills the screen: no room
             problems.append(f"{where}: the class's chart is not on the first screen: {panel}")
     return problems
 

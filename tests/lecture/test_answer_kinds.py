@@ -92,8 +92,12 @@ def test_a_students_answer_is_checked_and_read_back_by_what_was_asked():
     number = Ask("", NUMBER)
     assert pick.check(2) == "2" and pick.shown("2") == "'animal' (token 2)"
     assert number.check("0.25") == "0.25" and number.shown("256.0") == "256"
+    # a phone's decimal keypad in a language that writes 0,25 has a comma and no point
+    assert number.check("0,25") == "0.25" and number.check(" -1,5e3 ") == "-1500.0" and number.check("0,125") == "0.125"
     for ask, bad, said in [(pick, 7, "Pick one of"), (pick, "-1", "Pick one of"), (number, "nan", "between"),
                            (number, "1e12", "between"), (number, "x", "is not a number"), (number, "inf", "between"),
+                           (number, "1,000.5", "is not a number"), (number, "1,2,3", "is not a number"),
+                           (number, "1,000", "write 1000 or 1.000"),
                            (number, "9" * 5000, "That number has 5,000 characters")]:
         with pytest.raises(AttnvizError, match=said):
             ask.check(bad)

@@ -18,6 +18,7 @@ from attnviz.lecture.store import StoreError
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
 from ui.lecture.beside import draw_beside
+from ui.lecture.keypad import number_keypad
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
 
@@ -114,6 +115,7 @@ def answer_box(at, view=None) -> None:
             # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
             st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
                           placeholder="type a number, e.g. 0.25, then Enter", **sent)
+            number_keypad()  # a phone's number keypad for that text box
         show_note()
         if mine:  # from the store, on every run that draws the box: never a one-run flag
             st.success(confirmation(ask, mine), icon=":material/check:")

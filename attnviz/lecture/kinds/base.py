@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -79,6 +80,12 @@ class Ask:
         if len(text) > MAX_TYPED:
             raise AttnvizError(f"That number has {len(text):,} characters: give one between -{MAX_NUMBER:g} and "
                                f"{MAX_NUMBER:g}, such as 0.25 or 12.")
+        if text.count(",") == 1 and "." not in text:  # a decimal comma: a phone's keypad in a language that writes 0,25
+            whole, part = text.split(",")
+            if re.fullmatch(r"[-+]?0*[1-9]\d{0,2}", whole) and re.fullmatch(r"\d{3}", part):
+                raise AttnvizError(f"'{text}' may be a thousands comma or a decimal one: write {whole}{part} or "
+                                   f"{whole}.{part}.")
+            text = f"{whole}.{part}"
         try:
             number = float(text)
         except (ValueError, OverflowError):
