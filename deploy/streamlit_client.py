@@ -156,6 +156,7 @@ def warm(base_url: str, query: str = "", timeout: float = 300) -> DrawnRun:
 
 
 NAVIGATION = re.compile(r"location\.assign\(new URL\((\"(?:[^\"\\]|\\.)*\")")  # ui/lecture/follow.navigate's script
+BAR = re.compile(r"<b>Step (\d+) of \d+</b>")  # a lecture step's bar (ui/lecture/bar.py): the step a run drew
 COOKIE = re.compile(r"document\.cookie = '(\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
 
 
@@ -186,6 +187,12 @@ class Tab:
         self.runs = 0
         self.closing = False
         self.failed_loads: list[str] = []  # page loads that failed and were tried again (see _open)
+        # a lecture's steps as this tab drew them, whatever the page (a step's own, or /follow's follower view): the
+        # step of each run that drew a lecture bar and when that run ended, and the alerts drawn after the bar
+        self.bar_runs: list[tuple[int, float]] = []
+        self.step_alerts: dict[int, list[str]] = {}
+        self.run_step: int | None = None  # the step of the bar this run drew (None: no bar yet in this run)
+        self.bar_step: int | None = None  # the step of the last bar drawn (a fragment's run draws none)
 
     async def load(self, link: str) -> None:
         """Open `link` (absolute path or relative to this page) in this tab, as a click or location.assign would."""
@@ -194,6 +201,7 @@ class Tab:
         self.path, self.query, self.page_hash = parts.path.strip("/"), parts.query, ""
         self.widget_ids, self.options, self.states, self.alerts, self.texts, self.timers = {}, {}, {}, [], [], {}
         self.drawn_at, self.load_started = None, time.monotonic()
+        self.run_step = self.bar_step = None
         await asyncio.to_thread(self._get)
         ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
@@ -226,6 +234,10 @@ class Tab:
 
     async def close(self) -> None:
         await self._drop()
+
+    def step_drawn(self, step: int, after: float = 0.0) -> float | None:
+        """When this tab first finished a run that drew step `step`'s lecture bar after `after` (monotonic), or None."""
+        return next((t for k, t in self.bar_runs if k == step and t > after), None)
 
     def set(self, key: str, field_name: str, value) -> None:
         """Change a widget (by its key) as a user would; send() then runs the page with it."""
@@ -267,6 +279,9 @@ class Tab:
                     self._element(fwd.delta.new_element)
                 elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     self.runs += 1
+                    if self.run_step is not None:
+                        self.bar_runs.append((self.run_step, time.monotonic()))
+                        self.run_step = None
                     if self.drawn_at is None:
                         self.drawn_at = time.monotonic()
                         if self.lost_at is not None:
@@ -309,9 +324,12 @@ class Tab:
             self.exceptions.append(element.exception.message[:200])
         elif name == "alert":
             self.alerts.append(element.alert.body)
+            self.step_alerts.setdefault(self.bar_step, []).append(element.alert.body)
         elif name == "markdown":
             self.texts.append((time.monotonic(), element.markdown.body))
         elif name == "html":
+            if bar := BAR.search(element.html.body):
+                self.run_step = self.bar_step = int(bar[1])
             for cookie in COOKIE.finditer(element.html.body):
                 self.cookies[cookie[1]] = cookie[2]
             if target := NAVIGATION.search(element.html.body):
