@@ -174,6 +174,8 @@ class Tab:
         self.ws = None
         self.tasks: list[asyncio.Task] = []
         self.widget_ids: dict[str, str] = {}  # widget key -> id
+        self.widget_fragments: dict[str, str] = {}  # widget key -> the fragment it is drawn in ("" none)
+        self.changed_in = ""  # the fragment of the widget set last, for the next send()
         self.options: dict[str, list[str]] = {}  # pills' key -> the options' texts
         self.states: dict[str, tuple[str, object]] = {}
         self.timers: dict[str, asyncio.Task] = {}  # fragment id -> the timer that reruns it
@@ -200,6 +202,7 @@ class Tab:
         parts = urlsplit(urljoin(f"{self.base_url}/{self.path}", link))
         self.path, self.query, self.page_hash = parts.path.strip("/"), parts.query, ""
         self.widget_ids, self.options, self.states, self.alerts, self.texts, self.timers = {}, {}, {}, [], [], {}
+        self.widget_fragments, self.changed_in = {}, ""
         self.drawn_at, self.load_started = None, time.monotonic()
         self.run_step = self.bar_step = None
         await asyncio.to_thread(self._get)
@@ -240,17 +243,22 @@ class Tab:
         return next((t for k, t in self.bar_runs if k == step and t > after), None)
 
     def set(self, key: str, field_name: str, value) -> None:
-        """Change a widget (by its key) as a user would; send() then runs the page with it."""
+        """Change a widget (by its key) as a user would; send() then runs the page with it (only the fragment the
+        widget is drawn in, as the frontend asks, when it is in one)."""
         self.states[self.widget_ids[key]] = (field_name, value)
+        self.changed_in = self.widget_fragments.get(key, "")
 
-    async def send(self, fragment_id: str = "") -> None:
-        """Ask for a run of the page (or of one fragment) with the link's query and the widget values set."""
+    async def send(self, fragment_id: str | None = None, timer: bool = False) -> None:
+        """Ask for a run of the page (or of one fragment: the one given, else the one of the widget just set) with
+        the link's query and the widget values set; timer: a fragment's own timer asks."""
+        if fragment_id is None:
+            fragment_id, self.changed_in = self.changed_in, ""
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = self.page_hash
         msg.rerun_script.page_name = self.path
         msg.rerun_script.fragment_id = fragment_id
-        msg.rerun_script.is_auto_rerun = bool(fragment_id)
+        msg.rerun_script.is_auto_rerun = timer
         for wid, (field_name, value) in self.states.items():
             w = msg.rerun_script.widget_states.widgets.add()
             w.id = wid
@@ -267,8 +275,10 @@ class Tab:
                 fwd = ForwardMsg()
                 fwd.ParseFromString(raw)
                 kind = fwd.WhichOneof("type")
-                if kind == "new_session":
+                if kind == "new_session" and not self.page_hash:
                     self.page_hash = fwd.new_session.page_script_hash
+                elif kind == "navigation":  # the page this run drew (new_session names the main script's hash)
+                    self.page_hash = fwd.navigation.page_script_hash
                 elif kind == "page_info_changed":
                     self.query = fwd.page_info_changed.query_string
                 elif kind == "auto_rerun" and fwd.auto_rerun.fragment_id not in self.timers:
@@ -276,7 +286,7 @@ class Tab:
                     self.timers[fwd.auto_rerun.fragment_id] = timer
                     self.tasks.append(timer)
                 elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                    self._element(fwd.delta.new_element)
+                    self._element(fwd.delta.new_element, fwd.delta.fragment_id)
                 elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     self.runs += 1
                     if self.run_step is not None:
@@ -314,11 +324,11 @@ class Tab:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.send(fragment_id)
+                await self.send(fragment_id, timer=True)
             except Exception:  # the connection is gone: _read reconnects
                 return
 
-    def _element(self, element) -> None:
+    def _element(self, element, fragment_id: str = "") -> None:
         name = element.WhichOneof("type")
         if name == "exception":
             self.exceptions.append(element.exception.message[:200])
@@ -339,5 +349,6 @@ class Tab:
         if wid.startswith("$$ID-"):
             key = wid.rsplit("-", 1)[-1]
             self.widget_ids[key] = wid
+            self.widget_fragments[key] = fragment_id
             if name == "button_group":
                 self.options[key] = [o.content for o in widget.options]

@@ -25,6 +25,7 @@ from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import shared
+from ui.shared_view import for_followers
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -171,38 +172,71 @@ def confirmation(spec, mine: str, tokens: tuple[str, ...]) -> str:
             "reveals.")
 
 
+ANSWER_BOX = "lecture_answer"  # the answer box's container: in a view drawn for every follower, each one's own
+BOX_INPUTS = "_attnviz_answer_box_inputs"  # what a follower view's answer box needs, left by the run that drew it
+
+
+@dataclass(frozen=True)
+class BoxInputs:
+    """What a step's answer box offers besides the plan: a token question's tokens and the query's position."""
+
+    tokens: tuple[str, ...] = ()
+    query: int = -1
+
+
+def box_inputs(at, view) -> BoxInputs:
+    """The answer box's tokens for the page's settings (AttnvizError when the text cannot be run)."""
+    if at.step.answer.kind != "token":
+        return BoxInputs()
+    truth = token_truth(view, at.step.answer)
+    return BoxInputs(truth.tokens, truth.query)
+
+
 def answer_box(at, view) -> None:
-    """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal."""
-    spec = at.step.answer
+    """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal. In a view
+    drawn for every follower (ui/shared_view.py) the box is left empty, and what it needs is kept for each follower's
+    own (answer_widgets)."""
     try:
-        mine = lecture_store().my_answer(at.room, at.number, student_session())
-        tokens: tuple[str, ...] = ()
-        if spec.kind == "token":
-            truth = token_truth(view, spec)
-            tokens = truth.tokens
+        inputs = box_inputs(at, view)
     except AttnvizError as err:
         store_message(err)
         st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
         return
-    key = answer_key(at)
-    sent = dict(key=key, on_change=send_answer, args=(at, tokens))
-    with st.container(key="lecture_answer", border=True):
-        if spec.kind == "token":
-            st.markdown(f"**Your prediction:** which key token does **'{tokens[truth.query]}'** (token {truth.query}) "
-                        "look at most? Tap it.")
-            st.pills("Key token", list(range(len(tokens))), format_func=lambda i: tokens[i],
-                     default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
-                     label_visibility="collapsed", **sent)
-        elif spec.kind == "choice":
-            st.pills("Your answer", list(spec.options), label_visibility="collapsed",
-                     default=mine if mine in spec.options else None, **sent)
-        else:
-            st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
-                            placeholder="type a number, then Enter", **sent)
-        show_note()
-        if mine:  # from the store, on every run that draws the box: never a one-run flag
-            st.success(confirmation(spec, mine, tokens), icon=":material/check:")
-        st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
+    if for_followers():
+        st.session_state[BOX_INPUTS] = inputs
+        st.container(key=ANSWER_BOX, border=True)
+        return
+    with st.container(key=ANSWER_BOX, border=True):
+        answer_widgets(at, inputs)
+
+
+def answer_widgets(at, inputs: BoxInputs) -> None:
+    """The answer box's insides for this browser: its widget with the answer the store keeps for it, and what became
+    of its last answer."""
+    spec, tokens = at.step.answer, inputs.tokens
+    try:
+        mine = lecture_store().my_answer(at.room, at.number, student_session())
+    except AttnvizError as err:
+        store_message(err)
+        st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
+        return
+    sent = dict(key=answer_key(at), on_change=send_answer, args=(at, tokens))
+    if spec.kind == "token":
+        st.markdown(f"**Your prediction:** which key token does **'{tokens[inputs.query]}'** (token {inputs.query}) "
+                    "look at most? Tap it.")
+        st.pills("Key token", list(range(len(tokens))), format_func=lambda i: tokens[i],
+                 default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
+                 label_visibility="collapsed", **sent)
+    elif spec.kind == "choice":
+        st.pills("Your answer", list(spec.options), label_visibility="collapsed",
+                 default=mine if mine in spec.options else None, **sent)
+    else:
+        st.number_input("Your answer (a number)", value=float(mine) if mine else None, format="%g",
+                        placeholder="type a number, then Enter", **sent)
+    show_note()
+    if mine:  # from the store, on every run that draws the box: never a one-run flag
+        st.success(confirmation(spec, mine, tokens), icon=":material/check:")
+    st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
 def class_panel(at, view, key: str = "") -> None:

@@ -22,6 +22,9 @@ app does without it; the page that needs the feature says so (say_missing); and 
                Without it the lecture page asks for the public address to be set.
     rerun      the exception st.rerun raises for a part the last run did not draw (ui/state.py).
                Without it any exception from that call means the whole page reruns.
+    replay     a lecture step drawn once in a session with no browser and sent to every follower's page
+               (ui/lecture/follower_view.py, drawn_again.py). Without it each follower's phone opens the step's page
+               and runs it itself, as before: slower for a large class.
 
 When bumping the pin: docs/streamlit-upgrade.md; tests/app/test_streamlit_private.py fails on a missing piece.
 """
@@ -33,6 +36,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui.streamlit_private import drawn_again
+from ui.streamlit_private.drawn_again import Drawn, Recording
 from ui.streamlit_private.pieces import (
     CTX,
     FEATURES,
@@ -54,6 +59,7 @@ __all__ = [  # the checks (pieces.py), then the calls (below)
     "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
     "reload_page_on_reconnect", "rerun_fragment", "rerun_refused", "server_running", "server_session", "session_id",
     "session_is_idle", "write_bound_values_the_address_lacks",
+    "Drawn", "Recording", "can_record", "draw_again", "record_page", "shown_only",
 ]
 
 
@@ -236,3 +242,42 @@ def write_bound_values_the_address_lacks() -> None:
                     address.set_corrected_value(key, as_written, metadata.value_type)
     except (ImportError, AttributeError, TypeError) as err:
         broke("address", err)
+
+
+def can_record() -> bool:
+    """Whether this process can run a page in a session no browser holds (a served app, with `replay`)."""
+    if not works("replay"):
+        return False
+    try:
+        return drawn_again.can_record()
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("replay", err)
+        return False
+
+
+def record_page(page: str, query: str, timeout: float, state: dict, keep: tuple[str, ...]) -> Recording | None:
+    """What the app's page at URL path `page` draws with `query` in a session no browser holds, `state` set in its
+    session state first, and the `keep` keys of its session state after its run (drawn_again.record_page); None
+    without `replay`, or when the run did not end well in time."""
+    if not works("replay"):
+        return None
+    try:
+        return drawn_again.record_page(page, query, timeout, state, keep)
+    except (ImportError, AttributeError, TypeError, ValueError, RuntimeError) as err:
+        broke("replay", err)
+        return None
+
+
+def shown_only(part: Drawn) -> Drawn:
+    """What was drawn, its widgets disabled and unbound (drawn_again.shown_only)."""
+    return drawn_again.shown_only(part)
+
+
+def draw_again(drawn: tuple[Drawn, ...], where, live: dict | None = None) -> None:
+    """Draw what a recording drew into this run at `where` (a container), the blocks keyed in `live` filled by
+    live[key](container) instead (drawn_again.draw_again)."""
+    try:
+        drawn_again.draw_again(drawn, where, live)
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("replay", err)
+        raise
