@@ -175,8 +175,9 @@ def why_part() -> None:
     with ui.guard("Why this weight"):
         view = ui.view_state()
         if view.selection is None:
-            st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
-                    "of its row appear here.", icon=":material/touch_app:")
+            st.info("Click a cell of any heatmap (or Tab to a heatmap, move with the arrow keys and press Enter): its "
+                    "query · key arithmetic, the scaling, the mask and the softmax of its row appear here.",
+                    icon=":material/touch_app:")
         else:
             arithmetic, contribution = st.tabs(["The arithmetic", "Weight against contribution"], key="why_tabs")
             with arithmetic:

@@ -68,7 +68,7 @@ view = ui.open_page(
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device
 L, H = model.n_layers, model.n_heads
-with ui.guard("Head claims"):
+with ui.guard("Head claims"), ui.figure("claim"):  # a lecture step's focus: the claim over the corpus
     clamp_url_int("hc_layer", L, "layer")
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")
@@ -110,7 +110,7 @@ with ui.guard("Head claims"):
                              "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
                              "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
 
-with ui.guard("Knock heads out"):
+with ui.guard("Knock heads out"), ui.figure("knockout"):  # a lecture step's focus
     st.subheader("2 · Knock heads out")
     with st.spinner(f"Preparing {model.name}'s outcome…"):
         outcome = outcome_for(spec, device)
@@ -149,7 +149,7 @@ with ui.guard("Knock heads out"):
                        "sentences: the cosines, and how often the pronoun is closer to the noun it means.")
     st.info(ABLATION_LIMITS, icon=":material/science:")
 
-with ui.guard("Weight against contribution"):
+with ui.guard("Weight against contribution"), ui.figure("contribution"):  # a lecture step's focus
     st.subheader("3 · Weight against contribution")
     res = run_for(spec, device, view.text, "none", True, keep=True)
     labels, n = res.labels, len(res.labels)

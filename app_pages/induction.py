@@ -83,11 +83,12 @@ with ui.guard("The induction lesson"):
             title=f"previous-token head: layer {pl}, head {ph}, weights after softmax")
     st.caption(f"Each row is a query token. A perfect previous-token head puts all of a row's weight one step left "
                f"of the diagonal (score 1); this head's score is {p.previous[pl, ph]:.3f}.")
-    heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
-            title=f"induction head: layer {il}, head {ih}, weights after softmax")
-    st.caption(f"A perfect induction head puts each second-copy row's weight {period - 1} tokens left of the diagonal: "
-               "on the token that came after the same word the first time, which is the word to predict next. "
-               f"This head's score is {p.induction[il, ih]:.3f}.")
+    with ui.figure("induction_head"):  # a lecture step's focus: where the induction head looks
+        heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
+                title=f"induction head: layer {il}, head {ih}, weights after softmax")
+        st.caption(f"A perfect induction head puts each second-copy row's weight {period - 1} tokens left of the "
+                   "diagonal: on the token that came after the same word the first time, which is the word to predict "
+                   f"next. This head's score is {p.induction[il, ih]:.3f}.")
     if p.induction[il, ih] < 0.3:
         st.info("In this model no head draws a sharp induction stripe yet (best score "
                 f"{p.induction[il, ih]:.2f}): the loss below still drops in the second copy, so it uses the repeat, "

@@ -67,22 +67,25 @@ with ui.guard("The KV-cache lesson"):
     if trained_for(model.name):
         st.caption(trained_for(model.name))
 
-    st.subheader("One step of decoding")
-    pick = st.columns(3)
-    if len(cached.steps) > 1:
-        step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
-    else:  # one new token (or the model stopped after one): one step, and a slider needs two ends
-        step = 0
-        pick[0].markdown("**Step 0**, the only step of this decoding")
-    layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
-    head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
-    v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
-    n = len(v.labels)
-    group = model.n_heads // model.n_kv_heads
-    st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes next, "
-                f"and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared by "
-                f"{group} query heads). With the cache only the last row of K and V was computed at this step; "
-                f"the other {n - 1} rows were read from memory.")
+    with ui.figure("decode_step"):  # a lecture step's focus: what one step computes
+        st.subheader("One step of decoding")
+        pick = st.columns(3)
+        if len(cached.steps) > 1:
+            step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
+        else:  # one new token (or the model stopped after one): one step, and a slider needs two ends
+            step = 0
+            pick[0].markdown("**Step 0**, the only step of this decoding")
+        layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
+        head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
+        v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
+        n = len(v.labels)
+        group = model.n_heads // model.n_kv_heads
+        st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes "
+                    f"next, and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared "
+                    f"by {group} query heads). With the cache this step computed, in each layer, {model.n_heads} new "
+                    f"queries (one per query head) but only **{model.n_kv_heads} new keys** and {model.n_kv_heads} new "
+                    f"values (one per K/V head): the last row of K and V below; the other {n - 1} rows were read from "
+                    "memory.")
     heatmap(v.query, [v.labels[-1]], None, key="kv_q", kind="signed",
             title=f"the new query q (layer {layer}, head {head}, after RoPE)", x_title="feature of d_head")
     left, right = st.columns(2)

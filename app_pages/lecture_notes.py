@@ -1,7 +1,8 @@
 """Presenter notes, for the lecturer alone on any device (/lecture_notes?room=<code>&key=<presenter key>): the room's
-step, its notes, question and expected answer, whether it is revealed, the live answer count, the time on this step
-and in all against the plan's minutes, and Previous / Next / Reveal, which move the room: the projector and every
-follower follow it. Looks at the room every second (one fragment)."""
+step, its notes, question, right answer (computed for the step's own state, as on every screen) and why, whether it
+is revealed, the live answer count, the time on this step and in all against the plan's minutes, and Previous /
+Next / Reveal, which move the room: the projector and every follower follow it. Looks at the room every second (one
+fragment)."""
 
 import time
 
@@ -13,6 +14,7 @@ from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
 from ui.lecture.room_record import export_button
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")
@@ -55,6 +57,16 @@ def clock(seconds: float) -> str:
 
 def planned(minutes: float | None) -> str:
     return f" of {minutes:g} min planned" if minutes else ""
+
+
+def right_answer_said(step) -> None:
+    """The right answer, for the step's own state: the same row and numbers as the projector's and the phones'."""
+    try:
+        right = right_answer(step)
+    except AttnvizError as err:
+        st.warning(f"The right answer cannot be computed: {err}", icon=":material/block:")
+        return
+    st.markdown(f"**Right answer:** {right.text} ({right.source})")
 
 
 @st.fragment(run_every=1.0)
@@ -100,14 +112,14 @@ def notes() -> None:
             facts.append("**revealed**" if revealed else "**not revealed yet**")
         if step.answer:
             facts.append(f"**{count}** answer{'s' if count != 1 else ''} ({step.answer.kind})")
-        if step.expected:
-            facts.append(f"expected answer (the plan's): **{step.expected}**")
-        if step.answer and step.answer.quantity:
-            facts.append("at Reveal the class's chart marks the value attnviz computes")
         if facts:
             st.markdown(" · ".join(facts))
+        if step.answer:
+            right_answer_said(step)
         with st.container(key="notes_text"):
             st.markdown(step.notes or "_No notes for this step._")
+        if step.explain:
+            st.markdown(f"**Why** ({'shown at Reveal and ' if step.answer else ''}in the handout): {step.explain}")
         st.divider()
         st.markdown(f"**Next:** {number + 1}. {plan.step(number + 1).title}" if number < n else "**Last step.**")
 

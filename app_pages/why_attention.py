@@ -40,8 +40,8 @@ def _try_it(text: str) -> None:
             return "no verdict"
         return "✓ right" if answer == al.expected else "✗ wrong"
 
-    # a table, not metrics: a long answer must be read whole, digit by digit
-    st.markdown("| | digits | |\n|---|---|---|\n"
+    # a table, not metrics: a long answer must be read whole, digit by digit; a lecture step's focus (the answers)
+    ui.figure("try_it").markdown("| | digits | |\n|---|---|---|\n"
                 f"| the right answer | `{al.expected or '—'}` | |\n"
                 f"| one fixed-size vector wrote | `{al.bottleneck_answer or '(nothing)'}` | {verdict(al.bottleneck_answer)} |\n"
                 f"| additive attention wrote | `{al.attention_answer or '(nothing)'}` | {verdict(al.attention_answer)} |")

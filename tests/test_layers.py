@@ -33,7 +33,8 @@ CHAIN: dict[str, tuple[str, ...]] = {
     "attnviz.training": ("attnviz.engine",),  # the scripts that make the shipped models: nothing imports them
     "attnviz.engine": ("attnviz.tasks",),  # what computes (the GRU seq2seq reads its task's words)
     "attnviz.tasks": ("attnviz.base",),  # the small tasks models are trained on
-    "attnviz.components": ("attnviz.base",),  # the heatmap component's JS and CSS, for each host
+    # the heatmap component's JS and CSS, for each host: the browser side of draw's payloads, in draw's palette
+    "attnviz.components": ("attnviz.draw",),
     "attnviz.base": (),  # attnviz.errors, attnviz.paths: what every layer may use
 }
 BASE = ("attnviz.errors", "attnviz.paths")

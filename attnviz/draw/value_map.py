@@ -13,9 +13,11 @@ import re
 
 import numpy as np
 
-# plotly's Cividis, ten stops from dark blue to yellow: readable with most colour-vision deficiencies
-CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74", "#c3b369", "#e1cc55", "#fee838"]
-NO_VALUE = "#9e9e9e"  # a cell with no finite value: grey, printed as "–" (never NaN on screen)
+from attnviz.draw.palette import NO_VALUE, VALUE_MAP
+
+# plotly's Cividis, ten stops from dark blue to yellow: readable with most colour-vision deficiencies; a cell with no
+# finite value is NO_VALUE grey, printed as "–" (never NaN on screen)
+CIVIDIS = VALUE_MAP
 
 CSS = """<style>
 .av-map { margin: 0.25rem 0 1rem; }

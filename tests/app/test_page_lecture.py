@@ -52,7 +52,7 @@ def test_the_lecture_page_steps_through_a_plan(three_steps):
     assert "Step 2 of 3: Scaling: a wide head" in text
     assert "Predict first" in text and "How spread out are the dot products at d_k = 256?" in text
     link = next(b for b in at.get("link_button") if "projector" in b.proto.label).proto.url
-    assert link == f"./scaling_lab?scale_dk=256&present=1&lecture={PLAN_ID}&step=2&room={code}&key={key}"
+    assert link == f"./scaling_lab?scale_dk=256&present=1&fig=dot_products&lecture={PLAN_ID}&step=2&room={code}&key={key}"
     notes = next(b for b in at.get("link_button") if "notes" in b.proto.label).proto.url
     assert notes == f"./lecture_notes?room={code}&key={key}"
     assert f"/follow?room={code}" in page_text(at) and key not in page_text(at)  # the class's link: no key

@@ -110,7 +110,8 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 
         notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
         notes.goto(f"{server}/{notes_link[2:]}")
-        wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
+        wait_for_text(notes, "Step 1 of 3", "Right answer: 'a' (token 1), weight 0.40", "3 answers (token)",
+                      "not revealed yet")
         notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
 
         intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
@@ -182,8 +183,9 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
         # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
         measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-        assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
-               f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
+        assert f"<b>The right answer:</b> <span class=\"right\">{measured:.4g}</span> (computed by attnviz: Var(q·k) " \
+               "at d_k = 256, measured over 4000 random pairs by the Scaling lab&#x27;s experiment (theory: d_k))" \
+               in record
         for page in [lecturer, projector, notes, *students]:
             assert not exceptions_on(page)
 

@@ -72,7 +72,11 @@ def links_in_the_popover(page) -> list[dict]:
 
 
 def students_qr(page) -> bytes:
-    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it."""
+    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it. On a step
+    with a focus figure the page holds that figure at the top (ui/focus.py) until the lecturer scrolls: as a lecturer
+    does, the wheel takes the page back up to the bar first."""
+    page.mouse.move(500, 400)
+    page.mouse.wheel(0, -20_000)
     open_students(page, ".st-key-lecture_qr img")
     qr = page.locator(".st-key-lecture_qr img")
     page.wait_for_timeout(500)

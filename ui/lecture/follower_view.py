@@ -50,7 +50,6 @@ class FollowerView:
     number: int
     revealed: bool
     drawn: tuple  # of streamlit_private.Drawn, the widgets drawn shown-only
-    box: answers.BoxInputs | None  # what the answer box needs (None: the view has no box)
 
 
 class NotRecorded(Exception):
@@ -74,8 +73,7 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     plan = plan_by_id(state.plan_id)
     step = plan.step(state.step)
     query = urlencode(step_query(step, lecture=state.plan_id, number=state.step, room=code, present=False))
-    recording = streamlit_private.record_page(step.page, query, RECORD_TIMEOUT_S, {FLAG: True},
-                                              (DRAWN_AS, answers.BOX_INPUTS))
+    recording = streamlit_private.record_page(step.page, query, RECORD_TIMEOUT_S, {FLAG: True}, (DRAWN_AS,))
     if recording is None or recording.holds_media:  # its images would be served to the recording's session only
         raise NotRecorded
     if recording.state.get(DRAWN_AS) != (state.step, revealed):
@@ -83,7 +81,7 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     drawn = tuple(streamlit_private.shown_only(part) for part in recording.drawn)
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)
-    return FollowerView(plan, state.step, revealed, drawn, recording.state.get(answers.BOX_INPUTS))
+    return FollowerView(plan, state.step, revealed, drawn)
 
 
 def draw(code: str, state: RoomState, view: FollowerView) -> None:
@@ -92,16 +90,15 @@ def draw(code: str, state: RoomState, view: FollowerView) -> None:
     answers.show_note()  # an answer refused since the last run (sent as the step was revealed)
 
     def box(container) -> None:
-        if view.box is not None:
-            with container:
-                _answer(at, view.box)
+        with container:
+            _answer(at)
 
     streamlit_private.draw_again(view.drawn, st.container(), {answers.ANSWER_BOX: box})
 
 
 @st.fragment  # a tap on an answer draws the box again, not the whole view
-def _answer(at: LectureStep, inputs: answers.BoxInputs) -> None:
-    answers.answer_widgets(at, inputs)
+def _answer(at: LectureStep) -> None:
+    answers.answer_widgets(at)
 
 
 @st.fragment  # no timer: the room watcher (ui/lecture/wake.py) reruns it when the room moves
