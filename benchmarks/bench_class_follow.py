@@ -95,15 +95,19 @@ def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[
             figures = asyncio.run(lecture(f"http://127.0.0.1:{port}", room, n,
                                           pids[0] if kill and last else None, idle=number == 0))
             time.sleep(10)  # the students' tabs are closed: their sessions go, the watcher forgets them
-            held = {pid: {"rss_mb": rss_mb(pid), **read_stats(stats, pid)} for pid in server.pids().values()}
+            held = {pid: {**read_stats(stats, pid), "rss_mb": rss_mb(pid)} for pid in server.pids().values()}
             results.append((figures, held))
             print(f"lecture {number + 1} of {lectures} done; " + "; ".join(
-                f"process {pid}: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k} {v}"
-                                               for k, v in h.items()) for pid, h in held.items()), flush=True)
+                f"process {pid}: " + holding(h) for pid, h in held.items()), flush=True)
         store.close()
     finally:
         server.stop()
     return results
+
+
+def holding(held: dict) -> str:
+    """A process's memory and holdings on one line."""
+    return ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k} {v}" for k, v in held.items())
 
 
 def read_stats(folder: Path, pid: int) -> dict:
@@ -214,7 +218,7 @@ def report_day(results: list[tuple[dict, dict]]) -> None:
         for pid, h in held.items():
             base = first.get(pid, {}).get("rss_mb")
             grow = f" ({(h['rss_mb'] / base - 1) * 100:+.1f} % of lecture 1's)" if base else ""
-            rest = ", ".join(f"{k} {v}" for k, v in h.items() if k != "rss_mb")
+            rest = holding({k: v for k, v in h.items() if k != "rss_mb"})
             print(f"   lecture {number}, process {pid}: {h['rss_mb']:.0f} MB{grow}" + (f"; {rest}" if rest else ""))
 
 

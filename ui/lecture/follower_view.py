@@ -52,6 +52,25 @@ class FollowerView:
     drawn: tuple  # of streamlit_private.Drawn, the widgets drawn shown-only
 
 
+def forget_room(code: str) -> int:
+    """Let go of the room's views (nobody follows it in this process any more): how many."""
+    return _VIEWS.drop(lambda key: key[0] == code)
+
+
+wake.when_a_room_is_left(forget_room)
+
+
+_drawn = [0]  # how many views this process has drawn for followers (a benchmark's and a test's figure)
+
+
+def views_held() -> int:
+    return len(_VIEWS)
+
+
+def views_drawn() -> int:
+    return _drawn[0]
+
+
 class NotRecorded(Exception):
     """No view was kept (the next follower tries again): the room moved while the page drew (moved), or the page did
     not finish in time, or its view holds media files."""
@@ -79,6 +98,7 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     if recording.state.get(DRAWN_AS) != (state.step, revealed):
         raise NotRecorded(moved=True)
     drawn = tuple(streamlit_private.shown_only(part) for part in recording.drawn)
+    _drawn[0] += 1
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)
     return FollowerView(plan, state.step, revealed, drawn)

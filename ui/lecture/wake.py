@@ -59,6 +59,21 @@ _seen: dict[str, tuple[float, RoomState]] = {}  # room code -> (monotonic time, 
 _watcher: threading.Thread | None = None
 
 
+_when_left: list = []  # callables(room code), called when no page of this process follows the room any more
+
+
+def when_a_room_is_left(forget) -> None:
+    """forget(code) is called (on the watcher's thread) once no page of this process follows the room: what is kept
+    for its pages can go."""
+    _when_left.append(forget)
+
+
+def followed() -> dict[str, int]:
+    """Room code -> how many pages of this process follow it now."""
+    with _lock:
+        return {code: len(pages) for code, pages in _rooms.items()}
+
+
 def latest(code: str, within: float = 1.0) -> RoomState | None:
     """The room as this process's watcher read it in the last `within` seconds (None: not followed here, ended, or out
     of reach): a page it woke draws what it was woken for without asking the store again (a class of 150 on a
@@ -117,9 +132,13 @@ def look() -> None:
             with _lock:  # the tab closed or moved on (a step's page is a new session)
                 if _rooms.get(code, {}).get(session_id) is page:
                     del _rooms[code][session_id]
-                if not _rooms.get(code, True):
+                left = not _rooms.get(code, True)
+                if left:
                     del _rooms[code]
                     _seen.pop(code, None)
+            if left:
+                for forget in _when_left:
+                    forget(code)
         if not live:
             continue
         try:

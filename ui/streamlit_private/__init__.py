@@ -59,7 +59,7 @@ __all__ = [  # the checks (pieces.py), then the calls (below)
     "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
     "reload_page_on_reconnect", "rerun_fragment", "rerun_refused", "server_running", "server_session", "session_id",
     "session_is_idle", "write_bound_values_the_address_lacks",
-    "Drawn", "Recording", "can_record", "draw_again", "record_page", "shown_only",
+    "Drawn", "Recording", "can_record", "draw_again", "record_page", "session_counts", "shown_only",
 ]
 
 
@@ -281,3 +281,17 @@ def draw_again(drawn: tuple[Drawn, ...], where, live: dict | None = None) -> Non
     except (ImportError, AttributeError, TypeError) as err:
         broke("replay", err)
         raise
+
+
+def session_counts() -> tuple[int, int]:
+    """(sessions with a browser connected, sessions the server keeps) of this process, for a benchmark's figures
+    (ui/server_stats.py); (0, 0) without a server or on a Streamlit whose runtime keeps them elsewhere (no feature
+    rests on it, so it is not among the pieces checked at start)."""
+    try:
+        runtime = _runtime()
+        if not runtime.exists():
+            return 0, 0
+        manager = runtime.instance()._session_mgr
+        return manager.num_active_sessions(), manager.num_sessions()
+    except (ImportError, AttributeError, RuntimeError):
+        return 0, 0
