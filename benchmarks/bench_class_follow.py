@@ -61,6 +61,7 @@ from attnviz.lecture.store.redis_store import RedisStore
 PLAN = ROOT / "benchmarks" / "class_follow_plan.toml"
 PAGES = {"": "Explorer", "step_by_step": "Step by step", "masks_lab": "Masks lab", "scaling_lab": "Scaling lab"}
 STATS = "ATTNVIZ_STATS_FOLDER"  # where each process writes what it holds (ui/server_stats.py), for --lectures
+SESSION_TTL_S = 120  # Streamlit keeps a disconnected session this long for its browser to come back (its default)
 
 
 def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[tuple[dict, dict]]:
@@ -99,6 +100,12 @@ def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[
             results.append((figures, held))
             print(f"lecture {number + 1} of {lectures} done; " + "; ".join(
                 f"process {pid}: " + holding(h) for pid, h in held.items()), flush=True)
+        if lectures > 1:  # the day is over: once Streamlit lets the last class's disconnected sessions go
+            time.sleep(SESSION_TTL_S + 15)
+            held = {pid: {**read_stats(stats, pid), "rss_mb": rss_mb(pid)} for pid in server.pids().values()}
+            results.append(({}, held))
+            print(f"{SESSION_TTL_S + 15} s after the last lecture; " + "; ".join(
+                f"process {pid}: " + holding(h) for pid, h in held.items()), flush=True)
         store.close()
     finally:
         server.stop()
@@ -106,8 +113,9 @@ def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[
 
 
 def holding(held: dict) -> str:
-    """A process's memory and holdings on one line."""
-    return ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k} {v}" for k, v in held.items())
+    """A process's memory and holdings on one line (its threads by name: where a thread is left, its name says it)."""
+    return ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k} {v}" for k, v in held.items()
+                     if k != "thread_names") + f"; threads by name {held.get('thread_names', {})}"
 
 
 def read_stats(folder: Path, pid: int) -> dict:
@@ -214,12 +222,13 @@ def report_day(results: list[tuple[dict, dict]]) -> None:
     print("\na day of classes: each process after each lecture (target: memory within 10 % of the first lecture's, "
           "no room followed, session or thread left behind)")
     first = results[0][1]
-    for number, (_, held) in enumerate(results, start=1):
+    for number, (figures, held) in enumerate(results, start=1):
+        when = f"lecture {number}" if figures else f"{SESSION_TTL_S + 15} s later"
         for pid, h in held.items():
             base = first.get(pid, {}).get("rss_mb")
             grow = f" ({(h['rss_mb'] / base - 1) * 100:+.1f} % of lecture 1's)" if base else ""
             rest = holding({k: v for k, v in h.items() if k != "rss_mb"})
-            print(f"   lecture {number}, process {pid}: {h['rss_mb']:.0f} MB{grow}" + (f"; {rest}" if rest else ""))
+            print(f"   {when}, process {pid}: {h['rss_mb']:.0f} MB{grow}; {rest}")
 
 
 def main() -> None:
@@ -238,8 +247,10 @@ def main() -> None:
         floor_figures = floor(args.students, args.replicas, 5, logs) if args.floor else None
         results = bench(args.students, args.replicas, not args.no_kill, args.lectures, logs)
     for number, (figures, _) in enumerate(results, start=1):
+        if not figures:  # the day's last reading, after the lectures
+            continue
         if len(results) > 1:
-            print(f"\n=== lecture {number} of {len(results)}")
+            print(f"\n=== lecture {number}")
         report(figures, args.students, args.replicas, floor_figures if number == 1 else None)
     report_day(results)
 
