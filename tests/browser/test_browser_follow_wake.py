@@ -10,6 +10,7 @@ import json
 import re
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.browser
 
 class Sent:
     """The rerun requests the page's browser sends over Streamlit's websocket, in order: True for a fragment's own
-    timer (the poll), False for a full run."""
+    timer (the poll), False for a full run or a fragment's run that a widget in it asked for (the answer box)."""
 
     def __init__(self, page):
         self.runs: list[bool] = []
@@ -43,7 +44,7 @@ class Sent:
         msg = BackMsg()
         msg.ParseFromString(payload)
         if msg.WhichOneof("type") == "rerun_script":
-            self.runs.append(bool(msg.rerun_script.fragment_id))
+            self.runs.append(bool(msg.rerun_script.fragment_id) and msg.rerun_script.is_auto_rerun)
 
     def timers(self) -> int:
         return sum(self.runs)
@@ -85,14 +86,27 @@ def drawings(server) -> int:
     return json.loads(server.stats.read_text())["follower_views_drawn"]
 
 
-async def follow_beside(server, code: str, done: asyncio.Event, steps: list[int]) -> None:
-    """A second follower (a websocket tab, deploy/streamlit_client.py) on the same follow link until `done`: the
-    steps it was drawn."""
-    tab = Tab(server)
-    await tab.load(f"/follow?room={code}")
-    await done.wait()
-    steps += [step for step, _ in tab.bar_runs]
-    await tab.close()
+class Beside:
+    """A second follower on the same follow link (a websocket tab, deploy/streamlit_client.py), in a thread of its
+    own (Playwright's runs the test's); end() -> the steps it was drawn."""
+
+    def __init__(self, server, code: str):
+        self.stop, self.steps = threading.Event(), []
+        self.thread = threading.Thread(target=asyncio.run, args=(self.follow(server, code),), daemon=True)
+        self.thread.start()
+
+    async def follow(self, server, code: str) -> None:
+        tab = Tab(server)
+        await tab.load(f"/follow?room={code}")
+        while not self.stop.is_set():
+            await asyncio.sleep(0.1)
+        self.steps = [step for step, _ in tab.bar_runs]
+        await tab.close()
+
+    def end(self) -> list[int]:
+        self.stop.set()
+        self.thread.join(30)
+        return self.steps
 
 
 def test_a_phone_stays_on_the_follow_link_and_the_watcher_moves_it_on_next_and_reveal(room):
@@ -105,10 +119,8 @@ def test_a_phone_stays_on_the_follow_link_and_the_watcher_moves_it_on_next_and_r
         page.wait_for_timeout(1_500)  # the server's figures are written every second
         before = drawings(server)
 
-        loop = asyncio.new_event_loop()
-        done, beside = asyncio.Event(), []
-        other = loop.create_task(follow_beside(server, code, done, beside))
-        loop.run_until_complete(asyncio.sleep(3))  # the second follower draws step 1 (from the view drawn already)
+        beside = Beside(server, code)
+        page.wait_for_timeout(3_000)  # the second follower draws step 1 (from the view drawn already)
 
         pill(page, "dog").click()
         wait_for_text(page, "Your answer is in: 'dog' (token 2)", where=".st-key-lecture_answer")
@@ -127,11 +139,8 @@ def test_a_phone_stays_on_the_follow_link_and_the_watcher_moves_it_on_next_and_r
         wait_for_app_idle(page)
         explore = page.get_by_role("link", name="Explore this view")
         assert "/masks_lab?" in explore.get_attribute("href")  # the full page, to change it alone
-        loop.run_until_complete(asyncio.sleep(3))
-        done.set()
-        loop.run_until_complete(other)
-        loop.close()
-        assert set(beside) == {1, 2}, beside  # the other follower moved with the room too
+        page.wait_for_timeout(3_000)
+        assert set(beside.end()) == {1, 2}  # the other follower moved with the room too
         page.wait_for_timeout(1_500)  # the server's figures are written every second
         # step 1, step 2, step 2 revealed: each drawn once for both followers, not once each
         assert drawings(server) - before == 2, drawings(server) - before
