@@ -16,10 +16,11 @@ from ui.lecture.follow import navigate
 from ui.lecture.plans import plan_by_id
 from ui.lecture.store import lecture_store, store_message
 
-title = st.empty()  # the page's own title; a shared step view has its own bar and title instead
+TITLE = "Follow the lecture"  # the page's own title; a shared step view has its own bar and title instead
 raw = st.query_params.get("room")
+titled = raw is None  # a typed code: the title is drawn above the box already
 if raw is None:
-    title.title("Follow the lecture")
+    st.title(TITLE)
     typed = st.text_input("Room code (on the projector, under Students)", max_chars=12, key="follow_room",
                           placeholder="e.g. K7QF2")
     if not typed:
@@ -30,22 +31,25 @@ try:
     code = clean_code(raw)
     state = lecture_store().room(code)
     if state is None:
-        title.title("Follow the lecture")
+        if not titled:
+            st.title(TITLE)
         st.warning(f"There is no lecture room {code} (a room ends hours after its lecture, or when the server "
                    "restarts). Check the code on the projector.", icon=":material/search_off:")
         st.stop()
     if follower_view.can_share():
         if st.query_params.get("room") != code:  # a typed code: the address is the room's follow link
             st.query_params["room"] = code
+        follower_view.follow_room(code)  # first on the page, where a step's page has its bar
         streamlit_private.reload_page_on_reconnect()  # a page whose server process died loads its link again
-        follower_view.follow_room(code)
         st.stop()
     plan = plan_by_id(state.plan_id)
 except AttnvizError as err:
-    title.title("Follow the lecture")
+    if not titled:
+        st.title(TITLE)
     store_message(err)
     st.stop()
-title.title("Follow the lecture")
+if not titled:
+    st.title(TITLE)
 step = plan.step(state.step)
 st.markdown(f"**{plan.title}** · room {code} · Step {state.step} of {len(plan.steps)}: {step.title}")
 link = step_link(step, lecture=state.plan_id, number=state.step, room=code, present=False)

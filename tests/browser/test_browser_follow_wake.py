@@ -137,6 +137,9 @@ def test_a_phone_stays_on_the_follow_link_and_the_watcher_moves_it_on_next_and_r
         store.reveal(code, key, 2)
         page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
         wait_for_app_idle(page)
+        shown_only = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"] input[disabled]')
+        assert shown_only.count() > 0  # the masks lab's head: shown with the step's value, not to be used here
+        wait_for_text(page, "controls on this page show the step's settings and cannot be changed here")
         explore = page.get_by_role("link", name="Explore this view")
         assert "/masks_lab?" in explore.get_attribute("href")  # the full page, to change it alone
         page.wait_for_timeout(3_000)

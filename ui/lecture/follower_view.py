@@ -50,6 +50,7 @@ class FollowerView:
     number: int
     revealed: bool
     drawn: tuple  # of streamlit_private.Drawn, the widgets drawn shown-only
+    controls: bool  # it shows controls (disabled): the page says why
 
 
 def forget_room(code: str) -> int:
@@ -101,7 +102,8 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     _drawn[0] += 1
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)
-    return FollowerView(plan, state.step, revealed, drawn)
+    controls = any(part.is_control for top in drawn for part in top.walk())
+    return FollowerView(plan, state.step, revealed, drawn, controls)
 
 
 def draw(code: str, state: RoomState, view: FollowerView) -> None:
@@ -113,7 +115,15 @@ def draw(code: str, state: RoomState, view: FollowerView) -> None:
         with container:
             _answer(at)
 
-    streamlit_private.draw_again(view.drawn, st.container(), {answers.ANSWER_BOX: box})
+    where, live = st.container(), {answers.ANSWER_BOX: box}
+    streamlit_private.draw_again(view.drawn[:1], where, live)  # the lecture bar
+    if view.controls:
+        where.caption(CONTROLS)
+    streamlit_private.draw_again(view.drawn[1:], where, live)
+
+
+CONTROLS = ("Following the lecture: the controls on this page show the step's settings and cannot be changed here "
+            "(that is what **Explore this view**, in the bar, is for).")
 
 
 @st.fragment  # a tap on an answer draws the box again, not the whole view

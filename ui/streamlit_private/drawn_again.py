@@ -46,6 +46,14 @@ class Drawn:
         key = raw.split(KEY_SEP, 2)[-1]
         return "" if key == "None" else key
 
+    @property
+    def is_control(self) -> bool:
+        """An element a user could change (a widget: its id is a widget's), a component's canvas aside."""
+        if self.element is None:
+            return False
+        kind = self.element.WhichOneof("type")
+        return kind != "bidi_component" and str(getattr(getattr(self.element, kind), "id", "")).startswith("$$ID-")
+
     def walk(self):
         yield self
         for child in self.children:
