@@ -16,6 +16,7 @@ from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
 from ui.across_pages import restore_on_a_new_page
 from ui.address import write_bound_values_the_address_lacks
+from ui.collector import freeze_what_is_loaded
 from ui.menu import remember_menu
 from ui.present import presenting
 from ui.server_stats import start_writing as write_stats_where_asked
@@ -109,3 +110,4 @@ for problem in settings_problems():  # the lecturer sees a wrong setting where t
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).
 navigation.run()
 write_bound_values_the_address_lacks()  # the address says what the drawn controls say (ui/address.py)
+freeze_what_is_loaded()  # once the process's first page is drawn: the garbage collector skips what is loaded

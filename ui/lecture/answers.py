@@ -105,13 +105,13 @@ def answer_box(at, view=None) -> None:
         answer_widgets(at)
 
 
-def answer_widgets(at) -> None:
+def answer_widgets(at, ask: Ask | None = None) -> None:
     """The answer box's insides for this browser: its widget with the answer the store keeps for it, and what became
     of its last answer. What is asked comes from the step's own state (the sentence's tokens of a token question),
-    as the answer is checked."""
+    as the answer is checked (ask: that, when the caller has it already)."""
     try:
         mine = lecture_store().my_answer(at.room, at.number, student_session())
-        ask = asked(at.step, right_answer(at.step))
+        ask = ask or asked(at.step, right_answer(at.step))
     except AttnvizError as err:
         store_message(err)
         st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw

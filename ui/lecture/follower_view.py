@@ -27,12 +27,14 @@ import streamlit as st
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import Plan, step_link, step_query
+from attnviz.lecture.kinds import Ask
 from attnviz.lecture.store import RoomState, StoreError
 from ui import streamlit_private
 from ui.lecture import answers, wake
 from ui.lecture.bar import LectureStep
 from ui.lecture.follow import navigate
 from ui.lecture.plans import plan_by_id
+from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
 from ui.memo import SharedCache
 from ui.shared_view import DRAWN_AS, FLAG
@@ -51,6 +53,7 @@ class FollowerView:
     revealed: bool
     drawn: tuple  # of streamlit_private.Drawn, the widgets drawn shown-only
     controls: bool  # it shows controls (disabled): the page says why
+    ask: Ask | None  # what the step's answer box asks (computed once; None: no box, or computed in each box)
 
 
 def forget_room(code: str) -> int:
@@ -103,7 +106,13 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)
     controls = any(part.is_control for top in drawn for part in top.walk())
-    return FollowerView(plan, state.step, revealed, drawn, controls)
+    ask = None
+    if step.answer is not None and not revealed:
+        try:
+            ask = asked(step, right_answer(step))
+        except AttnvizError:  # each box says why
+            ask = None
+    return FollowerView(plan, state.step, revealed, drawn, controls, ask)
 
 
 def draw(code: str, state: RoomState, view: FollowerView) -> None:
@@ -113,7 +122,7 @@ def draw(code: str, state: RoomState, view: FollowerView) -> None:
 
     def box(container) -> None:
         with container:
-            _answer(at)
+            _answer(at, view.ask)
 
     where, live = st.container(), {answers.ANSWER_BOX: box}
     streamlit_private.draw_again(view.drawn[:1], where, live)  # the lecture bar
@@ -127,8 +136,8 @@ CONTROLS = ("Following the lecture: the controls on this page show the step's se
 
 
 @st.fragment  # a tap on an answer draws the box again, not the whole view
-def _answer(at: LectureStep) -> None:
-    answers.answer_widgets(at)
+def _answer(at: LectureStep, ask: Ask | None) -> None:
+    answers.answer_widgets(at, ask)
 
 
 @st.fragment  # no timer: the room watcher (ui/lecture/wake.py) reruns it when the room moves
