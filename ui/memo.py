@@ -56,6 +56,11 @@ class SharedCache:
                 del self._values[key]
         return len(gone)
 
+    def peek_unlocked(self, key: Hashable) -> Any | None:
+        """The value for key if it is held now, else None, read without the lock (one dict read) and without making it
+        the most recently used: for a value that many threads read at the same moment."""
+        return self._values.get(key)
+
     def peek(self, key: Hashable) -> Any | None:
         """The value for key if it is held now, else None (nothing is made)."""
         with self._lock:
