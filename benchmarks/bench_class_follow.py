@@ -86,6 +86,7 @@ def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[
             plan_id = "u" + secrets.token_hex(5)
             store.put_plan(plan_id, data)
             code, key = store.create_room(plan_id)
+            server.lines_so_far()
             pids = list(server.pids().values())
             room = Room(code, [f"/follow?room={code}"], lambda k, c=code, p=key: store.go_to(c, p, k),
                         lambda k, c=code, p=key: store.reveal(c, p, k),
@@ -96,12 +97,14 @@ def bench(n: int, replicas: int, kill: bool, lectures: int, logs: Path) -> list[
             figures = asyncio.run(lecture(f"http://127.0.0.1:{port}", room, n,
                                           pids[0] if kill and last else None, idle=number == 0))
             time.sleep(10)  # the students' tabs are closed: their sessions go, the watcher forgets them
+            server.lines_so_far()  # a process killed and started again: its new pid
             held = {pid: {**read_stats(stats, pid), "rss_mb": rss_mb(pid)} for pid in server.pids().values()}
             results.append((figures, held))
             print(f"lecture {number + 1} of {lectures} done; " + "; ".join(
                 f"process {pid}: " + holding(h) for pid, h in held.items()), flush=True)
         if lectures > 1:  # the day is over: once Streamlit lets the last class's disconnected sessions go
             time.sleep(SESSION_TTL_S + 15)
+            server.lines_so_far()
             held = {pid: {**read_stats(stats, pid), "rss_mb": rss_mb(pid)} for pid in server.pids().values()}
             results.append(({}, held))
             print(f"{SESSION_TTL_S + 15} s after the last lecture; " + "; ".join(

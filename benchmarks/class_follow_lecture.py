@@ -103,10 +103,11 @@ def server_cpu(pids: list[int]) -> float:
 
 
 def rss_mb(pid: int) -> float:
-    """A process's resident memory now (Linux /proc), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+    """A process's resident memory now (Linux /proc), in MB; nan for a process that is gone."""
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
     return float("nan")
 
 
