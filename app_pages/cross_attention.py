@@ -116,7 +116,8 @@ view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.L
     is_encoder_decoder, TINY_BART,
     "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
     "on numbers in words → digits.", mask_words=_mask_words),
-    settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
+    settings=("model", "mask", "scale"),  # its own source and target (the mask: the decoder's self-attention)
+    subject=ui.Subject("The source, in words", "xa_source", DEFAULT_SOURCE))
 
 with ui.guard("The cross-attention page"):
     model, spec = view.model, view.model_spec

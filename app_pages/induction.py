@@ -26,7 +26,8 @@ view = ui.open_page("Induction heads: continuing a pattern seen before", lesson=
     "{model} is not a causal language model (it has no next-token loss), so this page shows **tiny-llama**, the "
     "2-layer Llama attnviz trained on repeated words; the sidebar's model stays as it is for the other pages. Pick "
     "**tiny-llama** (or GPT-2) in the sidebar's Model to choose it yourself."),
-    settings=("model", "text"))  # the text only as "your text, twice"; the probe runs at the trained settings
+    settings=("model", "text"),  # the text only as "your text, twice"; the probe runs at the trained settings
+    subject=ui.NO_SUBJECT)  # a lecture's question here is about the repeated block it makes, not the sentence
 st.markdown(
     "Give a model a list of random words, then the same list again. The first time, nothing tells it what comes "
     "next. The second time it can do much better: find where the current word appeared before and predict the word "

@@ -48,7 +48,8 @@ view = ui.open_page("KV cache: how a decoder writes one token at a time", lesson
     "{model} is an encoder: it reads the whole text at once and never writes text token by token, so it has no KV "
     "cache. This page shows **tiny-llama**, the 2-layer Llama attnviz trained on repeated words; the sidebar's model "
     "stays as it is for the other pages. Pick GPT-2 or a Llama, Qwen2 or Mistral folder under *other* to decode "
-    "with another causal model."), settings=("model",))  # its own prompt; greedy decoding at the trained settings
+    "with another causal model."), settings=("model",),  # its own prompt; greedy decoding at the trained settings
+    subject=ui.Subject("The prompt", "kv_prompt", DEFAULT_PROMPT))
 st.markdown(
     "A causal model writes text one token per step. Each step, the newest token's **query** is compared with the "
     "**keys** of every token so far, and the resulting weights mix their **values**. The keys and values of earlier "

@@ -1,9 +1,10 @@
 """Presenter notes, for the lecturer alone on any device (/lecture_notes?room=<code>&key=<presenter key>): the room's
 step, its notes, question, right answer (computed for the step's own state, as on every screen) and why, whether it
-is revealed, the live answer count, the time on this step and in all against the plan's minutes, and Previous /
-Next / Reveal, which move the room: the projector and every follower follow it. Looks at the room every second (one
-fragment)."""
+is revealed, what the class answered so far (each option's or key token's count, live, before Reveal: for the
+lecturer's eyes only), the time on this step and in all against the plan's minutes, and Previous / Next / Reveal,
+which move the room: the projector and every follower follow it. Looks at the room every second (one fragment)."""
 
+import contextlib
 import time
 
 import streamlit as st
@@ -13,13 +14,19 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
+from ui.lecture.class_so_far import class_so_far
+from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.room_record import export_button
 from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")
 st.html("<style>.st-key-notes_text p, .st-key-notes_text li { font-size: 1.35rem; line-height: 1.55; }</style>")
-raw_room, raw_key = st.query_params.get("room"), st.query_params.get("key")
+raw_room = st.query_params.get("room")
+raw_key = key_in_link()
+if raw_room is not None and raw_key is None:  # a reload: the key this browser was given with the notes' link
+    with contextlib.suppress(StoreError):
+        raw_key = held_key(clean_code(raw_room))
 if raw_room is None or raw_key is None:
     st.info("These notes are the lecturer's: open them from the Lecture page's \"Presenter notes\" link or its QR "
             "code (they carry the room's presenter key). To follow a lecture as a student, open /follow.",
@@ -40,6 +47,7 @@ except StoreError as err:
     store_message(err)
     st.stop()
 KEY = raw_key
+hold_key(code, KEY)  # out of the address bar (a phone's screen is seen too); this browser keeps it for a reload
 
 
 def move(action: str, step: int) -> None:
@@ -84,7 +92,8 @@ def notes() -> None:
             plan = plans.plan_by_id(state.plan_id)
             number, n = state.step, len(plan.steps)
             step = plan.step(number)
-            count = store.answer_count(code, number) if step.answer else 0
+            answers = [a.value for a in store.answers(code, number, KEY)] if step.answer else []
+            count = len(answers)
         except AttnvizError as err:
             store_message(err)
             return
@@ -116,6 +125,7 @@ def notes() -> None:
             st.markdown(" · ".join(facts))
         if step.answer:
             right_answer_said(step)
+            class_so_far(step, answers, revealed)
         with st.container(key="notes_text"):
             st.markdown(step.notes or "_No notes for this step._")
         if step.explain:

@@ -70,7 +70,7 @@ view = ui.open_page("Why attention",
                     "Before attention, an encoder–decoder read the whole source into one vector of fixed size and "
                     "wrote the output from that vector alone. Here two small models trained by attnviz on the same "
                     "task differ in one thing: one has that single vector, the other attends over every source word.",
-                    settings=())
+                    settings=(), subject=ui.Subject("The number, in words", "wa_text", EXAMPLES["long"]))
 
 with ui.guard("The comparison"):
     # on a projector the chart comes first and the task's paragraph under it (the lecturer says it aloud)

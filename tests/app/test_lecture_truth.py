@@ -11,7 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import app_menu, assert_healthy, drawn_heatmap, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, drawn_class_rows, page_text, run_app
 
 import attnviz
 from attnviz.engine.mask_kinds import parse_mask
@@ -67,7 +67,7 @@ def test_every_view_shows_the_engines_row_for_the_steps_state(plan_id, number, s
 
     for who, at in (("projector", opened(True)), ("follower", opened(False))):
         assert_healthy(at)
-        values, rows, columns = drawn_heatmap(at, "lecture_class_row")
+        values, rows, columns = drawn_class_rows(at)
         assert columns == tokens, who
         np.testing.assert_allclose(values[1], row, atol=1e-3, err_msg=who)  # the model's row: the engine's
         text = page_text(at)

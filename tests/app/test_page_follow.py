@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 import streamlit.testing.v1.local_script_runner as local
-from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_class_rows, page_text, run_app
 from browser_helpers import free_port
 from streamlit.proto.Block_pb2 import Block as BlockProto
 
@@ -107,7 +107,7 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert not chart_specs(projector) and "3** answers so far" in page_text(projector)
     projector.button(key="lecture_reveal").click().run()
     assert_healthy(projector)
-    values, rows, cols = drawn_heatmap(projector, "lecture_class_row")
+    values, rows, cols = drawn_class_rows(projector)  # upright beside the step's figure on the projector
     assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
     assert rows == ["class (3)", "model"] and "the model (layer 0, head 1)" in page_text(projector)
     assert "The class (3 answers)" in page_text(projector)
@@ -337,6 +337,38 @@ def test_the_notes_drive_the_room_with_the_key(room):
     assert store.room(code).step == 1
 
 
+def test_the_notes_show_the_lecturer_what_the_class_answered_before_reveal_and_no_one_else(room):
+    plan, code, key = room
+    store = lecture_store()
+    for session, value in (("s" * 20, "2"), ("t" * 20, "2"), ("u" * 20, "4")):  # 'dog', 'dog', 'home'
+        store.answer(code, 1, session, value)
+    notes = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")
+    assert_healthy(notes)
+    table = next(e.proto.body for e in notes.get("html") if "notes-class" in e.proto.body)
+    assert "<th scope='row'>&#x27;dog&#x27; (token 2)</th><td>2</td>" in table
+    assert "<th scope='row'>&#x27;home&#x27; (token 4)</th><td>1</td>" in table
+    assert "only you see this" in page_text(notes)
+    store.answer(code, 1, "v" * 20, "2")  # live: the next look (the notes' one-second fragment) counts it
+    notes.run()
+    table = next(e.proto.body for e in notes.get("html") if "notes-class" in e.proto.body)
+    assert "(token 2)</th><td>3</td>" in table
+    projector, follower = open_step(plan, 1, code, key), open_step(plan, 1, code)
+    for at in (projector, follower):
+        assert not any("notes-class" in e.proto.body for e in at.get("html"))
+        assert "dog' 2" not in page_text(at) and "3** answers so far" not in page_text(follower)
+    store.go_to(code, key, 2)
+    for session, value in (("s" * 20, "causal"), ("t" * 20, "window")):
+        store.answer(code, 2, session, value)
+    notes.run()
+    table = next(e.proto.body for e in notes.get("html") if "notes-class" in e.proto.body)
+    assert "<th scope='row'>A. none</th><td>0</td>" in table and "<th scope='row'>B. causal</th><td>1</td>" in table
+    store.go_to(code, key, 3)
+    for session, value in (("s" * 20, "250"), ("t" * 20, "256"), ("u" * 20, "256")):
+        store.answer(code, 3, session, value)
+    notes.run()
+    assert "Median **256**, from 250 to 256. Most given: 256 (2), 250 (1)." in page_text(notes)
+
+
 @pytest.fixture
 def store_down(monkeypatch):
     """The settings name a Redis where none listens (a real RedisStore, a free loopback port with nothing on it)."""
@@ -393,6 +425,7 @@ def test_the_rooms_record_is_one_offline_page_with_the_class_beside_the_model(ro
 def test_the_projectors_view_code_of_a_long_view_is_a_short_link(room):
     plan, code, key = room
     long_text = "A dog ran home and the cat sat on the mat while it rained all day long. " * 2
+    lecture_store().reveal(code, key, 1)  # before Reveal the view gets no code (test_the_student_cannot_read...)
     at = open_step(plan, 1, code, key, text=long_text)
     assert_healthy(at)
     links = [c.value for c in at.code if "?v=" in c.value]  # the popover's links are code blocks (a copy button)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import streamlit.proto.ClientState_pb2 as client_state_pb2
+import streamlit.proto.ForwardMsg_pb2 as forward_msg_pb2
 from apptest_helpers import app_menu, assert_healthy, has_heatmap, page_text, run_app
 from streamlit import config
 from streamlit.runtime.app_session import AppSession
@@ -66,6 +67,9 @@ def take_away(piece, live: Live, monkeypatch) -> None:
     if isinstance(owner, type) and hasattr(owner, "DESCRIPTOR"):  # a protocol buffer message: its module without it
         module = inspect.getmodule(owner)
         monkeypatch.setattr(module, owner.__name__, client_state_pb2.ContextInfo)
+        return
+    if owner is forward_msg_pb2.ForwardMsg:
+        monkeypatch.setattr(forward_msg_pb2, "ForwardMsg", forward_msg_pb2.ForwardMsgMetadata)
         return
     if isinstance(owner, type) and piece.attribute in getattr(owner, "__dataclass_fields__", {}):
         monkeypatch.delitem(owner.__dataclass_fields__, piece.attribute)

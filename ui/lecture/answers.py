@@ -17,6 +17,7 @@ from attnviz.lecture.kinds import NUMBER, PICK, Ask, Reveal, RowsFigure, answer_
 from attnviz.lecture.store import StoreError
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
+from ui.lecture.beside import draw_beside
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
 from ui.shared_view import for_followers
@@ -133,9 +134,10 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
     st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
-def class_panel(at, view=None, key: str = "") -> None:
+def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
     """At Reveal: the class's answers beside the right answer, as the step's kind draws them, and why it is right
-    (the step's explain). The right answer is computed for the step's own state, as on every other screen."""
+    (the step's explain). The right answer is computed for the step's own state, as on every other screen. beside: in
+    the projector's narrow column beside the figure that answers the question (ui/lecture/beside.py)."""
     try:
         values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
     except StoreError as err:
@@ -148,7 +150,12 @@ def class_panel(at, view=None, key: str = "") -> None:
         except AttnvizError as err:
             st.warning(f"The right answer cannot be computed here: {err}", icon=":material/block:")
             return
-        draw_reveal(answer_kind(spec).reveal(spec, right, asked(at.step, right), values))
+        ask = asked(at.step, right)
+        reveal = answer_kind(spec).reveal(spec, right, ask, values)
+        if beside:
+            draw_beside(spec, right, ask, values, reveal)
+        else:
+            draw_reveal(reveal)
         if at.step.explain:
             with st.container(key="lecture_explain"):
                 st.markdown(f"**Why.** {at.step.explain}")

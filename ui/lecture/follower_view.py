@@ -31,8 +31,8 @@ from attnviz.lecture.kinds import Ask
 from attnviz.lecture.store import RoomState, StoreError
 from ui import streamlit_private
 from ui.lecture import answers, wake
-from ui.lecture.bar import LectureStep
 from ui.lecture.follow import navigate
+from ui.lecture.lecture_step import LectureStep
 from ui.lecture.plans import plan_by_id
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message

@@ -22,6 +22,8 @@ app does without it; the page that needs the feature says so (say_missing); and 
                Without it the lecture page asks for the public address to be set.
     rerun      the exception st.rerun raises for a part the last run did not draw (ui/state.py).
                Without it any exception from that call means the whole page reruns.
+    warm       a page run once in a session with no browser, when a lecture's room starts (ui/lecture/warm.py).
+               Without it each step's first draw waits for the class to open it.
     replay     a lecture step drawn once in a session with no browser and sent to every follower's page
                (ui/lecture/follower_view.py, drawn_again.py). Without it each follower's phone opens the step's page
                and runs it itself, as before: slower for a large class.
@@ -57,8 +59,9 @@ from ui.streamlit_private.pieces import (
 __all__ = [  # the checks (pieces.py), then the calls (below)
     "FEATURES", "PIECES", "POLL_SECONDS", "Live", "Piece", "check_at_start", "missing_pieces", "say_missing", "works",
     "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
-    "reload_page_on_reconnect", "rerun_fragment", "rerun_refused", "server_running", "server_session", "session_id",
-    "session_is_idle", "write_bound_values_the_address_lacks",
+    "pages_run_without_a_browser", "reload_page_on_reconnect", "rerun_fragment", "rerun_refused",
+    "run_page_without_a_browser", "server_running",
+    "server_session", "session_id", "session_is_idle", "write_bound_values_the_address_lacks",
     "Drawn", "Recording", "can_record", "draw_again", "record_page", "session_counts", "shown_only",
 ]
 
@@ -242,6 +245,30 @@ def write_bound_values_the_address_lacks() -> None:
                     address.set_corrected_value(key, as_written, metadata.value_type)
     except (ImportError, AttributeError, TypeError) as err:
         broke("address", err)
+
+
+def pages_run_without_a_browser() -> bool:
+    """Whether this process can run a page in a session that no browser holds (a served app, with `warm`)."""
+    if not works("warm"):
+        return False
+    try:
+        return drawn_again.can_record()
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("warm", err)
+        return False
+
+
+def run_page_without_a_browser(page: str, query: str, timeout: float) -> bool:
+    """From a thread of the app's own (never a page's run): run the app's page at URL path `page` ("" : the default
+    page) with this query once, in a session of this server that no browser holds, and close it. A first draw made so
+    (imports, models, runs, figures' caches) is one a class no longer waits for. True when its run ended in time."""
+    if not works("warm"):
+        return False
+    try:
+        return drawn_again.run_page(page, query, timeout)
+    except (ImportError, AttributeError, TypeError, ValueError, RuntimeError) as err:
+        broke("warm", err)
+        return False
 
 
 def can_record() -> bool:

@@ -1,4 +1,5 @@
-"""A page drawn once, shown to many (the `replay` feature: ui/lecture/follower_view.py).
+"""A page run in a session no browser holds: to warm a process's caches (the `warm` feature: run_page, for
+ui/lecture/warm.py), or drawn once and shown to many (the `replay` feature: ui/lecture/follower_view.py).
 
 record_page runs an app page once in a session of this server that no browser holds and keeps what its run drew (the
 elements and blocks of the main area, as the frontend would build them from the run's messages); draw_again sends
@@ -61,9 +62,11 @@ class Drawn:
 
 
 class _Recorder:
-    """A session's client with no browser: it keeps what each run sends, and notes when a run is over."""
+    """A session's client with no browser: it keeps what each run sends (or drops it: keep=False), and notes when a run
+    is over."""
 
-    def __init__(self):
+    def __init__(self, keep: bool = True):
+        self.keep = keep
         forward = importlib.import_module("streamlit.proto.ForwardMsg_pb2").ForwardMsg
         self._early = forward.FINISHED_EARLY_FOR_RERUN
         self._ok = (forward.FINISHED_SUCCESSFULLY, forward.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
@@ -79,7 +82,7 @@ class _Recorder:
         elif kind == "script_finished" and msg.script_finished != self._early:
             self.run, self.failed = self.messages, msg.script_finished not in self._ok
             self.finished.set()
-        elif kind == "delta":
+        elif kind == "delta" and self.keep:
             self.messages.append(msg)
 
     @property
@@ -151,11 +154,26 @@ def record_page(page: str, query: str, timeout: float, state: Mapping[str, objec
     `page` with `query` once in a new session no browser holds, with `state` in its session state before the run;
     -> what it drew and the session state's `keep` keys after it, or None when it did not end well in time. The
     session is closed either way."""
+    recorder = _Recorder()
+    kept = _run_once(page, query, timeout, state, keep, recorder)
+    if kept is None or recorder.failed or recorder.run is None:
+        return None
+    return Recording(tree_of(recorder.run), kept)
+
+
+def run_page(page: str, query: str, timeout: float) -> bool:
+    """The same run, what it draws dropped (a first draw that warms a process's caches): True when it ended in time."""
+    return _run_once(page, query, timeout, {}, (), _Recorder(keep=False)) is not None
+
+
+def _run_once(page: str, query: str, timeout: float, state: Mapping[str, object], keep: tuple[str, ...],
+              recorder: _Recorder) -> dict | None:
+    """The page's one run in a new session for `recorder`; the session state's `keep` keys after it (None: no server,
+    or the run did not end in time)."""
     loop = _server_loop()
     if loop is None:
         return None
     runtime = importlib.import_module("streamlit.runtime").Runtime.instance()
-    recorder = _Recorder()
     request = importlib.import_module("streamlit.proto.ClientState_pb2").ClientState(query_string=query,
                                                                                         page_name=page)
 
@@ -174,12 +192,11 @@ def record_page(page: str, query: str, timeout: float, state: Mapping[str, objec
 
     made = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout)
     try:
-        if not recorder.finished.wait(timeout) or recorder.failed or recorder.run is None:
+        if not recorder.finished.wait(timeout):
             return None
-        kept = asyncio.run_coroutine_threadsafe(left(), loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(left(), loop).result(timeout) if keep else {}
     finally:
         loop.call_soon_threadsafe(runtime.close_session, made)
-    return Recording(tree_of(recorder.run), kept)
 
 
 def shown_only(part: Drawn) -> Drawn:

@@ -66,6 +66,7 @@ class Ask:
     options: tuple = ()  # PICK: the values (kept as str(option))
     labels: tuple[str, ...] = ()  # PICK: what each option shows
     said: tuple[str, ...] = ()  # PICK: how a picked option is read back ("'dog' (token 2)"); default its label
+    lettered: bool = False  # PICK: the labels are the options lettered A, B, C… (letter()), listed with the question
 
     def check(self, raw: object) -> str:
         """A student's answer as the store keeps it, or an AttnvizError saying what is allowed."""
@@ -104,6 +105,11 @@ class Ask:
     def option_of(self, value: str | None):
         """PICK: the option a kept value names (None when none does)."""
         return next((option for option in self.options if str(option) == value), None)
+
+
+def letter(index: int) -> str:
+    """An option's letter, as the projector, the phones and the notes show it: A, B, C…"""
+    return chr(ord("A") + index)
 
 
 def numbers(values: list[str]) -> list[float]:

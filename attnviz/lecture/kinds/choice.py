@@ -17,6 +17,7 @@ from attnviz.lecture.kinds.base import (
     StepRun,
     answers_said,
     counts_table,
+    letter,
     unknown_fields,
 )
 
@@ -64,7 +65,9 @@ def right(spec: ChoiceSpec, step: StepRun) -> Right:
 
 
 def ask(spec: ChoiceSpec, right: Right) -> Ask:
-    return Ask("**Your answer:** pick one.", PICK, spec.options, spec.options)
+    # lettered as the projector lists them with the question: a student taps what the lecturer reads out ("B")
+    return Ask("**Your answer:** pick one.", PICK, spec.options,
+               tuple(f"{letter(i)}. {option}" for i, option in enumerate(spec.options)), lettered=True)
 
 
 def is_right(spec: ChoiceSpec, right: Right, value: str) -> bool:

@@ -31,9 +31,10 @@ class Block:
     teaches: str  # what that page shows of this block, for the list under the figure (after the page's title: not
     # starting with it again)
 
-    def link(self) -> str:
-        """The relative link that opens the block's page in its state."""
-        query = urlencode(self.state)
+    def link(self, extra: tuple[tuple[str, str], ...] = ()) -> str:
+        """The relative link that opens the block's page in its state (extra: more parameters, such as a lecture's
+        keys, so that a block opened from a lecture's step stays in the lecture)."""
+        query = urlencode(self.state + tuple(extra))
         return f"./{self.page}" + (f"?{query}" if query else "")
 
 
