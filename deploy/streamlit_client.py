@@ -157,7 +157,7 @@ def warm(base_url: str, query: str = "", timeout: float = 300) -> DrawnRun:
 
 NAVIGATION = re.compile(r"location\.assign\(new URL\((\"(?:[^\"\\]|\\.)*\")")  # ui/lecture/follow.navigate's script
 BAR = re.compile(r"<b>Step (\d+) of \d+</b>")  # a lecture step's bar (ui/lecture/bar.py): the step a run drew
-COOKIE = re.compile(r"document\.cookie = '(\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
+COOKIE = re.compile(r"document\.cookie = [\"'](\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
 
 
 class Tab:
