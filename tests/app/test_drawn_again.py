@@ -5,7 +5,7 @@ server: tests/browser/test_browser_follow_wake.py."""
 from streamlit.proto.Block_pb2 import Block
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from ui.streamlit_private import Drawn, shown_only
+from ui.streamlit_private import Drawn, shown_only, with_styles
 from ui.streamlit_private.drawn_again import tree_of
 
 
@@ -76,3 +76,23 @@ def test_a_drawings_widgets_show_their_value_and_take_no_input():
     assert got_text == text
     assert not pills.button_group.disabled and pills.button_group.query_param_key == "answer"  # a copy: the drawing
     assert [d.key for d in shown.children] == ["lecture_answer_ABCDE_1", "qk_plot", ""]
+
+
+def html(path: list[int], body: str) -> ForwardMsg:
+    msg = ForwardMsg()
+    msg.metadata.delta_path[:] = path
+    msg.delta.new_element.html.body = body
+    return msg
+
+
+def test_a_pages_style_only_html_goes_with_the_drawing_into_its_first_html():
+    """Streamlit sends a style-only st.html to the event container (it takes no room in the page): a drawing of the
+    main area alone would lose the page's CSS (the phone's order of the class's answers under the figure)."""
+    messages = [element([0, 0], "title"), block([0, 1]), html([0, 1, 0], "<div>the bar</div>"),
+                html([2, 0], "<style>.a { order: 1; }</style>"), html([2, 1], "<style>.b {}</style>")]
+    styles = tuple(d.element.html.body for d in tree_of(messages, root=2))
+    drawn = with_styles(tree_of(messages), styles)
+    assert drawn[1].children[0].element.html.body == "<style>.a { order: 1; }</style><style>.b {}</style><div>the bar</div>"
+    assert tree_of(messages)[1].children[0].element.html.body == "<div>the bar</div>"  # a copy
+    bare = with_styles(tree_of([element([0, 0], "only words")]), styles)
+    assert bare[0].element.html.body.startswith("<style>.a") and texts(bare[1:]) == ["only words"]

@@ -104,7 +104,8 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
         raise NotRecorded
     if recording.state.get(DRAWN_AS) != (state.step, revealed):
         raise NotRecorded(moved=True)
-    drawn = tuple(streamlit_private.shown_only(part) for part in recording.drawn)
+    drawn = streamlit_private.with_styles(tuple(streamlit_private.shown_only(part) for part in recording.drawn),
+                                          recording.styles)
     _drawn[0] += 1
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)

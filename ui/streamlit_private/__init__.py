@@ -63,6 +63,7 @@ __all__ = [  # the checks (pieces.py), then the calls (below)
     "run_page_without_a_browser", "server_running",
     "server_session", "session_id", "session_is_idle", "write_bound_values_the_address_lacks",
     "Drawn", "Recording", "can_record", "draw_again", "record_page", "session_counts", "shown_only",
+    "with_styles",
 ]
 
 
@@ -298,6 +299,11 @@ def record_page(page: str, query: str, timeout: float, state: dict, keep: tuple[
 def shown_only(part: Drawn) -> Drawn:
     """What was drawn, its widgets disabled and unbound (drawn_again.shown_only)."""
     return drawn_again.shown_only(part)
+
+
+def with_styles(drawn: tuple[Drawn, ...], styles: tuple[str, ...]) -> tuple[Drawn, ...]:
+    """What was drawn, with a recording's style-only HTML in its first HTML element (drawn_again.with_styles)."""
+    return drawn_again.with_styles(drawn, styles)
 
 
 def draw_again(drawn: tuple[Drawn, ...], where, live: dict | None = None) -> None:

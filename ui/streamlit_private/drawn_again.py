@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-MAIN = 0  # the main area's root container (1: the sidebar, 2: the event container, 3: the bottom)
+MAIN, EVENT = 0, 2  # the main area's root container and the event container's (1: the sidebar, 3: the bottom)
 MEDIA = ("imgs", "audio", "video")  # elements whose files the server keeps per session (gone with the session)
 KEY_SEP = "-"  # a keyed element's or container's id ends with -<key> ("$$ID-<hash>-<key>")
 
@@ -141,6 +141,7 @@ class Recording:
 
     drawn: tuple[Drawn, ...]
     state: Mapping[str, object]
+    styles: tuple[str, ...] = ()  # the page's style-only st.html bodies: Streamlit sends those to the event container
 
     @property
     def holds_media(self) -> bool:
@@ -158,7 +159,9 @@ def record_page(page: str, query: str, timeout: float, state: Mapping[str, objec
     kept = _run_once(page, query, timeout, state, keep, recorder)
     if kept is None or recorder.failed or recorder.run is None:
         return None
-    return Recording(tree_of(recorder.run), kept)
+    styles = tuple(part.element.html.body for part in tree_of(recorder.run, EVENT)
+                   if part.element is not None and part.element.WhichOneof("type") == "html")
+    return Recording(tree_of(recorder.run, MAIN), kept, styles)
 
 
 def run_page(page: str, query: str, timeout: float) -> bool:
@@ -197,6 +200,35 @@ def _run_once(page: str, query: str, timeout: float, state: Mapping[str, object]
         return asyncio.run_coroutine_threadsafe(left(), loop).result(timeout) if keep else {}
     finally:
         loop.call_soon_threadsafe(runtime.close_session, made)
+
+
+def with_styles(drawn: tuple[Drawn, ...], styles: tuple[str, ...]) -> tuple[Drawn, ...]:
+    """What was drawn, with these style-only bodies put at the start of its first HTML element (a page's CSS applies
+    to the whole page wherever it sits; one element more would take a gap of its own in the main area)."""
+    if not styles:
+        return drawn
+    css = "".join(styles)
+    done = [False]
+
+    def put(part: Drawn) -> Drawn:
+        if done[0]:
+            return part
+        if part.block is not None:
+            return Drawn(block=part.block, children=tuple(put(child) for child in part.children))
+        if part.element.WhichOneof("type") != "html":
+            return part
+        element = type(part.element)()
+        element.CopyFrom(part.element)
+        element.html.body = css + element.html.body
+        done[0] = True
+        return Drawn(element=element)
+
+    drawn = tuple(put(part) for part in drawn)
+    if not done[0]:  # no HTML element at all (a page that only warned): one of the styles' own, first
+        element = importlib.import_module("streamlit.proto.Element_pb2").Element()
+        element.html.body = css + "<span hidden></span>"
+        drawn = (Drawn(element=element), *drawn)
+    return drawn
 
 
 def shown_only(part: Drawn) -> Drawn:
