@@ -15,13 +15,16 @@ from attnviz.engine.device import server_threads
 from ui.access import settings_problems
 from ui.across_pages import restore_on_a_new_page
 from ui.address import write_bound_values_the_address_lacks
+from ui.collector import freeze_what_is_loaded
 from ui.menu import remember_menu
 from ui.present import presenting
+from ui.server_stats import start_writing as write_stats_where_asked
 from ui.short_links import open_short_link
 from ui.streamlit_private import check_at_start
 from ui.warm import start_warming
 
 check_at_start()  # every piece of Streamlit's private API the app uses is there; the log names a missing one
+write_stats_where_asked()  # what this process holds, for a benchmark that asks (ui/server_stats.py); else nothing
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)
@@ -107,3 +110,4 @@ for problem in settings_problems():  # the lecturer sees a wrong setting where t
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).
 navigation.run()
 write_bound_values_the_address_lacks()  # the address says what the drawn controls say (ui/address.py)
+freeze_what_is_loaded()  # once the process's first page is drawn: the garbage collector skips what is loaded

@@ -156,7 +156,8 @@ def warm(base_url: str, query: str = "", timeout: float = 300) -> DrawnRun:
 
 
 NAVIGATION = re.compile(r"location\.assign\(new URL\((\"(?:[^\"\\]|\\.)*\")")  # ui/lecture/follow.navigate's script
-COOKIE = re.compile(r"document\.cookie = '(\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
+BAR = re.compile(r"<b>Step (\d+) of \d+</b>")  # a lecture step's bar (ui/lecture/bar.py): the step a run drew
+COOKIE = re.compile(r"document\.cookie = [\"'](\w+)=([A-Za-z0-9_-]+);")  # a page's script that sets a cookie
 
 
 class Tab:
@@ -173,6 +174,8 @@ class Tab:
         self.ws = None
         self.tasks: list[asyncio.Task] = []
         self.widget_ids: dict[str, str] = {}  # widget key -> id
+        self.widget_fragments: dict[str, str] = {}  # widget key -> the fragment it is drawn in ("" none)
+        self.changed_in = ""  # the fragment of the widget set last, for the next send()
         self.options: dict[str, list[str]] = {}  # pills' key -> the options' texts
         self.states: dict[str, tuple[str, object]] = {}
         self.timers: dict[str, asyncio.Task] = {}  # fragment id -> the timer that reruns it
@@ -186,6 +189,12 @@ class Tab:
         self.runs = 0
         self.closing = False
         self.failed_loads: list[str] = []  # page loads that failed and were tried again (see _open)
+        # a lecture's steps as this tab drew them, whatever the page (a step's own, or /follow's follower view): the
+        # step of each run that drew a lecture bar and when that run ended, and the alerts drawn after the bar
+        self.bar_runs: list[tuple[int, float]] = []
+        self.step_alerts: dict[int, list[str]] = {}
+        self.run_step: int | None = None  # the step of the bar this run drew (None: no bar yet in this run)
+        self.bar_step: int | None = None  # the step of the last bar drawn (a fragment's run draws none)
 
     async def load(self, link: str) -> None:
         """Open `link` (absolute path or relative to this page) in this tab, as a click or location.assign would."""
@@ -193,7 +202,9 @@ class Tab:
         parts = urlsplit(urljoin(f"{self.base_url}/{self.path}", link))
         self.path, self.query, self.page_hash = parts.path.strip("/"), parts.query, ""
         self.widget_ids, self.options, self.states, self.alerts, self.texts, self.timers = {}, {}, {}, [], [], {}
+        self.widget_fragments, self.changed_in = {}, ""
         self.drawn_at, self.load_started = None, time.monotonic()
+        self.run_step = self.bar_step = None
         await asyncio.to_thread(self._get)
         ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
@@ -227,18 +238,27 @@ class Tab:
     async def close(self) -> None:
         await self._drop()
 
-    def set(self, key: str, field_name: str, value) -> None:
-        """Change a widget (by its key) as a user would; send() then runs the page with it."""
-        self.states[self.widget_ids[key]] = (field_name, value)
+    def step_drawn(self, step: int, after: float = 0.0) -> float | None:
+        """When this tab first finished a run that drew step `step`'s lecture bar after `after` (monotonic), or None."""
+        return next((t for k, t in self.bar_runs if k == step and t > after), None)
 
-    async def send(self, fragment_id: str = "") -> None:
-        """Ask for a run of the page (or of one fragment) with the link's query and the widget values set."""
+    def set(self, key: str, field_name: str, value) -> None:
+        """Change a widget (by its key) as a user would; send() then runs the page with it (only the fragment the
+        widget is drawn in, as the frontend asks, when it is in one)."""
+        self.states[self.widget_ids[key]] = (field_name, value)
+        self.changed_in = self.widget_fragments.get(key, "")
+
+    async def send(self, fragment_id: str | None = None, timer: bool = False) -> None:
+        """Ask for a run of the page (or of one fragment: the one given, else the one of the widget just set) with
+        the link's query and the widget values set; timer: a fragment's own timer asks."""
+        if fragment_id is None:
+            fragment_id, self.changed_in = self.changed_in, ""
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_script_hash = self.page_hash
         msg.rerun_script.page_name = self.path
         msg.rerun_script.fragment_id = fragment_id
-        msg.rerun_script.is_auto_rerun = bool(fragment_id)
+        msg.rerun_script.is_auto_rerun = timer
         for wid, (field_name, value) in self.states.items():
             w = msg.rerun_script.widget_states.widgets.add()
             w.id = wid
@@ -255,8 +275,10 @@ class Tab:
                 fwd = ForwardMsg()
                 fwd.ParseFromString(raw)
                 kind = fwd.WhichOneof("type")
-                if kind == "new_session":
+                if kind == "new_session" and not self.page_hash:
                     self.page_hash = fwd.new_session.page_script_hash
+                elif kind == "navigation":  # the page this run drew (new_session names the main script's hash)
+                    self.page_hash = fwd.navigation.page_script_hash
                 elif kind == "page_info_changed":
                     self.query = fwd.page_info_changed.query_string
                 elif kind == "auto_rerun" and fwd.auto_rerun.fragment_id not in self.timers:
@@ -264,9 +286,12 @@ class Tab:
                     self.timers[fwd.auto_rerun.fragment_id] = timer
                     self.tasks.append(timer)
                 elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                    self._element(fwd.delta.new_element)
+                    self._element(fwd.delta.new_element, fwd.delta.fragment_id)
                 elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     self.runs += 1
+                    if self.run_step is not None:
+                        self.bar_runs.append((self.run_step, time.monotonic()))
+                        self.run_step = None
                     if self.drawn_at is None:
                         self.drawn_at = time.monotonic()
                         if self.lost_at is not None:
@@ -299,19 +324,22 @@ class Tab:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.send(fragment_id)
+                await self.send(fragment_id, timer=True)
             except Exception:  # the connection is gone: _read reconnects
                 return
 
-    def _element(self, element) -> None:
+    def _element(self, element, fragment_id: str = "") -> None:
         name = element.WhichOneof("type")
         if name == "exception":
             self.exceptions.append(element.exception.message[:200])
         elif name == "alert":
             self.alerts.append(element.alert.body)
+            self.step_alerts.setdefault(self.bar_step, []).append(element.alert.body)
         elif name == "markdown":
             self.texts.append((time.monotonic(), element.markdown.body))
         elif name == "html":
+            if bar := BAR.search(element.html.body):
+                self.run_step = self.bar_step = int(bar[1])
             for cookie in COOKIE.finditer(element.html.body):
                 self.cookies[cookie[1]] = cookie[2]
             if target := NAVIGATION.search(element.html.body):
@@ -321,5 +349,6 @@ class Tab:
         if wid.startswith("$$ID-"):
             key = wid.rsplit("-", 1)[-1]
             self.widget_ids[key] = wid
+            self.widget_fragments[key] = fragment_id
             if name == "button_group":
                 self.options[key] = [o.content for o in widget.options]

@@ -55,11 +55,15 @@ def lesson_menu() -> list[tuple[str, str, str]]:
     return [entry for entry in app_menu() if entry[1] not in LECTURE_PAGES]
 
 
-def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180) -> AppTest:
-    """The app run once, opened with these URL query params, on this page (default: the explorer)."""
+def run_app(query: dict | None = None, page: str | None = None, timeout: float = 180,
+            state: dict | None = None) -> AppTest:
+    """The app run once, opened with these URL query params, on this page (default: the explorer); state: session
+    state set before the run."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     if page:
         at.switch_page(page)
         # st.Page names a page by the hash of its URL path, which is not its file name for every page

@@ -110,7 +110,8 @@ FOCUS = """<style>
   const onKey = (e) => {
     if (alone.has(e.key)) return;
     const t = e.target;
-    const onControl = t && t.closest && t.closest('input, textarea, select, button, a, [role="button"], [contenteditable="true"]');
+    const controls = 'input, textarea, select, button, a, [role="button"], [contenteditable="true"]';
+    const onControl = t && t.closest && t.closest(controls);
     if (!lectureKeys.has(e.key) || onControl) stop();
   };
   const actions = ["wheel", "touchmove", "pointerdown"];
@@ -161,7 +162,9 @@ FOCUS = """<style>
       if (busy) moved = now;
       if (now - Math.max(found, moved) > 1500) state[id] = "done";
       if (now - found > 60000) end();
-    } else if (now - start > 120000) { clearInterval(timer); unlisten(); delete state[id]; }  // never drawn: a later run's script tries again
+    } else if (now - start > 120000) {  // never drawn: a later run's script tries again
+      clearInterval(timer); unlisten(); delete state[id];
+    }
   };
   timer = win.setInterval(check, 200);
   check();

@@ -31,6 +31,7 @@ from attnviz.draw.heatmap_switch import switch_payload
 from ui import streamlit_private
 from ui.memo import SharedCache
 from ui.runs import run_key
+from ui.shared_view import for_followers
 
 NAME = "attnviz_heatmap"
 
@@ -118,6 +119,7 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
     value_name: (legend title, hover word) for a matrix drawn on a kind's scale that it is not (rollout on 0..1).
     y_title, axis_words: the rows' title and the hover's (row, column) words, for a matrix whose rows and columns
     are not query and key tokens (a layers × heads map of weights). None: the kind's own."""
+    selectable = selectable and not for_followers()  # a view drawn for a room's followers takes no click
     payload_for, rows, cols = _heatmap_payload_for(
         matrix, row_labels, col_labels, key=key, title=title, kind=kind, x_title=x_title, show_values=show_values,
         limit=limit, selectable=selectable, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell,
@@ -173,6 +175,7 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
     panel_names, label: what a screen reader hears (attnviz.draw.heatmap_payload)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
+    selectable = selectable and not for_followers()  # a view drawn for a room's followers takes no click
     z = as_panels(list(matrices))
     panels, rows, cols = z.shape
     thumbs = panels > 24 if thumbnails is None else thumbnails
@@ -188,17 +191,18 @@ GRID_PAYLOADS = SharedCache(max_entries=24)
 
 
 def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale: bool, selection: dict | None,
-                       key: str, weights, labels: list[str], columns: int = 3) -> bytes:
+                       key: str, weights, labels: list[str], columns: int = 3, selectable: bool = True) -> bytes:
     """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
     The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
     part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     def make() -> bytes:
         return head_grid_payload(weights, labels, heads, layer=layer, name=key, per_head_scale=per_head_scale,
-                                 selection=selection, columns=columns)
+                                 selection=selection, columns=columns, selectable=selectable)
 
     ring = None if selection is None else tuple(sorted(selection.items()))
-    return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns), make)
+    return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns, selectable),
+                             make)
 
 
 def layer_grid(res, view, layer: int, heads: list[int], *, key: str, per_head_scale: bool = False,
@@ -207,12 +211,13 @@ def layer_grid(res, view, layer: int, heads: list[int], *, key: str, per_head_sc
     """heatmap_grid for the heads of one layer of `res`, the run of `view` (a ui.state.ViewState), with the payload
     cached (see above). other_state.data: the run with the switch flipped."""
     n = len(res.labels)
+    selectable = not for_followers()  # a view drawn for a room's followers takes no click
 
     def payload_of(run):
         key_of_run = run_key(view.model_spec, view.device, view.text, view.mask_spec, run.scale)
         return lambda sel: layer_grid_payload(key_of_run, layer, tuple(heads), per_head_scale, sel, key,
-                                              run.attentions[layer], list(run.labels), columns)
+                                              run.attentions[layer], list(run.labels), columns, selectable)
 
     return draw_payload(
         with_other_state(payload_of(res), other_state and payload_of(other_state.data), other_state),
-        key=key, panels=len(heads), rows=n, cols=n, selectable=True, selection=selection, on_select=on_select)
+        key=key, panels=len(heads), rows=n, cols=n, selectable=selectable, selection=selection, on_select=on_select)

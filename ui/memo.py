@@ -48,6 +48,19 @@ class SharedCache:
                     self._values.popitem(last=False)
         return value
 
+    def drop(self, which: Callable[[Hashable], bool]) -> int:
+        """Let go of every value whose key `which` picks (a lecture room's, once nobody follows it): how many."""
+        with self._lock:
+            gone = [key for key in self._values if which(key)]
+            for key in gone:
+                del self._values[key]
+        return len(gone)
+
+    def peek_unlocked(self, key: Hashable) -> Any | None:
+        """The value for key if it is held now, else None, read without the lock (one dict read) and without making it
+        the most recently used: for a value that many threads read at the same moment."""
+        return self._values.get(key)
+
     def peek(self, key: Hashable) -> Any | None:
         """The value for key if it is held now, else None (nothing is made)."""
         with self._lock:

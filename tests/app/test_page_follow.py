@@ -13,6 +13,7 @@ import pytest
 import streamlit.testing.v1.local_script_runner as local
 from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_class_rows, page_text, run_app
 from browser_helpers import free_port
+from streamlit.proto.Block_pb2 import Block as BlockProto
 
 import attnviz
 from attnviz.draw.payload_frames import unwrap
@@ -22,9 +23,11 @@ from attnviz.lessons.scaling.figures import D_K_GRID
 from attnviz.server_settings import ServerSettings
 from ui.lecture import addresses
 from ui.lecture import store as ui_store
+from ui.lecture.answers import ANSWER_BOX, SESSION
 from ui.lecture.room_record import room_record
 from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store
+from ui.shared_view import DRAWN_AS, FLAG
 
 CLASS_STEPS = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 FILES = {path: file for file, path, _ in app_menu()}
@@ -40,11 +43,11 @@ def room():
     return load_plan(CLASS_STEPS, {path: "" for path in FILES}), code, key
 
 
-def open_step(plan, number: int, code: str, key: str | None = None, **more):
+def open_step(plan, number: int, code: str, key: str | None = None, state: dict | None = None, **more):
     """Step `number`'s page as the projector (with the key) or a follower (without) opens it."""
     step = plan.step(number)
     query = dict(step_query(step, lecture=PLAN_ID, number=number, room=code, key=key, present=key is not None))
-    return run_app({**query, **more}, page=FILES[step.page])
+    return run_app({**query, **more}, page=FILES[step.page], state=state)
 
 
 def navigation_to(at) -> str | None:
@@ -119,6 +122,41 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert sorted(a.value for a in store.answers(code, 1)) == ["1", "2", "4"]
     reloaded = open_step(plan, 1, code)
     assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
+
+
+def blocks_keyed(at, key: str) -> list:
+    """The page's containers with this key (a keyed st.container's id ends with -<key>)."""
+    found, todo = [], [at._tree]
+    while todo:
+        node = todo.pop()
+        proto = getattr(node, "proto", None)
+        if isinstance(proto, BlockProto) and proto.id.endswith(f"-{key}"):
+            found.append(node)
+        todo.extend(getattr(node, "children", {}).values())
+    return found
+
+
+def test_a_step_drawn_once_for_every_follower_leaves_each_followers_own_parts_out(room):
+    """The run that draws a room's step for all its followers (ui/lecture/follower_view.py) draws what they all see
+    (the bar, the question, at Reveal the class beside the model) and leaves an empty answer box for each follower's
+    page to fill with its own; it follows nothing and sets no cookie, and says which step and Reveal it drew."""
+    plan, code, key = room
+    shared = open_step(plan, 1, code, state={FLAG: True})
+    assert_healthy(shared)
+    text = page_text(shared)
+    assert "Which key token does 'ran' weigh most?" in text
+    assert any("<b>Step 1 of 3</b>" in h.proto.body for h in shared.get("html"))  # the follower's bar
+    assert not chart_specs(shared), "figures before the room's Reveal"
+    [box] = blocks_keyed(shared, ANSWER_BOX)
+    assert not box.children and not shared.get("button_group") and "Your answer is in" not in text
+    assert SESSION not in shared.session_state and not any("document.cookie" in h.proto.body for h in shared.get("html"))
+    assert not list(shared._fragment_storage._fragments), "a drawing for every follower polls the room"
+    assert shared.session_state[DRAWN_AS] == (1, False)
+
+    lecture_store().reveal(code, key, 1)
+    revealed = open_step(plan, 1, code, state={FLAG: True})
+    assert revealed.session_state[DRAWN_AS] == (1, True)
+    assert "lecture_class_row" in chart_specs(revealed)  # the class beside the model, for every follower
 
 
 def run_poll_only(at, monkeypatch):

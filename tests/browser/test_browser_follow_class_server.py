@@ -164,7 +164,7 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
         notes.get_by_role("button", name="Next").click()
         for page in [projector, *students]:
             follower_at(page, 2, "The causal mask")
-            assert "/masks_lab?" in page.url
+        assert "/masks_lab?" in projector.url and all(s.url == follow_link for s in students)
 
         projector.get_by_role("button", name="Students").click()  # the balancer's address, not a process's
         qr = projector.locator(".st-key-lecture_follow_qr img")

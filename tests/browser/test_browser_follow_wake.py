@@ -1,18 +1,28 @@
 """The room watcher (ui/lecture/wake.py) in real Chromium, on one `streamlit run app.py` whose lecture store is a
-real redis-server: a follower's page moves to the next step on Next, draws the figures on Reveal and confirms an
-answer, and its browser never asks for a poll's run itself (a timer's request could land just after a full run's
-script and make Streamlit drop that run's last messages: an answer kept whose confirmation never arrived)."""
+real redis-server: a follower's phone stays on the follow link and shows the next step on Next, the figures on
+Reveal and its answer confirmed, each step drawn once for all the room's followers of the process
+(ui/lecture/follower_view.py), and its browser never asks for a poll's run itself (a timer's request could land just
+after a full run's script and make Streamlit drop that run's last messages: an answer kept whose confirmation never
+arrived)."""
 
+import asyncio
+import json
 import re
 import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
+from browser_helpers import ROOT, chromium_page, exceptions_on, streamlit_server, wait_for_app_idle, wait_for_text
 from redis_helpers import redis_server
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from attnviz.lecture.store.redis_store import RedisStore
+from ui.server_stats import FOLDER_VARIABLE
+
+sys.path.insert(0, str(ROOT / "deploy"))
+from streamlit_client import Tab  # deploy/ is scripts, not a package
 
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
 PLAN_ID = "uwake"
@@ -22,7 +32,7 @@ pytestmark = pytest.mark.browser
 
 class Sent:
     """The rerun requests the page's browser sends over Streamlit's websocket, in order: True for a fragment's own
-    timer (the poll), False for a full run."""
+    timer (the poll), False for a full run or a fragment's run that a widget in it asked for (the answer box)."""
 
     def __init__(self, page):
         self.runs: list[bool] = []
@@ -34,7 +44,7 @@ class Sent:
         msg = BackMsg()
         msg.ParseFromString(payload)
         if msg.WhichOneof("type") == "rerun_script":
-            self.runs.append(bool(msg.rerun_script.fragment_id))
+            self.runs.append(bool(msg.rerun_script.fragment_id) and msg.rerun_script.is_auto_rerun)
 
     def timers(self) -> int:
         return sum(self.runs)
@@ -43,10 +53,14 @@ class Sent:
 @pytest.fixture(scope="module")
 def app_on_redis(tmp_path_factory):
     """A real redis-server and the app on it, for the module's tests (a Streamlit server's start and first page cost
-    about 5 s of CPU) -> (base URL, redis). A test that stops redis starts it again before it ends."""
+    about 5 s of CPU) -> (base URL, redis). A test that stops redis starts it again before it ends. The server
+    writes what it holds (ui/server_stats.py) into the server's `stats` folder."""
+    stats = tmp_path_factory.mktemp("stats")
     with redis_server(tmp_path_factory.mktemp("redis")) as redis, pytest.MonkeyPatch.context() as env:
         env.setenv("ATTNVIZ_STORE_URL", redis.url)
+        env.setenv(FOLDER_VARIABLE, str(stats))
         with streamlit_server() as server:
+            server.stats = stats / f"{server.pid}.json"
             yield server, redis
 
 
@@ -67,40 +81,84 @@ def pill(page, token: str):
     return page.locator(".st-key-lecture_answer button").filter(has_text=re.compile(f"^{re.escape(token)}$"))
 
 
-def test_the_watcher_moves_a_follower_on_next_and_draws_the_figures_on_reveal_with_no_timer(room):
+def drawings(server) -> int:
+    """How many follower views the server has drawn (ui/server_stats.py writes it every second)."""
+    return json.loads(server.stats.read_text())["follower_views_drawn"]
+
+
+class Beside:
+    """A second follower on the same follow link (a websocket tab, deploy/streamlit_client.py), in a thread of its
+    own (Playwright's runs the test's); end() -> the steps it was drawn."""
+
+    def __init__(self, server, code: str):
+        self.stop, self.steps = threading.Event(), []
+        self.thread = threading.Thread(target=asyncio.run, args=(self.follow(server, code),), daemon=True)
+        self.thread.start()
+
+    async def follow(self, server, code: str) -> None:
+        tab = Tab(server)
+        await tab.load(f"/follow?room={code}")
+        while not self.stop.is_set():
+            await asyncio.sleep(0.1)
+        self.steps = [step for step, _ in tab.bar_runs]
+        await tab.close()
+
+    def end(self) -> list[int]:
+        self.stop.set()
+        self.thread.join(30)
+        return self.steps
+
+
+def test_a_phone_stays_on_the_follow_link_and_the_watcher_moves_it_on_next_and_reveal(room):
     server, store, code, key, _ = room
     with chromium_page(390, 844) as page:
         sent = Sent(page)
         page.goto(f"{server}/follow?room={code}")
-        page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
-        wait_for_text(page, "Step 1 of 3", "Which key token does 'ran' weigh most?")
+        wait_for_text(page, "Step 1 of 3", "Which key token does 'ran' weigh most?", timeout_ms=60_000)
         wait_for_app_idle(page)
+        page.wait_for_timeout(1_500)  # the server's figures are written every second
+        before = drawings(server)
+
+        beside = Beside(server, code)
+        page.wait_for_timeout(3_000)  # the second follower draws step 1 (from the view drawn already)
 
         pill(page, "dog").click()
         wait_for_text(page, "Your answer is in: 'dog' (token 2)", where=".st-key-lecture_answer")
-        assert store.answer_count(code, 1) == 1
+        pill(page, "home").click()  # changed: still one answer, the new one
+        wait_for_text(page, "Your answer is in: 'home' (token 4)", where=".st-key-lecture_answer")
+        assert store.answer_count(code, 1) == 1 and [a.value for a in store.answers(code, 1, key)] == ["4"]
 
         store.go_to(code, key, 2)
-        page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
-        wait_for_text(page, "Step 2 of 3", "Which mask lets a token see only the tokens before it?")
+        wait_for_text(page, "Step 2 of 3", "Which mask lets a token see only the tokens before it?",
+                      timeout_ms=WITHIN_MS)
         wait_for_app_idle(page)
+        assert page.url.endswith(f"/follow?room={code}"), page.url  # no page load: the view came to the page
 
         store.reveal(code, key, 2)
         page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
         wait_for_app_idle(page)
+        shown_only = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"] input[disabled]')
+        assert shown_only.count() > 0  # the masks lab's head: shown with the step's value, not to be used here
+        wait_for_text(page, "controls on this page show the step's settings and cannot be changed here")
+        explore = page.get_by_role("link", name="Explore this view")
+        assert "/masks_lab?" in explore.get_attribute("href")  # the full page, to change it alone
+        page.wait_for_timeout(3_000)
+        assert set(beside.end()) == {1, 2}  # the other follower moved with the room too
+        page.wait_for_timeout(1_500)  # the server's figures are written every second
+        # step 1, step 2, step 2 revealed: each drawn once for both followers, not once each
+        assert drawings(server) - before == 2, drawings(server) - before
         assert sent.runs and sent.timers() == 0, "the browser asked for a poll's run itself"
         assert not exceptions_on(page)
 
 
 def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_back(room):
-    """redis-server killed mid-lecture: the watcher's read fails, and it wakes the follower's poll to say so; once
+    """redis-server killed mid-lecture: the watcher's read fails, and it wakes the follower's page to say so; once
     it runs again (as the class server restarts it: same port, same folder), the message goes and Next moves the
     page again."""
     server, store, code, key, redis = room
     with chromium_page(390, 844) as page:
         page.goto(f"{server}/follow?room={code}")
-        page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
-        wait_for_text(page, "Step 1 of 3")
+        wait_for_text(page, "Step 1 of 3", timeout_ms=60_000)
         wait_for_app_idle(page)
 
         redis.proc.send_signal(signal.SIGKILL)
@@ -112,8 +170,7 @@ def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_bac
         page.wait_for_function("() => !document.body.innerText.includes('shared store cannot be reached')",
                                timeout=WITHIN_MS, polling=100)
         store.go_to(code, key, 2)
-        page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
-        wait_for_text(page, "Step 2 of 3")
+        wait_for_text(page, "Step 2 of 3", timeout_ms=WITHIN_MS)
         assert not exceptions_on(page)
 
 

@@ -21,6 +21,7 @@ from ui.lecture.beside import draw_beside
 from ui.lecture.keypad import number_keypad
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
+from ui.shared_view import for_followers
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -92,34 +93,47 @@ def confirmation(ask: Ask, mine: str) -> str:
     return f"Your answer is in: {ask.shown(mine)}. You can change it until the lecturer reveals."
 
 
+ANSWER_BOX = "lecture_answer"  # the answer box's container: in a view drawn for every follower, each one's own
+
+
 def answer_box(at, view=None) -> None:
-    """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal. What is
-    asked comes from the step's own state (the sentence's tokens of a token question), as the answer is checked."""
+    """A follower's answer to the step's question, before Reveal: pick or type, changeable until Reveal. In a view
+    drawn once for every follower (ui/shared_view.py) the box is left empty: each follower's page draws its own
+    there (ui/lecture/follower_view.py)."""
+    if for_followers():
+        st.container(key=ANSWER_BOX, border=True)
+        return
+    with st.container(key=ANSWER_BOX, border=True):
+        answer_widgets(at)
+
+
+def answer_widgets(at, ask: Ask | None = None) -> None:
+    """The answer box's insides for this browser: its widget with the answer the store keeps for it, and what became
+    of its last answer. What is asked comes from the step's own state (the sentence's tokens of a token question),
+    as the answer is checked (ask: that, when the caller has it already)."""
     try:
         mine = lecture_store().my_answer(at.room, at.number, student_session())
-        ask = asked(at.step, right_answer(at.step))
+        ask = ask or asked(at.step, right_answer(at.step))
     except AttnvizError as err:
         store_message(err)
         st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
         return
-    key = answer_key(at)
-    sent = dict(key=key, on_change=send_answer, args=(at, ask))
-    with st.container(key="lecture_answer", border=True):
-        st.markdown(ask.prompt)
-        if ask.widget == PICK:
-            labels = dict(zip(ask.options, ask.labels, strict=True))
-            st.pills("Your answer", list(ask.options), format_func=labels.get, label_visibility="collapsed",
-                     default=ask.option_of(mine), **sent)
-        elif ask.widget == NUMBER:
-            # a text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits, 1e400)
-            # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
-            st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
-                          placeholder="type a number, e.g. 0.25, then Enter", **sent)
-            number_keypad()  # a phone's number keypad for that text box
-        show_note()
-        if mine:  # from the store, on every run that draws the box: never a one-run flag
-            st.success(confirmation(ask, mine), icon=":material/check:")
-        st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
+    sent = dict(key=answer_key(at), on_change=send_answer, args=(at, ask))
+    st.markdown(ask.prompt)
+    if ask.widget == PICK:
+        labels = dict(zip(ask.options, ask.labels, strict=True))
+        st.pills("Your answer", list(ask.options), format_func=labels.get, label_visibility="collapsed",
+                 default=ask.option_of(mine), **sent)
+    elif ask.widget == NUMBER:
+        # a text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits, 1e400)
+        # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
+        st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
+                      placeholder="type a number, e.g. 0.25, then Enter", **sent)
+        number_keypad()  # a phone's number keypad for that text box
+    show_note()
+    if mine:  # from the store, on every run that draws the box: never a one-run flag
+        st.success(confirmation(ask, mine), icon=":material/check:")
+    st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
 def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:

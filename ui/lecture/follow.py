@@ -19,6 +19,7 @@ from ui import streamlit_private
 from ui.lecture import wake
 from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
+from ui.shared_view import DRAWN_AS, for_followers
 
 SEEN = "_attnviz_room_seen"  # the room's version this page last drew or looked at
 COUNT = "_attnviz_room_count"  # the answer count the projector last showed
@@ -26,7 +27,11 @@ COUNT = "_attnviz_room_count"  # the answer count the projector last showed
 
 def poll_room(at) -> None:
     """Follow the room from this page (the projector's or a follower's). A follower whose link names another step
-    than the room's (an old link, a reload after Next) goes to the room's step at once."""
+    than the room's (an old link, a reload after Next) goes to the room's step at once. A view drawn for every
+    follower (ui/lecture/follower_view.py) follows nothing: it notes which step and Reveal it drew."""
+    if for_followers():
+        st.session_state[DRAWN_AS] = (at.number, at.number in at.state.revealed)
+        return
     if at.state.step != at.number:
         navigate(at.link(at.state.step))
         return

@@ -55,7 +55,32 @@ def drawn_of(state: RoomState, presenter: bool) -> tuple:
 
 _lock = threading.Lock()
 _rooms: dict[str, dict[str, Page]] = {}  # room code -> Streamlit session id -> the page
+_seen: dict[str, tuple[float, RoomState]] = {}  # room code -> (monotonic time, the room) as the watcher last read it
 _watcher: threading.Thread | None = None
+
+
+_when_left: list = []  # callables(room code), called when no page of this process follows the room any more
+
+
+def when_a_room_is_left(forget) -> None:
+    """forget(code) is called (on the watcher's thread) once no page of this process follows the room: what is kept
+    for its pages can go."""
+    _when_left.append(forget)
+
+
+def followed() -> dict[str, int]:
+    """Room code -> how many pages of this process follow it now."""
+    with _lock:
+        return {code: len(pages) for code, pages in _rooms.items()}
+
+
+def latest(code: str, within: float = 1.0) -> RoomState | None:
+    """The room as this process's watcher read it in the last `within` seconds (None: not followed here, ended, or out
+    of reach): a page it woke draws what it was woken for without asking the store again (a class of 150 on a
+    process would ask 150 times at once)."""
+    with _lock:
+        seen = _seen.get(code)
+    return seen[1] if seen is not None and time.monotonic() - seen[0] <= within else None
 
 
 def follow(room: str, state: RoomState, presenter: bool, fragment_id: str) -> bool:
@@ -94,6 +119,7 @@ def look() -> None:
     if not streamlit_private.server_running():  # the server stopped (a test's runtime): nobody to wake
         with _lock:
             _rooms.clear()
+            _seen.clear()
         return
     store = lecture_store()
     for code, pages in rooms.items():
@@ -106,14 +132,24 @@ def look() -> None:
             with _lock:  # the tab closed or moved on (a step's page is a new session)
                 if _rooms.get(code, {}).get(session_id) is page:
                     del _rooms[code][session_id]
-                if not _rooms.get(code, True):
+                left = not _rooms.get(code, True)
+                if left:
                     del _rooms[code]
+                    _seen.pop(code, None)
+            if left:
+                for forget in _when_left:
+                    forget(code)
         if not live:
             continue
         try:
             state = store.room(code)
         except Exception:  # the store out of reach: each page's poll is woken once to say so (its own read fails
             state = OUT_OF_REACH  # too), and again once the store answers, which takes the message away
+        with _lock:
+            if state is OUT_OF_REACH or state is None:
+                _seen.pop(code, None)
+            elif code in _rooms:
+                _seen[code] = (time.monotonic(), state)
         for session, page in live:
             if state is OUT_OF_REACH or state is None:
                 now = state or ENDED

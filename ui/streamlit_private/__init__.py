@@ -24,19 +24,22 @@ app does without it; the page that needs the feature says so (say_missing); and 
                Without it any exception from that call means the whole page reruns.
     warm       a page run once in a session with no browser, when a lecture's room starts (ui/lecture/warm.py).
                Without it each step's first draw waits for the class to open it.
+    replay     a lecture step drawn once in a session with no browser and sent to every follower's page
+               (ui/lecture/follower_view.py, drawn_again.py). Without it each follower's phone opens the step's page
+               and runs it itself, as before: slower for a large class.
 
 When bumping the pin: docs/streamlit-upgrade.md; tests/app/test_streamlit_private.py fails on a missing piece.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import threading
 from collections.abc import Callable
 
 import streamlit as st
 
+from ui.streamlit_private import drawn_again
+from ui.streamlit_private.drawn_again import Drawn, Recording
 from ui.streamlit_private.pieces import (
     CTX,
     FEATURES,
@@ -59,6 +62,8 @@ __all__ = [  # the checks (pieces.py), then the calls (below)
     "pages_run_without_a_browser", "reload_page_on_reconnect", "rerun_fragment", "rerun_refused",
     "run_page_without_a_browser", "server_running",
     "server_session", "session_id", "session_is_idle", "write_bound_values_the_address_lacks",
+    "Drawn", "Recording", "can_record", "draw_again", "record_page", "session_counts", "shown_only",
+    "with_styles",
 ]
 
 
@@ -243,62 +248,83 @@ def write_bound_values_the_address_lacks() -> None:
         broke("address", err)
 
 
-class _NoBrowser:
-    """A session's client with no browser: it drops what the page sends, and notes when the page's run is over."""
-
-    def __init__(self):
-        self.finished = threading.Event()
-        self._early = importlib.import_module("streamlit.proto.ForwardMsg_pb2").ForwardMsg.FINISHED_EARLY_FOR_RERUN
-
-    def write_forward_msg(self, msg) -> None:
-        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != self._early:
-            self.finished.set()  # the run is over (a run the page asked for again ends with the next one)
-
-    @property
-    def client_context(self):
-        return None
-
-
-def _server_loop():
-    """The running server's event loop, or None (no server; AppTest's stand-in runtime has no loop of its own)."""
-    if not works("warm") or not server_running():
-        return None
-    try:
-        loop = _runtime().instance()._get_async_objs().eventloop
-    except (ImportError, AttributeError, RuntimeError) as err:
-        broke("warm", err)
-        return None
-    return loop if isinstance(loop, asyncio.AbstractEventLoop) and loop.is_running() else None
-
-
 def pages_run_without_a_browser() -> bool:
     """Whether this process can run a page in a session that no browser holds (a served app, with `warm`)."""
-    return _server_loop() is not None
+    if not works("warm"):
+        return False
+    try:
+        return drawn_again.can_record()
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("warm", err)
+        return False
 
 
 def run_page_without_a_browser(page: str, query: str, timeout: float) -> bool:
     """From a thread of the app's own (never a page's run): run the app's page at URL path `page` ("" : the default
     page) with this query once, in a session of this server that no browser holds, and close it. A first draw made so
     (imports, models, runs, figures' caches) is one a class no longer waits for. True when its run ended in time."""
-    loop = _server_loop()
-    if loop is None:
+    if not works("warm"):
         return False
     try:
-        runtime = _runtime().instance()
-        client = _NoBrowser()
-        state = importlib.import_module("streamlit.proto.ClientState_pb2").ClientState(query_string=query,
-                                                                                        page_name=page)
-
-        async def start() -> str:
-            made = runtime.connect_session(client=client, user_info={})
-            runtime.get_app_session(made).request_rerun(state)
-            return made
-
-        made = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout)
-        try:
-            return client.finished.wait(timeout)
-        finally:
-            loop.call_soon_threadsafe(runtime.close_session, made)
+        return drawn_again.run_page(page, query, timeout)
     except (ImportError, AttributeError, TypeError, ValueError, RuntimeError) as err:
         broke("warm", err)
         return False
+
+
+def can_record() -> bool:
+    """Whether this process can run a page in a session no browser holds (a served app, with `replay`)."""
+    if not works("replay"):
+        return False
+    try:
+        return drawn_again.can_record()
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("replay", err)
+        return False
+
+
+def record_page(page: str, query: str, timeout: float, state: dict, keep: tuple[str, ...]) -> Recording | None:
+    """What the app's page at URL path `page` draws with `query` in a session no browser holds, `state` set in its
+    session state first, and the `keep` keys of its session state after its run (drawn_again.record_page); None
+    without `replay`, or when the run did not end well in time."""
+    if not works("replay"):
+        return None
+    try:
+        return drawn_again.record_page(page, query, timeout, state, keep)
+    except (ImportError, AttributeError, TypeError, ValueError, RuntimeError) as err:
+        broke("replay", err)
+        return None
+
+
+def shown_only(part: Drawn) -> Drawn:
+    """What was drawn, its widgets disabled and unbound (drawn_again.shown_only)."""
+    return drawn_again.shown_only(part)
+
+
+def with_styles(drawn: tuple[Drawn, ...], styles: tuple[str, ...]) -> tuple[Drawn, ...]:
+    """What was drawn, with a recording's style-only HTML in its first HTML element (drawn_again.with_styles)."""
+    return drawn_again.with_styles(drawn, styles)
+
+
+def draw_again(drawn: tuple[Drawn, ...], where, live: dict | None = None) -> None:
+    """Draw what a recording drew into this run at `where` (a container), the blocks keyed in `live` filled by
+    live[key](container) instead (drawn_again.draw_again)."""
+    try:
+        drawn_again.draw_again(drawn, where, live)
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("replay", err)
+        raise
+
+
+def session_counts() -> tuple[int, int]:
+    """(sessions with a browser connected, sessions the server keeps) of this process, for a benchmark's figures
+    (ui/server_stats.py); (0, 0) without a server or on a Streamlit whose runtime keeps them elsewhere (no feature
+    rests on it, so it is not among the pieces checked at start)."""
+    try:
+        runtime = _runtime()
+        if not runtime.exists():
+            return 0, 0
+        manager = runtime.instance()._session_mgr
+        return manager.num_active_sessions(), manager.num_sessions()
+    except (ImportError, AttributeError, RuntimeError):
+        return 0, 0
