@@ -14,6 +14,7 @@ import ui.first_imports  # noqa: F401 - first: a fresh server's sessions load th
 from attnviz.engine.device import server_threads
 from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
+from ui.accessibility import page_aids
 from ui.across_pages import restore_on_a_new_page
 from ui.address import write_bound_values_the_address_lacks
 from ui.menu import remember_menu
@@ -103,6 +104,7 @@ navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View 
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)
 st.set_page_config(initial_sidebar_state="collapsed" if presenting() else "auto")
+page_aids(navigation.title)  # its own document title, focus rings that show, motion only if wanted (ui/accessibility.py)
 for problem in settings_problems():  # the lecturer sees a wrong setting where they prepare; defaults are in use
     st.sidebar.warning(f"Server settings: {problem}", icon=":material/settings:")
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).

@@ -1,0 +1,72 @@
+"""What every page does for its readers (WCAG 2.1 AA, docs/accessibility.md), called once per run by app.py:
+
+- its own document title ("Scaling lab · attnviz"), the first words a screen reader says of a new page and what a
+  browser's tabs and history list (2.4.2); a lecture step names itself over it (ui/lecture/bar.py);
+- a focus ring that can be seen on every control (2.4.7): Streamlit's own is a faint tint on some controls and none
+  on others (its menu's links, a checkbox, a toggle); and on the controls whose focused element is hidden (the input
+  of a checkbox, a toggle, a radio button, a slider's thumb), the ring is drawn around what can be seen;
+- motion only for those who want it (2.3.3): with the system's "reduce motion" set, no animation or transition runs
+  (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run).
+
+Style only: Streamlit puts a style-only st.html in its event container, where it takes no room on the page.
+Streamlit's own skip link ("Skip to main content", the first stop of Tab) takes the keyboard past the menu.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+APP = "attnviz"
+# a blue with at least 3:1 against white and against the dark theme's background (#171614): a ring that shows on
+# both themes, and on a primary (red) button's surroundings
+RING = "#1a6fd8"
+
+STYLE = f"""<style>
+:root {{ --attnviz-ring: {RING}; }}
+/* every control that takes the keyboard's focus: a ring outside it (it does not move the layout) */
+:focus-visible {{ outline: 3px solid var(--attnviz-ring) !important; outline-offset: 2px !important; }}
+/* the input of a checkbox, toggle or radio button is hidden: the ring goes around its label, which shows it */
+label:has(input[type="checkbox"]:focus-visible), label:has(input[type="radio"]:focus-visible),
+/* a slider's input sits hidden inside its thumb */
+[data-testid="stSlider"] [data-rac]:has(> div > input[type="range"]:focus-visible),
+/* a text box's, number box's and select box's input fills part of the box: the ring goes around the whole box */
+[data-baseweb="input"]:has(input:focus-visible), [data-baseweb="textarea"]:has(textarea:focus-visible),
+[data-baseweb="select"] > div:has(input:focus-visible) {{
+  outline: 3px solid var(--attnviz-ring) !important; outline-offset: 2px !important; }}
+/* a table (Streamlit's data grid) draws its cells on a canvas and gives no sign of the focused one: the ring goes
+around the table while the keyboard is in it; its toolbar, shown only on hover, shows while one of its buttons has
+the focus */
+[data-testid="stDataFrameResizable"]:focus-within {{ outline: 3px solid var(--attnviz-ring) !important;
+  outline-offset: 2px !important; }}
+[data-testid="stElementToolbar"]:focus-within {{ opacity: 1 !important; }}
+/* a box that scrolls (a wide formula, the page's main area) draws its ring inside: outside, its column would cut it */
+.katex-display:focus-visible, [data-testid="stMain"]:focus-visible {{ outline-offset: -3px !important; }}
+[data-baseweb="input"] input:focus-visible, [data-baseweb="textarea"] textarea:focus-visible,
+[data-baseweb="select"] input:focus-visible {{ outline: none !important; }}
+/* a caption is Streamlit's body text at 60 % opacity, which fades a link in it as well (a blue link at 60 %: 3:1
+on white): the same grey as a colour instead, so the words keep 4.6:1 or more (the theme's text colour,
+.streamlit/config.toml) and a link in a caption its own colour */
+[data-testid="stCaptionContainer"] {{ opacity: 1 !important;
+  color: color-mix(in srgb, currentColor 60%, transparent) !important; }}
+/* a primary button's words: white on the light theme's accent, dark on the dark theme's brighter one */
+[data-testid="stBaseButton-primary"], [data-testid="stBaseLinkButton-primary"] {{
+  color: light-dark(#ffffff, #171614) !important; }}
+/* the element that carries a live region's words (ui/announce.py) takes no room */
+.stElementContainer:has(.attnviz-say) {{ display: none !important; }}
+@media (prefers-reduced-motion: reduce) {{
+  *, *::before, *::after {{ animation-duration: 0.001ms !important; animation-iteration-count: 1 !important;
+    animation-delay: 0s !important; transition-duration: 0.001ms !important; transition-delay: 0s !important;
+    scroll-behavior: auto !important; }}
+}}
+</style>"""
+
+
+def document_title(page: str) -> str:
+    """The browser's title for a page or a lecture step: what it is first, then the app."""
+    return f"{page} · {APP}"
+
+
+def page_aids(title: str) -> None:
+    """The page's own document title (`title`: its menu title) and the app-wide style above."""
+    st.set_page_config(page_title=document_title(title))
+    st.html(STYLE)
