@@ -5,6 +5,7 @@
 - a focus ring that can be seen on every control (2.4.7): Streamlit's own is a faint tint on some controls and none
   on others (its menu's links, a checkbox, a toggle); and on the controls whose focused element is hidden (the input
   of a checkbox, a toggle, a radio button, a slider's thumb), the ring is drawn around what can be seen;
+- a closed sidebar out of the Tab order (2.4.3): Streamlit only slides it off the screen;
 - motion only for those who want it (2.3.3): with the system's "reduce motion" set, no animation or transition runs
   (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run).
 
@@ -51,6 +52,10 @@ on white): the same grey as a colour instead, so the words keep 4.6:1 or more (t
 /* a primary button's words: white on the light theme's accent, dark on the dark theme's brighter one */
 [data-testid="stBaseButton-primary"], [data-testid="stBaseLinkButton-primary"] {{
   color: light-dark(#ffffff, #171614) !important; }}
+/* a closed sidebar (a phone, a projector) is off the screen, but Streamlit leaves its two dozen controls in the Tab
+order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.4.7). Hidden while it is closed. */
+[data-testid="stSidebar"][data-collapsed="true"], [data-testid="stSidebar"][data-collapsed="true"] * {{
+  visibility: hidden !important; }}
 /* the element that carries a live region's words (ui/announce.py) takes no room */
 .stElementContainer:has(.attnviz-say) {{ display: none !important; }}
 @media (prefers-reduced-motion: reduce) {{

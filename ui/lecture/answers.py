@@ -21,6 +21,7 @@ from attnviz.lecture.store import StoreError
 from attnviz.lessons.explorer.selection import Selection
 from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
+from ui.announce import announce
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
 from ui.lecture.store import lecture_store, store_message
@@ -188,9 +189,12 @@ def answer_box(at, view) -> None:
     sent = dict(key=key, on_change=send_answer, args=(at, tokens))
     with st.container(key="lecture_answer", border=True):
         if spec.kind == "token":
+            query = f"'{tokens[truth.query]}' (token {truth.query})"
             st.markdown(f"**Your prediction:** which key token does **'{tokens[truth.query]}'** (token {truth.query}) "
-                        "look at most? Tap it.")
-            st.pills("Key token", list(range(len(tokens))), format_func=lambda i: tokens[i],
+                        "look at most? Tap it; or Tab to the tokens, move with ← →, and press Space.")
+            # the group's name is what a screen reader says on entering it: the question, not "Key token"
+            st.pills(f"Your prediction: the key token {query} looks at most", list(range(len(tokens))),
+                     format_func=lambda i: tokens[i],
                      default=int(mine) if mine and mine.isdigit() and int(mine) < len(tokens) else None,
                      label_visibility="collapsed", **sent)
         elif spec.kind == "choice":
@@ -201,7 +205,9 @@ def answer_box(at, view) -> None:
                             placeholder="type a number, then Enter", **sent)
         show_note()
         if mine:  # from the store, on every run that draws the box: never a one-run flag
-            st.success(confirmation(spec, mine, tokens), icon=":material/check:")
+            said = confirmation(spec, mine, tokens)
+            st.success(said, icon=":material/check:")
+            announce(said, key=f"answer {at.room} {at.number} {mine}")  # said once per answer, not per run
         st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 

@@ -33,6 +33,8 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture import LECTURE_KEYS, Plan, Step, follow_link, notes_link, qr_png, step_link
 from attnviz.lecture.store import RoomState, StoreError, StoreUnavailable
 from attnviz.lecture.store.base import clean_code
+from ui.accessibility import document_title
+from ui.announce import announce
 from ui.lecture import answers
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
 from ui.lecture.follow import explore_link, poll_room, wait_for_store
@@ -150,6 +152,10 @@ def draw_bar() -> LectureStep | None:
         back_to_following()
         return None
     n = len(at.plan.steps)
+    # the step's own title in the browser, and said to a screen reader: a step change is a page load
+    where = f"Step {at.number} of {n}: {at.step.title}"
+    st.set_page_config(page_title=document_title(where))
+    announce(where, key=f"step {at.plan_id} {at.number}")
     if at.follower:
         # a link in this tab (st.link_button opens a new one): the way back is one click on the page it opens
         st.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
@@ -269,6 +275,8 @@ def predict_first_gate(at: LectureStep | None, view) -> None:
     if problem:
         st.warning(problem, icon=":material/block:")
     if revealed:
+        announce(REVEALED_SAYS[(at.step.predict_first, bool(at.room and at.step.answer))],
+                 key=f"revealed {at.plan_id} {at.number}")
         answers.show_note()  # an answer sent as the step was revealed: refused, and said
         if at.room and at.step.answer:
             answers.class_panel(at, view, at.key)
@@ -289,13 +297,21 @@ def predict_first_gate(at: LectureStep | None, view) -> None:
         st.stop()
 
 
+# what a screen reader says at Reveal: (predict first, the class's answers shown)
+REVEALED_SAYS = {(True, True): "Revealed: the figures are on the page, and the class's answers beside the model's.",
+                 (True, False): "Revealed: the figures are on the page.",
+                 (False, True): "Revealed: answers are closed; the class's answers are beside the model's.",
+                 (False, False): "Revealed."}
+
+
 BAR_CSS = """<style>
 .attnviz-lecture-bar { display: flex; align-items: center; gap: 0.8rem; font-size: 1rem; }
 .attnviz-lecture-bar a, .attnviz-lecture-none { white-space: nowrap; padding: 0.25rem 0.7rem; border-radius: 0.5rem;
   border: 1px solid rgba(49, 51, 63, 0.25); text-decoration: none; color: inherit; }
-.attnviz-lecture-bar a:hover { border-color: #ff4b4b; color: #ff4b4b; }
-.attnviz-lecture-none { opacity: 0.35; }
-.attnviz-lecture-bar a.attnviz-lecture-back { background: #ff4b4b; border-color: #ff4b4b; color: white; }
+.attnviz-lecture-bar a:hover { border-color: currentColor; text-decoration: underline; }
+/* no such step: quieter, still 4.5:1 (WCAG 1.4.3); the way back: white on the theme's accent, 6.8:1 */
+.attnviz-lecture-none { opacity: 0.6; }
+.attnviz-lecture-bar a.attnviz-lecture-back { background: #a82d3a; border-color: #a82d3a; color: white; }
 .attnviz-lecture-where { flex: 1; min-width: 0; line-height: 1.25; }  /* a long title wraps: never cut with "…" */
 .st-key-lecture_question p { font-size: 1.6rem; line-height: 1.4; }
 .st-key-lecture_answer p { font-size: 1.1rem; }

@@ -1,0 +1,155 @@
+"""A lecture run by keyboard alone, in a real Chromium: the lecturer uploads a plan, starts its room and opens the
+presenter notes (Tab, Enter, Space; the file dialog is the system's), Reveal and Next there; a student on a phone
+answers a token question, a choice and a number with the keyboard. What a screen reader is told is read off the page:
+each step's document title, and the words written into a polite live region that was already there (a region's
+first contents are not read; its changes are): "Step 2 of 3: The causal mask", "Revealed: ...", "Your answer is in:
+'dog' ...". Screenshots in test-artifacts/keyboard_*.png: the focused token on the phone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser_helpers import ROOT, chromium_page, people_browser, wait_for_app_idle, wait_for_text
+
+ARTIFACTS = ROOT / "test-artifacts"
+PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
+pytestmark = pytest.mark.browser
+
+# Every text written into an element inside a polite live region that was there before it: what a screen reader
+# says (a region added with its text already in it says nothing). Installed before the page's own scripts.
+HEARD = """(() => {
+  window.__heard = [];
+  const polite = (node) => {
+    const e = node.nodeType === 1 ? node : node.parentElement;
+    const region = e && e.closest('[aria-live="polite"], [role="status"]:not([aria-live])');
+    return region && region !== node ? region : null;
+  };
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const nodes = r.type === 'characterData' ? [r.target] : [...r.addedNodes];
+      for (const n of nodes) if (polite(n) && n.textContent.trim()) window.__heard.push(n.textContent.trim());
+    }
+  }).observe(document, {subtree: true, childList: true, characterData: true});
+})();"""
+
+# the focused element (inside a shadow root too): its role, name, text
+FOCUSED = """() => { let e = document.activeElement;
+  while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+  return e ? {tag: e.tagName, role: e.getAttribute('role') || '', name: e.getAttribute('aria-label') || '',
+              text: (e.innerText || e.value || '').trim().slice(0, 80)} : null; }"""
+
+
+def tab_to(page, wanted, most: int = 120, backwards: bool = False) -> dict:
+    """Press Tab (or Shift+Tab) until the focused element is the one `wanted(focused)` says; that element."""
+    for _ in range(most):
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+        focused = page.evaluate(FOCUSED)
+        if focused and wanted(focused):
+            return focused
+    raise AssertionError(f"{most} presses of Tab never reached the control (last: {page.evaluate(FOCUSED)})")
+
+
+def arrow_to(page, text: str, most: int = 40) -> dict:
+    """In a group of radio buttons (the focus on one of them), → until the focused one reads `text`."""
+    for _ in range(most):
+        focused = page.evaluate(FOCUSED)
+        if focused and focused["role"] == "radio" and focused["text"] == text:
+            return focused
+        page.keyboard.press("ArrowRight")
+    raise AssertionError(f"→ never reached {text!r} (last: {page.evaluate(FOCUSED)})")
+
+
+def heard(page, words: str, timeout_ms: float = 30_000) -> None:
+    """Until a polite live region has been told `words` (a part of what it was told)."""
+    page.wait_for_function("(w) => window.__heard.some(t => t.includes(w))", arg=words, timeout=timeout_ms,
+                           polling=100)
+
+
+def at_step(page, number: int, title: str) -> None:
+    page.wait_for_function("() => !location.pathname.endsWith('/follow')", timeout=60_000, polling=100)
+    wait_for_text(page, f"Step {number} of 3", timeout_ms=120_000)
+    wait_for_app_idle(page)
+    expected = f"Step {number} of 3: {title} · attnviz"
+    page.wait_for_function("(t) => document.title === t", arg=expected, timeout=30_000, polling=100)
+    heard(page, f"Step {number} of 3: {title}")
+
+
+def button(name: str):
+    return lambda f: f["tag"] == "BUTTON" and name in f["text"]
+
+
+def test_a_lecture_by_keyboard_alone_a_student_answers_token_choice_and_number(server):
+    with people_browser() as browser, chromium_page(1366, 900) as lecturer:
+        # the lecturer: the plan's file, its room, the presenter notes (a new tab), all by keyboard
+        choosers = []  # the system's file dialog, as Playwright catches it (listened for before it can open)
+        lecturer.on("filechooser", lambda chooser: choosers.append(chooser))
+        lecturer.goto(f"{server}/lecture")
+        wait_for_text(lecturer, "Lecture mode")
+        wait_for_app_idle(lecturer)
+        tab_to(lecturer, lambda f: f["tag"] == "SUMMARY" and "Use your own plan" in f["text"])
+        lecturer.keyboard.press("Enter")
+        lecturer.locator('[data-testid="stFileUploader"] button').last.wait_for(timeout=30_000)  # the expander open
+        tab_to(lecturer, button("Upload"))
+        lecturer.keyboard.press("Enter")
+        for _ in range(300):
+            if choosers:
+                break
+            lecturer.wait_for_timeout(100)
+        assert choosers, "Enter on Upload opened no file dialog"
+        choosers[0].set_files(str(PLAN))
+        wait_for_text(lecturer, "The class answers", "Step 1 of 3: Where does 'ran' look?")
+        wait_for_app_idle(lecturer)
+        tab_to(lecturer, button("Start the class's room"))
+        lecturer.keyboard.press("Enter")
+        follow = wait_for_text(lecturer, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
+        tab_to(lecturer, lambda f: f["tag"] == "A" and "Presenter notes (room" in f["text"])
+        with lecturer.context.expect_page() as opened:
+            lecturer.keyboard.press("Enter")
+        notes = opened.value
+        wait_for_text(notes, "Step 1 of 3", "not revealed yet")
+
+        student = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+        student.add_init_script(HEARD)
+        student.goto(f"{server}/follow?room={follow}")
+
+        # a token: Tab into the sentence's tokens (one stop for the group), → to 'dog', Space
+        at_step(student, 1, "Where does 'ran' look?")
+        tab_to(student, lambda f: f["role"] == "radio")
+        arrow_to(student, "dog")
+        student.screenshot(path=str(ARTIFACTS / "keyboard_token_focus_phone.png"))
+        group = student.locator('[role="radiogroup"]').first.get_attribute("aria-label")
+        assert "'ran' (token 3)" in group, group  # entering the group, a screen reader names the question
+        student.keyboard.press("Space")
+        wait_for_text(student, "Your answer is in: 'dog'", where=".st-key-lecture_answer")
+        heard(student, "Your answer is in: 'dog'")
+
+        # Reveal, then Next, on the notes: Tab and Enter
+        tab_to(notes, button("Reveal"))
+        notes.keyboard.press("Enter")
+        heard(student, "Revealed")
+        wait_for_text(notes, "Revealed")
+        tab_to(notes, button("Next"), backwards=True)
+        notes.keyboard.press("Enter")
+
+        # a choice: Tab to 'causal', Enter
+        at_step(student, 2, "The causal mask")
+        tab_to(student, lambda f: f["role"] == "radio")
+        arrow_to(student, "causal")
+        student.keyboard.press("Enter")
+        heard(student, "Your answer is in: causal")
+        tab_to(notes, button("Reveal"))
+        notes.keyboard.press("Enter")
+        heard(student, "Revealed")
+        tab_to(notes, button("Next"), backwards=True)
+        notes.keyboard.press("Enter")
+
+        # a number: Tab to the box, type it, Enter
+        at_step(student, 3, "A wide head")
+        tab_to(student, lambda f: f["tag"] == "INPUT" and "Your answer" in f["name"] + f["text"] or
+               f["tag"] == "INPUT" and f["role"] == "" and "number" in f["name"])
+        student.keyboard.type("256")
+        student.keyboard.press("Enter")
+        heard(student, "Your answer is in: 256")
+        said = student.evaluate("() => window.__heard")
+        assert not [t for t in said if t.count("Your answer is in: 256") > 1], said  # once, not once per run
