@@ -7,9 +7,12 @@
   of a checkbox, a toggle, a radio button, a slider's thumb), the ring is drawn around what can be seen;
 - a closed sidebar out of the Tab order (2.4.3): Streamlit only slides it off the screen;
 - motion only for those who want it (2.3.3): with the system's "reduce motion" set, no animation or transition runs
-  (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run).
+  (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run): CSS stops
+  what is styled, and the animations Streamlit starts from a script are given no duration;
+- words that wrap rather than end in "…" where Streamlit cuts a line (a page link on a phone: 1.4.10).
 
-Style only: Streamlit puts a style-only st.html in its event container, where it takes no room on the page.
+The style goes in Streamlit's event container (a style-only st.html), where it takes no room on the page; the one
+script (CALM) sits in an element the style hides.
 Streamlit's own skip link ("Skip to main content", the first stop of Tab) takes the keyboard past the menu.
 """
 
@@ -49,6 +52,10 @@ on white): the same grey as a colour instead, so the words keep 4.6:1 or more (t
 .streamlit/config.toml) and a link in a caption its own colour */
 [data-testid="stCaptionContainer"] {{ opacity: 1 !important;
   color: color-mix(in srgb, currentColor 60%, transparent) !important; }}
+/* a disabled widget's label is the body colour at 40 % (2.6:1 on white), and its words are hidden from screen readers
+while the control carries its name, so axe cannot tell it belongs to an inactive control (which WCAG 1.4.3 exempts):
+at 60 %, as a caption, it still reads as quieter than an active label and meets 4.5:1 */
+[data-testid="stWidgetLabel"][disabled] {{ color: color-mix(in srgb, currentColor 60%, transparent) !important; }}
 /* a primary button's words: white on the light theme's accent, dark on the dark theme's brighter one */
 [data-testid="stBaseButton-primary"], [data-testid="stBaseLinkButton-primary"] {{
   color: light-dark(#ffffff, #171614) !important; }}
@@ -56,14 +63,34 @@ on white): the same grey as a colour instead, so the words keep 4.6:1 or more (t
 order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.4.7). Hidden while it is closed. */
 [data-testid="stSidebar"][data-collapsed="true"], [data-testid="stSidebar"][data-collapsed="true"] * {{
   visibility: hidden !important; }}
-/* the element that carries a live region's words (ui/announce.py) takes no room */
-.stElementContainer:has(.attnviz-say) {{ display: none !important; }}
+/* the elements that carry scripts alone (a live region's words, ui/announce.py; CALM below) take no room */
+.stElementContainer:has(.attnviz-say, .attnviz-script) {{ display: none !important; }}
+/* a page link (st.page_link) is one line cut with "…" where it is longer than its column (a phone): it wraps */
+[data-testid="stPageLink-NavLink"] p, [data-testid="stPageLink-NavLink"] span {{ white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; }}
 @media (prefers-reduced-motion: reduce) {{
   *, *::before, *::after {{ animation-duration: 0.001ms !important; animation-iteration-count: 1 !important;
     animation-delay: 0s !important; transition-duration: 0.001ms !important; transition-delay: 0s !important;
     scroll-behavior: auto !important; }}
 }}
 </style>"""
+
+
+# Streamlit opens and closes an expander with a script's animation (Element.animate, half a second), which no style can
+# stop: with "reduce motion" asked for, every such animation is given no duration. Installed once per page load.
+CALM = """<span class="attnviz-script" hidden></span><script>
+(() => {
+  const w = window.parent || window;
+  if (w.__attnvizCalm) return;
+  w.__attnvizCalm = true;
+  const reduce = w.matchMedia('(prefers-reduced-motion: reduce)');
+  const animate = w.Element.prototype.animate;
+  w.Element.prototype.animate = function (frames, options) {
+    if (reduce.matches) options = typeof options === 'number' ? 0 : {...(options || {}), duration: 0, delay: 0};
+    return animate.call(this, frames, options);
+  };
+})();
+</script>"""
 
 
 def document_title(page: str) -> str:
@@ -75,3 +102,4 @@ def page_aids(title: str) -> None:
     """The page's own document title (`title`: its menu title) and the app-wide style above."""
     st.set_page_config(page_title=document_title(title))
     st.html(STYLE)
+    st.html(CALM, unsafe_allow_javascript=True)
