@@ -3,14 +3,26 @@ presenter notes (Tab, Enter, Space; the file dialog is the system's), Reveal and
 answers a token question, a choice and a number with the keyboard. What a screen reader is told is read off the page:
 each step's document title, and the words written into a polite live region that was already there (a region's
 first contents are not read; its changes are): "Step 2 of 3: The causal mask", "Revealed: ...", "Your answer is in:
-'dog' ...". Screenshots in test-artifacts/keyboard_*.png: the focused token on the phone."""
+'dog' ...". And on pages of every kind of control, every stop of Tab shows a ring, and Tab comes back round (no
+trap). Screenshots in test-artifacts/keyboard_*.png: the focused token on the phone, a focused control of each page."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pytest
-from browser_helpers import ROOT, chromium_page, people_browser, wait_for_app_idle, wait_for_text
+from browser_helpers import (
+    ROOT,
+    chromium_page,
+    people_browser,
+    through_the_menu,
+    wait_for_app_idle,
+    wait_for_text,
+    wait_until_settled,
+)
+from PIL import Image
 
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -153,3 +165,62 @@ def test_a_lecture_by_keyboard_alone_a_student_answers_token_choice_and_number(s
         heard(student, "Your answer is in: 256")
         said = student.evaluate("() => window.__heard")
         assert not [t for t in said if t.count("Your answer is in: 256") > 1], said  # once, not once per run
+
+
+# the focused element (inside a shadow root too), and the box that shows its focus: for an input the box around it (a
+# checkbox's label, a select box, a text box), for a slider's hidden input its thumb; clipped to the window
+STOP = """() => {
+  let e = document.activeElement;
+  while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+  if (!e || e === document.body) return null;
+  window.__stop = e;
+  let v = (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA') && e.closest(
+    'label, [data-baseweb="select"] > div, [data-baseweb="input"], [data-baseweb="textarea"]') || e;
+  if (e.type === 'range') v = e.closest('[data-rac]') || v;
+  while (v && !v.getBoundingClientRect().width) v = v.parentElement;  // a data grid's cell: the grid
+  const b = (v || e).getBoundingClientRect();
+  const x0 = Math.max(b.left - 8, 0), y0 = Math.max(b.top - 8, 0);
+  const x1 = Math.min(b.right + 8, innerWidth), y1 = Math.min(b.bottom + 8, innerHeight);
+  return {what: `${e.tagName} ${(e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40)}`,
+          skip: e.getAttribute('data-testid') === 'stSkipToContent',
+          clip: {x: x0, y: y0, width: x1 - x0, height: y1 - y0}, ring: 2 * (b.width + b.height)};
+}"""
+PAGES_OF_CONTROLS = ["", "attention_layer", "lecture"]  # the sidebar's, heatmaps; pills, sliders; a table, uploads
+
+
+def pixels(page, clip: dict) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB")).astype(int)
+
+
+def test_every_stop_of_tab_shows_a_ring_and_tab_comes_back_round(server):
+    """On the explorer (the sidebar's controls, heatmaps), Attention as a layer (pills, sliders) and the Lecture page (a
+    table, a file upload, an expander), Tab from the top visits every control and comes back to the skip link (no
+    trap); at each stop the area around the control changes by at least a ring's worth of pixels from the same area
+    with the focus taken away (a one-pixel line around it)."""
+    faint, stuck = [], []
+    with chromium_page(1366, 768) as page:
+        for path in through_the_menu(page, server, PAGES_OF_CONTROLS):
+            wait_until_settled(page, quiet_ms=500)
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
+            for presses in range(250):
+                page.keyboard.press("Tab")
+                stop = page.evaluate(STOP)
+                if stop is None:
+                    continue  # the browser's own bar, between the page's last stop and its first
+                if stop["skip"] and presses > 0:
+                    break  # round again
+                if stop["clip"]["width"] < 2 or stop["clip"]["height"] < 2:
+                    faint.append(f"/{path}: {stop['what']}: not on the screen while focused")
+                    continue
+                focused = pixels(page, stop["clip"])
+                if presses == 12:
+                    page.screenshot(path=str(ARTIFACTS / f"keyboard_focus_{path or 'explorer'}.png"))
+                page.evaluate("() => window.__stop.blur()")
+                plain = pixels(page, stop["clip"])
+                page.evaluate("() => window.__stop.focus()")  # and on from there
+                changed = int((np.abs(focused - plain).sum(axis=2) > 60).sum()) if focused.shape == plain.shape else 0
+                if changed < stop["ring"]:
+                    faint.append(f"/{path}: {stop['what']}: {changed} pixels change with focus, a ring is {stop['ring']:.0f}")
+            else:
+                stuck.append(f"/{path}: 250 presses of Tab never came back to the skip link")
+    assert not faint and not stuck, "\n".join(stuck + faint)
