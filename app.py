@@ -20,7 +20,9 @@ from ui.address import write_bound_values_the_address_lacks
 from ui.menu import remember_menu
 from ui.present import presenting
 from ui.short_links import open_short_link
+from ui.streamlit_private import check_at_start
 
+check_at_start()  # every piece of Streamlit's private API the app uses is there; the log names a missing one
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)
@@ -32,17 +34,18 @@ start_importing_reference_code()  # transformers, once, in one thread, while the
 st.set_page_config(page_title="attnviz: attention, explained", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    layout="wide")
 
-# The menu in teaching order, in sections a lecturer can follow through an hour.
+# The menu in teaching order, in sections a lecturer can follow through an hour. It sits in the header (position="top":
+# the page's own controls stay on the first screen; a phone shows it in the sidebar), each section a menu. Short
+# section names: every section shows at 1366 px with the sidebar open and at 1024 px in presentation mode, where
+# Streamlit folds those that do not fit under "N more".
 PAGES = {
-    "Why attention": [
+    "Basics": [
         st.Page("app_pages/transformer_map.py", url_path="transformer_map",
                 title="The Transformer map", icon=":material/account_tree:"),
         st.Page("app_pages/why_attention.py", url_path="why_attention",
                 title="Why attention", icon=":material/lightbulb:"),
         st.Page("app_pages/attention_layer.py", url_path="attention_layer",
                 title="Attention as a layer", icon=":material/image:"),
-    ],
-    "Attention, step by step": [
         st.Page("app_pages/explorer.py", title="Explorer", icon=":material/search:", default=True),
         st.Page("app_pages/step_by_step.py", url_path="step_by_step",
                 title="Step by step", icon=":material/stairs:"),
@@ -53,25 +56,21 @@ PAGES = {
         st.Page("app_pages/decoder_block.py", url_path="decoder_block",
                 title="The decoder block", icon=":material/stacks:"),
     ],
-    "Why it is built so": [
+    "Design": [
         st.Page("app_pages/scaling.py", url_path="scaling_lab",
                 title="Scaling lab", icon=":material/straighten:"),
         st.Page("app_pages/positions.py", url_path="positions",
                 title="Positions", icon=":material/format_list_numbered:"),
         st.Page("app_pages/additive.py", url_path="additive_attention",
                 title="Additive vs dot-product", icon=":material/functions:"),
-    ],
-    "Masks and cost": [
         st.Page("app_pages/masks.py", url_path="masks_lab",
                 title="Masks lab", icon=":material/grid_on:"),
         st.Page("app_pages/efficient.py", url_path="efficient_attention",
                 title="Efficient attention", icon=":material/speed:"),
     ],
-    "Beyond one encoder": [
+    "Decoders": [
         st.Page("app_pages/cross_attention.py", url_path="cross_attention",
                 title="Cross-attention", icon=":material/translate:"),
-    ],
-    "Modern decoders": [
         st.Page("app_pages/kv_cache.py", url_path="kv_cache",
                 title="KV cache", icon=":material/memory:"),
         st.Page("app_pages/induction.py", url_path="induction_heads",
@@ -100,7 +99,7 @@ PAGES = {
 }
 remember_menu(PAGES)  # the pages a lecture plan may name (ui/menu.py)
 open_short_link()  # ?v=<id>: the view's whole query from the store, before any page reads it (ui/short_links.py)
-navigation = st.navigation(PAGES, expanded=True)  # every page listed: no "View more" to find in class
+navigation = st.navigation(PAGES, position="top", expanded=True)  # a phone's sidebar menu: every page, no "View more"
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)
 st.set_page_config(initial_sidebar_state="collapsed" if presenting() else "auto")

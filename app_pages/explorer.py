@@ -33,6 +33,7 @@ from attnviz.lessons.explorer.truth import unknown_note as note_for
 from ui import heatmap_widget as hm
 from ui.focus import focused
 from ui.parts import explorer_why as why
+from ui.parts.welcome import welcome
 from ui.present import presenting
 from ui.runs import truth_for
 from ui.scale_swap import flipped_scale_state
@@ -174,8 +175,9 @@ def why_part() -> None:
     with ui.guard("Why this weight"):
         view = ui.view_state()
         if view.selection is None:
-            st.info("Click a cell of any heatmap: its query · key arithmetic, the scaling, the mask and the softmax "
-                    "of its row appear here.", icon=":material/touch_app:")
+            st.info("Click a cell of any heatmap (or Tab to a heatmap, move with the arrow keys and press Enter): its "
+                    "query · key arithmetic, the scaling, the mask and the softmax of its row appear here.",
+                    icon=":material/touch_app:")
         else:
             arithmetic, contribution = st.tabs(["The arithmetic", "Weight against contribution"], key="why_tabs")
             with arithmetic:
@@ -270,7 +272,7 @@ view = ui.open_page(
     "Attention explorer",
     "Each heatmap is one attention head: row = the query token that is looking, column = the key token it looks at, "
     "colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; click one to see the "
-    "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS)
+    "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS, intro=welcome)
 with ui.guard("The explorer"):
     ui.run_notes(view.run())
     unknown_note(view)

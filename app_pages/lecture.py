@@ -20,7 +20,7 @@ AT = "lecture_at"  # the step shown here (1-based)
 PICK = "lecture_pick"  # the plan chosen
 
 st.title("Lecture mode", help="A lecture plan is an ordered list of steps: a page of this app in a given state, "
-                              "notes for you, and a question to ask the class first. Its format is in README.md.")
+                              "notes for you, and a question to ask the class first. Its format is in attnviz/lecture/plan.py.")
 st.caption("Start the class's room, open a step on the projector (a new tab: move it to the projector's screen, then "
            "use ← → or a clicker there), the presenter notes on your phone or laptop (Next, Previous, Reveal there "
            "move the projector and every student), and show the class its follow link.")
@@ -51,7 +51,7 @@ with ui.guard("The lecture plan"):
     uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
     with st.expander("Use your own plan (a .toml file)", icon=":material/upload:"):
         upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",
-                                  help="The format is in README.md, section Lecture mode; "
+                                  help="The format is in attnviz/lecture/plan.py; "
                                        "attnviz/assets/lectures/attention.toml is an example.")
         if upload is not None and upload.size > MAX_BYTES:
             st.error(f"{upload.name} is {upload.size:,} bytes; a lecture plan may have at most {MAX_BYTES:,}. Is it "

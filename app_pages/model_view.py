@@ -14,6 +14,7 @@ from attnviz.lessons.model_view import (
     STATISTICS_TEXT,
     head_of_thumbnail,
     statistics_map,
+    thumbnail_names,
     thumbnail_of,
     thumbnail_titles,
     thumbnails,
@@ -87,6 +88,8 @@ with ui.guard("The model view"):
         hm.heatmap_grid(pooled, pooled_labels, key="mv_grid", titles=thumbnail_titles(model.n_layers, model.n_heads),
                         columns=model.n_heads, thumbnails=True, selectable=True,
                         highlight=thumbnail_of(layer, head, model.n_heads),
+                        panel_names=thumbnail_names(model.n_layers, model.n_heads),
+                        label=f"every layer × head: {model.n_layers} × {model.n_heads} thumbnails",
                         on_select=partial(take_click, model.n_layers, model.n_heads, cells))
         if block > 1:
             st.info(f"Thumbnails: with {n} tokens each cell averages a {block}×{block} block of tokens (the weight an "

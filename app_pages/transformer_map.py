@@ -1,11 +1,11 @@
 """The Transformer map: the whole encoder–decoder architecture as one figure, each block a link to the page that
-teaches it (attnviz/lessons/transformer_map.py says which page and in which state). The lecture's overview and its
+teaches it (attnviz/lessons/transformer_map/blocks.py says which page and in which state). The lecture's overview and its
 summary."""
 
 import streamlit as st
 
 import ui
-from attnviz.draw.transformer_map import map_html
+from attnviz.lessons.transformer_map.figure import map_html
 from ui.menu import page_titles
 
 view = ui.open_page("The Transformer map",

@@ -3,6 +3,7 @@
     import attnviz
     model = attnviz.load_model()                  # bundled all-MiniLM-L6-v2, offline
     res = model.run("The cat sat on the mat.", mask="causal", scale=True)
+    # a mask is added to the model's own (a decoder's causal mask); attnviz.NOTHING_MASKED alone removes that too
     res.tokens, res.attentions                    # (n_layers, n_heads, n_tokens, n_tokens)
     out, weights = attnviz.scaled_dot_product_attention(q, k, v, mask=None, scale=None)
     attnviz.show(res)                             # in Jupyter: the heads with hover, a click's arithmetic, PNG
@@ -13,6 +14,7 @@ This package never imports streamlit: pages call into it, tests reach it with pl
 
 from attnviz import efficient
 from attnviz.engine.attention import scaled_dot_product_attention, scaled_dot_product_attention_trace
+from attnviz.engine.mask_rule import NOTHING_MASKED
 from attnviz.engine.models import DEFAULT_MODEL, Model, RunResult, load_model
 from attnviz.errors import AttnvizError
 from attnviz.notebook import AttnvizWarning, save_html, show  # show imports anywidget only when called
@@ -25,6 +27,7 @@ __all__ = [
     "AttnvizError",
     "AttnvizWarning",
     "Model",
+    "NOTHING_MASKED",
     "RunResult",
     "efficient",
     "load_model",

@@ -3,6 +3,8 @@
     python benchmarks/bench_efficient.py            # prints a table; a few minutes on a busy 2-core CPU
     python benchmarks/bench_efficient.py --quick    # n = 512 and 4096 only, fewer runs
 
+Every method the efficient-attention page offers, read from its registry (attnviz.lessons.efficient.methods), with
+the knobs in KNOBS, against dense exact attention: a method registered there is timed here with no other change.
 One head, d = 64, random Q, K, V from N(0, 1) (seeded), float32, CPU, timed on one thread (see measure.seconds).
 Time: the fastest of up to 7 runs (3 s budget) after a warm-up (attnviz.engine.efficient.measure.seconds).
 Peak memory, two ways:
@@ -13,8 +15,9 @@ Peak memory, two ways:
     malloc_trim: VmHWM after the call − VmRSS before it, with the peak reset through /proc/self/clear_refs
     and glibc told to mmap every block over 64 kB (so freed tensors leave the resident set). It sees what
     the tensor count cannot (an op's scratch buffers), and the allocator's rounding; tracemalloc sees neither.
-Error: ‖out − exact‖ / ‖exact‖ against dense exact attention (for the sparse kernels also against dense
-attention with the same mask, which is the kernel's own error).
+Error: ‖out − exact‖ / ‖exact‖ against dense exact attention (for a method with a reference of its own, also
+against that: dense attention with its mask for the sparse kernels, exact shared-QK attention for Reformer, which is
+the kernel's own error).
 """
 
 from __future__ import annotations
@@ -31,49 +34,52 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 
+import itertools  # noqa: E402
+
 import torch  # noqa: E402
 
 from attnviz.engine.attention import scaled_dot_product_attention  # noqa: E402
-from attnviz.engine.efficient import (  # noqa: E402
-    bigbird_layout,
-    block_sparse_attention,
-    flash_attention,
-    layout_mask,
-    linformer_attention,
-    performer_attention,
-    reformer_attention,
-    shared_qk_attention,
-    sliding_window_attention,
-)
 from attnviz.engine.efficient.measure import peak_tensor_bytes, seconds  # noqa: E402
-from attnviz.engine.masks import window_mask  # noqa: E402
-from attnviz.lessons.efficient.methods.block_sparse import page_layout  # noqa: E402
+from attnviz.lessons.efficient.method import Method, knob_defaults, reference_output  # noqa: E402
+from attnviz.lessons.efficient.methods import METHODS as REGISTERED  # noqa: E402
 
 NS = (512, 1024, 2048, 4096)
 D = 64
-WINDOW, TILE, RANK, FEATURES, BUCKETS, ROUNDS = 64, 256, 256, 256, 64, 2
-BLOCK, GLOBAL, RANDOM = 64, 2, 2  # BigBird-like: a ±1-block band, GLOBAL global blocks, RANDOM random blocks a row
-PAGE_BLOCK = 4  # the page's default block size, with its layout (±1 band, 1 global block, 1 random block)
-SPARSE = f"block-sparse B={BLOCK}"
+# The knobs every registered method is timed with, by knob name (a method takes the ones it has, its defaults for the
+# others, and the first option of each switch); a tuple times one row per value. Sized for n in the thousands: the
+# page's defaults are for a sentence.
+KNOBS = {"tile": 256, "window": 64, "globals": 2, "block": (64, 4), "rank": 256, "features": 256, "buckets": 64,
+         "rounds": 2}
+EXACT = "exact"
 
 
-def bigbird(n: int) -> torch.Tensor:
-    return bigbird_layout(-(-n // BLOCK), local=1, n_global=GLOBAL, n_random=RANDOM, seed=0)
+def settings(method: Method, n: int) -> list[dict]:
+    """The knob values the benchmark times `method` with at n tokens: one dict per row."""
+    base = knob_defaults(method, n) | {switch.key: switch.options[0] for switch in method.switches}
+    chosen = {knob.key: KNOBS[knob.key] for knob in method.knobs if knob.key in KNOBS}
+    values = [v if isinstance(v, tuple) else (v,) for v in chosen.values()]
+    return [base | dict(zip(chosen, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-# name -> (run(q, k, v, n), what its own error is measured against: the mask it stands for at n, "shared-qk", or None)
-METHODS = {
-    "exact": (lambda q, k, v, n: scaled_dot_product_attention(q, k, v)[0], None),
-    f"tiled B={TILE}": (lambda q, k, v, n: flash_attention(q, k, v, block_size=TILE), None),
-    f"window w={WINDOW}": (lambda q, k, v, n: sliding_window_attention(q, k, v, WINDOW), lambda n: window_mask(n, WINDOW)),
-    SPARSE: (lambda q, k, v, n: block_sparse_attention(q, k, v, bigbird(n), BLOCK),
-             lambda n: layout_mask(bigbird(n), BLOCK, n)),
-    f"block-sparse B={PAGE_BLOCK}": (lambda q, k, v, n: block_sparse_attention(q, k, v, page_layout(n, PAGE_BLOCK), PAGE_BLOCK),
-                                     lambda n: layout_mask(page_layout(n, PAGE_BLOCK), PAGE_BLOCK, n)),
-    f"linformer k={RANK}": (lambda q, k, v, n: linformer_attention(q, k, v, RANK), None),
-    f"performer m={FEATURES}": (lambda q, k, v, n: performer_attention(q, k, v, FEATURES), None),
-    f"reformer b={BUCKETS} r={ROUNDS}": (lambda q, k, v, n: reformer_attention(q, v, BUCKETS, ROUNDS), "shared-qk"),
-}
+def row_name(method: Method, knobs: dict) -> str:
+    return " ".join([method.key, *(f"{knob.key}={knobs[knob.key]}" for knob in method.knobs)])
+
+
+def rows() -> dict:
+    """Row name -> (run(q, k, v), what its own error is measured against (None: exact attention itself)): dense exact
+    attention, then every registered method in the registry's order (a new one with no other change here)."""
+    out = {EXACT: (lambda q, k, v: scaled_dot_product_attention(q, k, v)[0], None)}
+    for method in REGISTERED.values():
+        for knobs in settings(method, NS[-1]):
+            out[row_name(method, knobs)] = (
+                lambda q, k, v, m=method, kn=knobs: m.run(q, k, v, kn, None),
+                None if method.reference == "full" else (
+                    lambda q, k, v, m=method, kn=knobs: reference_output(m, q, k, v, kn, None)))
+    return out
+
+
+ROWS = rows()
+WIDTH = max(map(len, ROWS)) + 1
 
 
 def inputs(n: int):
@@ -93,15 +99,15 @@ def rss_child(name: str, n: int) -> None:
 
     torch.set_num_threads(1)
     q, k, v = inputs(n)
-    run = METHODS[name][0]
+    run = ROWS[name][0]
     with torch.no_grad():
-        run(q, k, v, n)  # warm-up: first-call costs (thread pools, layouts) are not the method's
+        run(q, k, v)  # warm-up: first-call costs (thread pools, layouts) are not the method's
         gc.collect()
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         before = status("VmRSS")
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # reset VmHWM, the peak resident set, to the current one
-        run(q, k, v, n)
+        run(q, k, v)
     print(json.dumps({"rss_bytes": status("VmHWM") - before}))
 
 
@@ -120,51 +126,45 @@ def main(quick: bool) -> None:
     repeats, budget = (3, 1.5) if quick else (7, 3.0)
     print(f"torch {torch.__version__}, timed on 1 thread, {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.1f} (a machine shared with other jobs: times wobble)")
-    print(f"{'n':>5} {'method':<19} {'time ms':>9} {'× exact':>8} {'peak MB':>9} {'× exact':>8} {'error':>9}")
-    results: dict[str, list[tuple[int, float, int]]] = {name: [] for name in METHODS}
+    print(f"{'n':>5} {'method':<{WIDTH}} {'time ms':>9} {'× exact':>8} {'peak MB':>9} {'× exact':>8} {'error':>9}")
+    results: dict[str, list[tuple[int, float, int]]] = {name: [] for name in ROWS}
     for n in ns:
         q, k, v = inputs(n)
-        exact_out = METHODS["exact"][0](q, k, v, n)
-        for name, (run, mask) in METHODS.items():
-            t = seconds(lambda run=run, q=q, k=k, v=v, n=n: run(q, k, v, n), repeats=repeats, budget=budget)
-            b = peak_tensor_bytes(lambda run=run, q=q, k=k, v=v, n=n: run(q, k, v, n))
+        exact_out = ROWS[EXACT][0](q, k, v)
+        for name, (run, own) in ROWS.items():
+            t = seconds(lambda run=run, q=q, k=k, v=v: run(q, k, v), repeats=repeats, budget=budget)
+            b = peak_tensor_bytes(lambda run=run, q=q, k=k, v=v: run(q, k, v))
             results[name].append((n, t, b))
-            t0, b0 = results["exact"][-1][1:]
-            out = run(q, k, v, n)
-            extra = ""
-            if callable(mask):
-                own = scaled_dot_product_attention(q, k, v, mask=mask(n))[0]
-                extra = f"  (vs same-mask dense: {rel(out, own):.1e})"
-            elif mask == "shared-qk":
-                extra = f"  (vs exact shared-QK: {rel(out, shared_qk_attention(q, v)):.1e})"
-            print(f"{n:>5} {name:<19} {t * 1e3:>9.1f} {t / t0:>8.2f} {b / 1e6:>9.2f} {b / b0:>8.3f} "
+            t0, b0 = results[EXACT][-1][1:]
+            out = run(q, k, v)
+            extra = "" if own is None else f"  (vs its own reference: {rel(out, own(q, k, v)):.1e})"
+            print(f"{n:>5} {name:<{WIDTH}} {t * 1e3:>9.1f} {t / t0:>8.2f} {b / 1e6:>9.2f} {b / b0:>8.3f} "
                   f"{rel(out, exact_out):>9.2e}{extra}", flush=True)
     print()
     for name, rows in results.items():
-        if name == "exact":
+        if name == EXACT:
             continue
         for field, what in ((1, "time"), (2, "peak memory")):
-            wins = [n for (n, *m), (_, *e) in zip(rows, results["exact"], strict=True) if m[field - 1] < e[field - 1]]
-            print(f"{name:<19} beats exact in {what:<11} at n = {', '.join(map(str, wins)) or 'none of ' + str(ns)}")
-    tiled = results[f"tiled B={TILE}"]
-    growth = [b2 / b1 for (_, _, b1), (_, _, b2) in zip(tiled, tiled[1:], strict=False)]
-    exact_growth = [b2 / b1 for (_, _, b1), (_, _, b2) in zip(results["exact"], results["exact"][1:], strict=False)]
-    print(f"\ntiled peak memory × per step of n: {', '.join(f'{x:.2f}' for x in growth)} "
-          f"(n would be the step, n² its square; exact: {', '.join(f'{x:.2f}' for x in exact_growth)})")
+            wins = [n for (n, *m), (_, *e) in zip(rows, results[EXACT], strict=True) if m[field - 1] < e[field - 1]]
+            print(f"{name:<{WIDTH}} beats exact in {what:<11} at n = {', '.join(map(str, wins)) or 'none of ' + str(ns)}")
+    print("\npeak memory × per step of n (n would be the step, n² its square):")
+    for name, rows in results.items():
+        growth = [b2 / b1 for (_, _, b1), (_, _, b2) in itertools.pairwise(rows)]
+        print(f"{name:<{WIDTH}} {', '.join(f'{x:.2f}' for x in growth)}")
     top = ns[-1]
-    (_, tw, bw), (_, te, be) = results[f"window w={WINDOW}"][-1], results["exact"][-1]
-    print(f"window w={WINDOW} at n = {top}: {te / tw:.1f}× faster (target ≥ 5), {be / bw:.1f}× less peak memory "
-          "(target ≥ 10)")
-    (_, ts, bs) = results[SPARSE][-1]
-    print(f"{SPARSE} ({GLOBAL} global blocks, ±1-block band, {RANDOM} random blocks a row) at n = {top}: "
-          f"peak memory {bs / be:.3f}× dense's (target ≤ 0.5), time {ts / te:.3f}× dense's")
+    (_, te, be) = results[EXACT][-1]
+    print(f"\nAt n = {top}, against dense exact attention:")
+    for name, rows in results.items():
+        (_, t, b) = rows[-1]
+        print(f"{name:<{WIDTH}} time {t / te:.3f}× ({te / t:.1f}× faster), peak memory {b / be:.3f}× "
+              f"({be / b:.1f}× less)")
 
     print(f"\nPeak resident-set growth of one call at n = {top}, each in a fresh process (see the module doc):")
-    print(f"{'method':<19} {'RSS MB':>9} {'× exact':>8} {'tensor-count MB':>16}")
-    rss = {name: rss_bytes(name, top) for name in METHODS}
+    print(f"{'method':<{WIDTH}} {'RSS MB':>9} {'× exact':>8} {'tensor-count MB':>16}")
+    rss = {name: rss_bytes(name, top) for name in ROWS}
     for name, r in rss.items():
-        if r is not None and rss["exact"]:
-            print(f"{name:<19} {r / 1e6:>9.2f} {r / rss['exact']:>8.3f} {results[name][-1][2] / 1e6:>16.2f}")
+        if r is not None and rss[EXACT]:
+            print(f"{name:<{WIDTH}} {r / 1e6:>9.2f} {r / rss[EXACT]:>8.3f} {results[name][-1][2] / 1e6:>16.2f}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ set's forward from the embeddings against from the clean stream entering its low
     python benchmarks/bench_head_claims.py [--repeats 3] [--threads N] [--results]
 
 Prints, for each, the best and the median of the repeats (the machine is shared: the best is the cost, the median
-what a class sees). --results also prints the figures the README states (tiny-llama's knock-outs, MiniLM's claim).
+what a class sees). --results also prints the figures docs/pages.md states (tiny-llama's knock-outs, MiniLM's claim).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The HAProxy configuration of a class server: one address for the class, N Streamlit processes behind it.
 
-Why each line (facts checked with Debian's haproxy 2.6, see the README's "In class"):
+Why each line (facts checked with Debian's haproxy 2.6, see docs/class-server.md):
 - cookie affinity (`cookie NAME insert indirect nocache` + `cookie <id>` per server): a Streamlit session lives
   in one process, so a browser must keep reaching it; a cookie does that per browser, where `balance source`
   would put a whole class behind one campus NAT on one process;

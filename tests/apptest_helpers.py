@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 from pathlib import Path
 
 import numpy as np
+from menu_source import APP, app_menu, menu_section, menu_sections  # noqa: F401 - the tests' one import of them
 from streamlit import config
 from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
@@ -18,8 +18,6 @@ from streamlit.util import calc_hash
 from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.heatmap_row import row_parts
 from attnviz.draw.heatmap_switch import shown_payload, split_switch_payload
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 # Every new AppTest looks through the metadata of every installed package for Streamlit components before its first
 # run (streamlit.testing.v1.app_test: BidiComponentManager.discover_and_register_components), and most tests make
@@ -47,13 +45,6 @@ def _bytecode_once(self, script_path: str):
 
 
 ScriptCache.get_bytecode = _bytecode_once
-
-
-def app_menu() -> list[tuple[str, str, str]]:
-    """app.py's pages in menu order: (file, URL path, title); the default page's URL path is ""."""
-    text = Path(APP).read_text(encoding="utf-8")
-    pattern = r'st\.Page\("(app_pages/(\w+)\.py)",(?:\s*url_path="(\w+)",)?\s*title="([^"]+)"[^)]*\)'
-    return [(m[1], "" if "default=True" in m[0] else m[3] or m[2], m[4]) for m in re.finditer(pattern, text)]
 
 
 LECTURE_PAGES = ("lecture", "lecture_notes", "follow")  # the lecturer's tools: no lesson, no figures of their own

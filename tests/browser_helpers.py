@@ -8,9 +8,11 @@ that keep it off the network (this machine has none) and without a sandbox (we r
 from __future__ import annotations
 
 import contextlib
+import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+from menu_source import menu_section
 from playwright.sync_api import sync_playwright
 from streamlit_servers import (  # noqa: F401 - the browser tests import the server's helpers from here too
     ROOT,
@@ -295,14 +297,44 @@ def heading_after(page, before: str = "", timeout_ms: float = 120_000) -> str:
 
 
 def open_from_menu(page, server: str, path: str, before: str) -> str:
-    """The page at `path` opened with the sidebar menu's own link, as a person moves through the menu: a switch inside
-    the app, not a load of it (the sidebar's settings come along: ui/across_pages.py). Waits until the page is
-    the menu's current one and its title (returned) has replaced `before`. A switch cost Chromium 0.51-0.60 CPU-s a
-    page, a load of the whole app 0.91-1.03 (8 warm pages, three rounds each way, each waited for until its title was
-    new and it had been quiet for 1 s, 2026-11-28)."""
-    page.locator(f'[data-testid="stSidebarNav"] a[href="{server}/{path}"]').click()
+    """The page at `path` opened with the menu's own link, as a person moves through the menu: its section in the
+    header (or the "N more" that folds the sections with no room), then the page's link in it. A switch inside the
+    app, not a load of it (the sidebar's settings come along: ui/across_pages.py). Waits until the address is the
+    page's and its title (returned) has replaced `before`. A switch cost Chromium 0.51-0.60 CPU-s a page, a load of
+    the whole app 0.91-1.03 (8 warm pages, three rounds each way, each waited for until its title was new and it had
+    been quiet for 1 s, 2026-11-28, with the menu in the sidebar)."""
+    page.evaluate("() => { window.__attnvizSameDocument = true; }")  # gone if the click loads the app anew
+    menu_link(page, server, path).click()
     page.wait_for_function("(p) => location.pathname === '/' + p", arg=path, timeout=60_000, polling=100)
-    return heading_after(page, before)
+    heading = heading_after(page, before)
+    assert page.evaluate("() => window.__attnvizSameDocument === true"), f"the menu's link to /{path} reloaded the app"
+    return heading
+
+
+def menu_link(page, server: str, path: str):
+    """The header menu's link to the page at `path`, shown: its section opened (the "N more" of the sections that
+    have no room in the header, when its own is not there)."""
+    nav = page.locator('[data-testid="stTopNav"]')
+    section = nav.get_by_role("button", name=menu_section(path), exact=True)  # one folded away is aria-hidden
+    if not section.count():
+        section = nav.get_by_role("button", name=re.compile(r"^\d+ more$"))
+    section.click()
+    return page.locator(f'[data-testid="stTopNavDropdownLink"][href="{server}/{path}"]')
+
+
+def header_menu(page) -> dict[str, list[str]]:
+    """The header menu as a person reads it: each section shown (in order) -> the titles of the pages its menu lists,
+    each section opened and closed in turn."""
+    menu = {}
+    for section in page.locator('[data-testid="stTopNav"]').get_by_role("button").all():
+        section.click()
+        links = page.locator('[data-testid="stTopNavPopover"] [data-testid="stTopNavDropdownLink"]')
+        links.first.wait_for()
+        # a link's text: its icon's name (a ligature of the icon font) on a line above its title
+        menu[section.inner_text().strip()] = [link.inner_text().split("\n")[-1].strip() for link in links.all()]
+        page.keyboard.press("Escape")
+        links.first.wait_for(state="detached")
+    return menu
 
 
 def through_the_menu(page, server: str, paths: list[str], query: str = ""):
@@ -314,6 +346,15 @@ def through_the_menu(page, server: str, paths: list[str], query: str = ""):
     for path in paths[1:]:
         heading = open_from_menu(page, server, path, heading)
         yield path
+
+
+def upload_plan(page, server: str, path) -> None:
+    """A lecture plan (a TOML file) uploaded on the Lecture page, as a lecturer does."""
+    page.goto(f"{server}/lecture")
+    wait_for_text(page, "Lecture mode")
+    wait_for_app_idle(page)
+    page.get_by_text("Use your own plan").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
 
 
 def exceptions_on(page) -> list[str]:

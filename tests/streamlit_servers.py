@@ -39,22 +39,26 @@ class ServerURL(str):
     """The base URL of a running server; .pid is its process id (benchmarks read its CPU time)."""
 
     pid: int = 0
+    log: Path | None = None  # the server's output (start_streamlit)
 
 
-def start_streamlit(timeout: float = 90, script: str = "app.py") -> tuple[subprocess.Popen, ServerURL]:
+def start_streamlit(timeout: float = 90, script: str = "app.py", prelude: str = "") -> tuple[subprocess.Popen, ServerURL]:
     """`streamlit run <script>` (default app.py) on a free port, once it answers its health check: (the process, its
-    base URL). Its output goes to test-artifacts/streamlit-<port>.log."""
+    base URL). Its output goes to test-artifacts/streamlit-<port>.log (url.log). prelude: Python run in the server's
+    process before Streamlit starts (a Streamlit without one of its pieces: tests/browser/test_browser_follow_wake.py)."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    args = ["run", script, "--server.port", str(port), "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--browser.gatherUsageStats", "false"]
+    start = ["-m", "streamlit"] if not prelude else [
+        "-c", f"{prelude}\nimport sys\nfrom streamlit.web.cli import main\nsys.argv[0] = 'streamlit'\n"
+              "main(prog_name='streamlit')"]  # as `python -m streamlit` runs it
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    with open(ROOT / "test-artifacts" / f"streamlit-{port}.log", "w") as log:  # the server keeps its own copy
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
+    log_path = ROOT / "test-artifacts" / f"streamlit-{port}.log"
+    with open(log_path, "w") as log:  # the server keeps its own copy
+        proc = subprocess.Popen([sys.executable, *start, *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = ServerURL(f"http://127.0.0.1:{port}")
-    url.pid = proc.pid
+    url.pid, url.log = proc.pid, log_path
     deadline = time.time() + timeout
     while True:
         try:
@@ -101,9 +105,9 @@ def _running(pid: int) -> bool:
 
 
 @contextmanager
-def streamlit_server(timeout: float = 90, script: str = "app.py"):
+def streamlit_server(timeout: float = 90, script: str = "app.py", prelude: str = ""):
     """`streamlit run <script>` (default app.py) on a free port; yields its base URL; stops it afterwards."""
-    proc, url = start_streamlit(timeout, script)
+    proc, url = start_streamlit(timeout, script, prelude)
     try:
         yield url
     finally:

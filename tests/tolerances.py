@@ -8,7 +8,8 @@ collects up to k such roundings (in practice about sqrt(k)).
 """
 
 # Attention weights (after softmax, in [0, 1]) against transformers' eager attention, float32: the project's truth
-# rule (DESIGN.md, Truth). Measured on an NVIDIA H100: 4.6e-6 at most, against 1e-5.
+# rule (docs/models.md, "How attnviz checks itself against transformers"). Measured on an NVIDIA H100: 4.6e-6 at
+# most, against 1e-5.
 WEIGHTS_VS_TRANSFORMERS = 1e-5
 
 # Attention weights computed twice from inputs that are equal in exact arithmetic but not in float32 (queries and

@@ -9,31 +9,26 @@ the address the server holds, and writes what is missing or stale: the browser's
 controls say, whatever order the two changes arrived in.
 
 Streamlit has no public call for this (st.query_params refuses a bound key), so this uses the one Streamlit itself
-calls to restore a bound value (QueryParams.set_corrected_value, streamlit 1.67): a widget's value in the address
-exactly as Streamlit writes it, and only when the address differs (stored_param_matches_corrected_value).
+calls to restore a bound value (QueryParams.set_corrected_value): a widget's value in the address exactly as
+Streamlit writes it, and only when the address differs (stored_param_matches_corrected_value). That call, and the
+widgets' metadata it needs, are behind the one door to Streamlit's internals (ui/streamlit_private); on a Streamlit
+that lacks them the sidebar says so, and the address is the browser's alone.
 """
 
 from __future__ import annotations
 
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+import streamlit as st
+
+from ui import streamlit_private
 
 
 def write_bound_values_the_address_lacks() -> None:
     """Each bound widget drawn in this run whose value (other than its default) the address lacks, or holds another
-    value of, is written into it (nothing is written in a run where the browser's address had them all)."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return
-    drawn = ctx.shared.widget_ids_this_run.snapshot()
-    state = ctx.session_state._state  # the widgets' metadata: no public call reads it
-    with ctx.session_state.query_params() as address:
-        for key, binding in list(address._bindings_by_param.items()):  # the bindings, by key
-            metadata = state._new_widget_state.widget_metadata.get(binding.widget_id)
-            if binding.widget_id not in drawn or metadata is None:
-                continue
-            value = state[binding.widget_id]
-            if value == metadata.deserializer(None):  # at its default: the browser leaves it out of the address
-                continue
-            as_written = metadata.serializer(value)
-            if not address.stored_param_matches_corrected_value(key, as_written, metadata.value_type):
-                address.set_corrected_value(key, as_written, metadata.value_type)
+    value of, is written into it (nothing is written in a run where the browser's address had them all). Then, on a
+    Streamlit that lacks a piece every page uses, the sidebar says what the app does without it."""
+    streamlit_private.write_bound_values_the_address_lacks()
+    for feature in EVERY_PAGE:
+        streamlit_private.say_missing(feature, st.sidebar)
+
+
+EVERY_PAGE = ("address", "history", "component", "rerun")  # the features of ui/streamlit_private every page may use

@@ -1,7 +1,7 @@
 """A lecture step's focus: the figure that fills the projector's first screen once the step is revealed.
 
 A page declares its figures with ids: `with ui.figure("causal_card"): ...` (a keyed container, `.st-key-figure_<id>`
-in the browser; README lists every page's ids). A lecture step's `focus = "<id>"` puts `fig=<id>` in the step's link
+in the browser; docs/lecture.md lists every page's ids). A lecture step's `focus = "<id>"` puts `fig=<id>` in the step's link
 (attnviz.lecture.links). On a projector (presentation mode), `focus_style` then
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it

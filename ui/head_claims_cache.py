@@ -7,8 +7,8 @@ import streamlit as st
 
 from attnviz.analysis.ablation_effects import compare_with_same_size
 from attnviz.analysis.claims import item_scores, run_corpus
-from attnviz.analysis.contribution import corpus_special_shares
 from attnviz.analysis.corpus import load_corpus
+from attnviz.analysis.corpus_shares import corpus_special_shares
 from attnviz.errors import AttnvizError
 from attnviz.lessons.head_claims.outcomes import closeness, embedding_outcome, loss_outcome
 from ui.memo import SharedCache, shared

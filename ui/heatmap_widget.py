@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime import Runtime
 
 from attnviz.components.heatmap import component_css, component_js
 from attnviz.draw.head_grid import head_grid_payload
@@ -29,6 +28,7 @@ from attnviz.draw.heatmap_payload import SCALE_KINDS as KINDS
 from attnviz.draw.heatmap_payload import as_panels, heatmap_payload
 from attnviz.draw.heatmap_row import row_payload
 from attnviz.draw.heatmap_switch import switch_payload
+from ui import streamlit_private
 from ui.memo import SharedCache
 from ui.runs import run_key
 
@@ -42,9 +42,7 @@ def _component():
     """The mounting callable, registered again whenever this Streamlit runtime lacks it (AppTest makes a new
     runtime per test, while this module stays imported)."""
     global _mount
-
-
-    if _mount is None or Runtime.instance().bidi_component_registry.get(NAME) is None:
+    if _mount is None or not streamlit_private.component_registered(NAME):
         _mount = st.components.v2.component(NAME, js=component_js(), css=component_css())
     return _mount
 
@@ -167,10 +165,12 @@ def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str
 def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None = None, *, key: str,
                  titles: list[str], kind: str = "weights", columns: int = 3, selectable: bool = False,
                  per_head_scale: bool = False, selection: dict | None = None, thumbnails: bool | None = None,
-                 highlight: int | None = None, on_select=None) -> dict | None:
+                 highlight: int | None = None, on_select=None, panel_names: list[str] | None = None,
+                 label: str | None = None) -> dict | None:
     """Several matrices of one shape side by side (e.g. every head of a layer), each with its title, on one
     canvas. thumbnails (default: more than 24 panels, e.g. a model view's 6 × 12): no token labels, hover only;
-    a click there frames the clicked panel at once. highlight: the panel framed (and its title bold), or None."""
+    a click there frames the clicked panel at once. highlight: the panel framed (and its title bold), or None.
+    panel_names, label: what a screen reader hears (attnviz.draw.heatmap_payload)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     z = as_panels(list(matrices))
@@ -179,7 +179,8 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
     return draw_payload(
         lambda sel: heatmap_payload(z, row_labels, col_labels, titles=list(titles), kind=kind, columns=columns,
                                     per_head_scale=per_head_scale, selectable=selectable, selection=sel,
-                                    thumbnails=thumbs, highlight=highlight, show_values=False, name=key),
+                                    thumbnails=thumbs, highlight=highlight, show_values=False, name=key,
+                                    panel_names=panel_names, label=label),
         key=key, panels=panels, rows=rows, cols=cols, selectable=selectable, selection=selection, on_select=on_select)
 
 
@@ -193,8 +194,8 @@ def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale:
     The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
     part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     def make() -> bytes:
-        return head_grid_payload(weights, labels, heads, name=key, per_head_scale=per_head_scale, selection=selection,
-                                 columns=columns)
+        return head_grid_payload(weights, labels, heads, layer=layer, name=key, per_head_scale=per_head_scale,
+                                 selection=selection, columns=columns)
 
     ring = None if selection is None else tuple(sorted(selection.items()))
     return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns), make)

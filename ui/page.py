@@ -7,6 +7,7 @@ entrypoint when it reruns under st.navigation; ui/across_pages.py carries their 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
 
 import streamlit as st
@@ -26,7 +27,7 @@ IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
               scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
-              settings: tuple[str, ...] = SHARED_SETTINGS) -> ViewState:
+              settings: tuple[str, ...] = SHARED_SETTINGS, intro: Callable[[], None] | None = None) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
@@ -38,6 +39,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     control that does nothing); a page with a lesson's own model shows that model's name there instead of the
     picker. The others stay in the closed sidebar, still drawn so that their values carry on to the next page,
     and the sidebar says that this page does not use them.
+    intro: draws a newcomer's welcome under the title (the home page's), left out on a projector and in a lecture
+    (a step, a follower, a student exploring away from the room), where the class has come for the step.
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     # a follower (a student's phone): the step's question and answer box come first, above the title and pickers,
@@ -51,6 +54,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         st.title(title, help=caption if presenting and caption else None)
     page_style(presenting)
     focus_style()  # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py)
+    if intro is not None and not presenting and lecture is None and st.query_params.get("room") is None:
+        intro()
     sidebar = st.sidebar
     sidebar.caption("These settings apply to every page and live in the URL: share the link to share the view.")
     rerun = dict(on_change=rerun_parts if scale_parts else None, args=(scale_parts,))

@@ -15,7 +15,9 @@ KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
 html { font-size: 19px; --avhm-font: 20px; }
-[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.4rem 2rem 2rem 2rem; }
+/* the page starts below the header (3.75rem, the menu in it) with a small gap: at 3.4rem the lecture bar's buttons
+   and a two-line step title began under it, cut */
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 4.25rem 2rem 2rem 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }

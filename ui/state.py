@@ -17,12 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from attnviz.engine.mask_kinds import padding_count, parse_mask
 from attnviz.engine.models.catalog import spec_of
 from attnviz.errors import AttnvizError
-from ui import access, pickers, runs
+from ui import access, pickers, runs, streamlit_private
 from ui.across_pages import remember
 from ui.memo import shared
 
@@ -150,5 +149,5 @@ def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None
         return
     try:
         st.rerun(parts)
-    except StreamlitAPIException:
+    except streamlit_private.rerun_refused():
         return

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attnviz.analysis.head_search import same_token_position, token_position
 from attnviz.errors import AttnvizError
+from ui import streamlit_private
 from ui.page import clamp_token_choice, keep_in_link
 
 
@@ -139,8 +139,7 @@ def _written_before(url_key: str, raw: str, labels: list[str]) -> bool:
     written = st.session_state.get(_written(url_key), [])
     if any(value == raw and text != list(labels) for value, text in written):
         return True
-    ctx = get_script_run_ctx()
-    went_back = ctx is not None and ctx.is_history_navigation
+    went_back = streamlit_private.is_history_navigation()
     return not went_back and any(value == raw for value, _ in written)
 
 

@@ -11,7 +11,10 @@ changed stream). A set of heads is a collection of (layer, head) pairs; heads ar
 K/V heads stay shared: only the output of the named query head is replaced).
 
     heads = check_heads(model, [(1, 0), (1, 1)])
-    hidden, weights, _ = ablated_forward(model, ids, mask, heads, "zero")       # hidden (B, T, C)
+    hidden, weights, _ = ablated_forward(model, ids, None, heads, "zero")       # hidden (B, T, C)
+
+A mask here is what it is in model.run (attnviz.engine.mask_rule): None is the model's own mask (a decoder's causal
+one), a bool tensor (a batch's padding (B, 1, 1, T)) is added to it, and only NOTHING_MASKED runs with none at all.
 
 A sweep over many sets of heads passes the clean run's streams (clean_run(...).streams): nothing below the lowest
 ablated layer changes, so each ablated forward starts there instead of at the embeddings.
@@ -79,8 +82,9 @@ def ablated_forward(model, ids: torch.Tensor, mask, heads: Iterable = (), kind: 
                     means: torch.Tensor | None = None, keep: bool = False,
                     streams: Sequence[torch.Tensor] | None = None):
     """Model.forward (ids (B, T) -> final hidden (B, T, C), weights [(B, nh, T, T)] per layer, traces) with the
-    heads' outputs replaced. An empty `heads` is the plain forward, bit for bit (no head_ablation at all); use
-    check_heads first where an empty set is a mistake.
+    heads' outputs replaced. mask: on top of the model's own (None: the model's own alone; see the module doc).
+    An empty `heads` is the plain forward, bit for bit (no head_ablation at all); use check_heads first where an
+    empty set is a mistake.
 
     streams: clean_streams(model, ids, mask) for these ids and mask: the forward then starts at the lowest ablated
     layer from the clean stream entering it (Model.forward's resume), and weights and traces start at that layer.

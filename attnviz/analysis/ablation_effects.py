@@ -34,8 +34,7 @@ def repeated_half_losses(model, batch: RepeatedBatch, heads=(), kind: str = "zer
     streams: clean_streams of the batch, to start at the lowest ablated layer (ablated_forward)."""
     if model.lm_head is None or not model.cfg.causal:
         raise AttnvizError(f"{model.name} is not a causal language model: it has no next-token loss to measure.")
-    T = batch.ids.shape[1]
-    hidden, _, _ = ablated_forward(model, batch.ids, model.builtin_mask(T), heads, kind, means, streams=streams)
+    hidden, _, _ = ablated_forward(model, batch.ids, None, heads, kind, means, streams=streams)  # the causal mask
     log_probs = torch.log_softmax(model.logits(hidden).float(), dim=-1).cpu()  # (N, T, V)
     nll = -log_probs[:, :-1].gather(2, batch.ids[:, 1:, None])[..., 0]  # (N, T - 1): position p predicts p + 1
     return nll[:, batch.second_copy_targets]  # (N, P - 1)

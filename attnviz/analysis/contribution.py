@@ -72,22 +72,3 @@ def shares_to_keys(weights: torch.Tensor, norms: torch.Tensor, keys: torch.Tenso
         total = (m * rows).sum(dim=(0, 2, 3))  # (nh,)
         return (m * rows * on_keys).sum(dim=(0, 2, 3)) / total.clamp_min(1e-30)  # (nh,)
     return share(weights), share(norms)
-
-
-def corpus_special_shares(model, corpus, run=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(weight share, norm share), each (n_layers, n_heads): over every real query of every sentence of a corpus,
-    the share of each head's weight, and of its contribution norm, that goes to [CLS], [SEP] and punctuation.
-    run: a claims.CorpusRun of this corpus made with value_norms=True, if there is one (no pass is then made)."""
-    # imported here: claims imports this module (value_vector_norms) for its runs
-    from attnviz.analysis.claims import run_corpus  # noqa: PLC0415 - a real circle
-
-    run = run if run is not None and run.value_norms is not None else run_corpus(model, corpus, value_norms=True)
-    T = run.attentions.shape[-1]
-    keys = torch.stack([torch.cat([special_keys(list(s.tokens)), torch.zeros(T - len(s.tokens), dtype=torch.bool)])
-                        for s in corpus.sentences])  # (B, T): padding is no key
-    pairs = []
-    for layer in range(run.attentions.shape[1]):
-        weights = run.attentions[:, layer]  # (B, H, T, T)
-        norms = weights * run.value_norms[:, layer, :, None, :]  # (B, H, T, T): α_ij ‖f_h(x_j)‖
-        pairs.append(shares_to_keys(weights, norms, keys, run.real))
-    return torch.stack([w for w, _ in pairs]), torch.stack([n for _, n in pairs])  # (L, nh) each

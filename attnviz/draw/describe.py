@@ -6,7 +6,8 @@ import math
 from itertools import groupby
 
 from attnviz.engine.attention import is_standard_scale
-from attnviz.engine.mask_kinds import MASKS
+from attnviz.engine.mask_kinds import MaskKind, mask_kind
+from attnviz.errors import AttnvizError
 
 CAUSAL_MODEL_NO_MASK = ("no extra mask: this model is a decoder, so its built-in causal mask applies, and each token "
                         "sees itself and the tokens before it, never the ones after")
@@ -35,6 +36,20 @@ def describe_layer_windows(windows) -> str:
             + ". Each layer's window applies whatever mask is chosen here.")
 
 
+def kinds_of(spec: str) -> list[MaskKind | None]:
+    """The registry's kind of each '&' part of a spec, in order; None for a name it does not know (or parameters it
+    cannot read: the words then name the part as written)."""
+    kinds = []
+    for part in spec.split("&"):
+        try:
+            kind = mask_kind(part.strip().partition(":")[0])
+            kind.values(part.strip())
+        except AttnvizError:
+            kind = None
+        kinds.append(kind)
+    return kinds
+
+
 def describe_mask(spec, causal_model: bool = False, builtin_window: int | None = None) -> str:
     """'causal: each token sees ...' for a mask spec; several parts are joined with 'and'.
 
@@ -46,16 +61,17 @@ def describe_mask(spec, causal_model: bool = False, builtin_window: int | None =
         f"{builtin_window - 1} tokens before it, in every layer, whatever mask is chosen here.")
     if spec is None or not isinstance(spec, str):
         spec = "none" if spec is None else "custom"
-    if causal_model and spec.strip().lower() in ("", "none", "full", "bidirectional", "causal"):
+    kinds = kinds_of(spec)
+    if causal_model and all(kind is not None and kind.adds_nothing_on_a_decoder() for kind in kinds):
         return CAUSAL_MODEL_NO_MASK[0].upper() + CAUSAL_MODEL_NO_MASK[1:] + "." + window
     parts = []
-    for part in spec.split("&"):
-        name, _, arg = part.strip().partition(":")
-        name = name.lower() or "none"
-        template = MASKS[name].sentence if name in MASKS else name  # the registry's own sentence
-        parts.append(template.format(arg=arg.split(":")[0] if arg else "?"))
+    for kind, part in zip(kinds, spec.split("&"), strict=True):
+        if kind is None:
+            parts.append(part.strip().partition(":")[0].lower())
+        else:  # the registry's own sentence
+            parts.append(kind.sentence.format(arg=kind.first_value(part.strip())))
     sentence = "; and ".join(parts)
-    if causal_model and "causal" not in spec:
+    if causal_model and not any(kind is not None and kind.decoders_own for kind in kinds):
         sentence += (". This model is a decoder, so its built-in causal mask applies as well: a token never sees "
                      "the ones after it")
     return sentence[0].upper() + sentence[1:] + "." + window
@@ -68,28 +84,13 @@ def mask_button_name(spec: str | None, causal_model: bool = False, builtin_windo
     did not fit was dropped). causal_model: a decoder, whose built-in causal mask applies whatever is chosen;
     builtin_window: its sliding window, also built in."""
     spec = (spec or "none").strip().lower()
-    parts = []
-    for part in spec.split("&"):
-        name, _, args = part.partition(":")
-        kind = MASKS.get(name or "none")
-        first = args.split(":")[0] if args else ""
-        if kind is None:
-            parts.append(name)
-        elif kind.name == "custom":
-            parts.append("custom")
-        elif kind.name == "global":
-            parts.append(f"global + local {first}".strip())
-        elif kind.name == "random":
-            parts.append(f"random {first}".strip())
-        elif kind.name == "window":
-            parts.append(f"window {first}".strip())
-        else:
-            parts.append(f"{kind.name} {first}".strip())
+    parts = [(kind, part.strip()) for kind, part in zip(kinds_of(spec), spec.split("&"), strict=True)]
+    words = [part.partition(":")[0] if kind is None else kind.button_words(part) for kind, part in parts]
     if causal_model:
         built_in = "built-in causal" + (f" (window {builtin_window})" if builtin_window else "")
-        extra = [p for p in parts if p not in ("none", "causal")]
+        extra = [w for w, (kind, _) in zip(words, parts, strict=True) if kind is None or not kind.adds_nothing_on_a_decoder()]
         return " + ".join([built_in, *extra])
-    return " + ".join(parts)
+    return " + ".join(words)
 
 
 def head_facts(d_model: int, n_heads: int, d_head: int, n_kv_heads: int | None = None) -> str:

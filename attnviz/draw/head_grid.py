@@ -19,12 +19,19 @@ def head_titles(weights, heads) -> list[str]:
     return [f"head {h} · H {entropy[h]:.2f} · max {peak[h]:.2f}" for h in heads]
 
 
-def head_grid_payload(weights, row_labels: list[str], heads, *, name: str, col_labels: list[str] | None = None,
-                      per_head_scale: bool = False, selection: dict | None = None, columns: int = 3,
-                      x_title: str = "key (attended to)", y_title: str = "query (attending)") -> bytes:
-    """Every head of `heads` of one layer, weights (n_heads, n_q, n_k), as one selectable heatmap payload.
-    col_labels None: the row labels (self-attention); a cross-attention passes its source tokens."""
+def head_grid_payload(weights, row_labels: list[str], heads, *, layer: int, name: str,
+                      col_labels: list[str] | None = None, per_head_scale: bool = False, selection: dict | None = None,
+                      columns: int = 3, x_title: str = "key (attended to)", y_title: str = "query (attending)",
+                      attention: str = "") -> bytes:
+    """Every head of `heads` of layer `layer`, weights (n_heads, n_q, n_k), as one selectable heatmap payload; a
+    screen reader hears each cell with its "layer L, head H". col_labels None: the row labels (self-attention); a
+    cross-attention passes its source tokens (attention: its name, e.g. "cross-attention", in the grid's name: the
+    cells' own stay short)."""
     heads = list(heads)
+    what = f"{attention}, " if attention else ""
     return heatmap_payload(weights[heads], row_labels, col_labels, titles=head_titles(weights, heads),
                            columns=columns, per_head_scale=per_head_scale, selectable=True, selection=selection,
-                           name=name, x_title=x_title, y_title=y_title)
+                           name=name, x_title=x_title, y_title=y_title,
+                           panel_names=[f"layer {layer}, head {h}" for h in heads],
+                           label=f"{what}layer {layer}: {len(heads)} head{'s' if len(heads) != 1 else ''}, weights after "
+                                 "softmax")

@@ -18,7 +18,10 @@ Kinds of scale (SCALE_KINDS), one per kind of matrix: each matrix is drawn with 
     mask       a mask's M, 0 (may attend) and −∞ (masked), or a bool matrix (True =
                may attend): two colours, no scale                                      bits
 Each payload carries its legend's words ("legend": ticks under the colour bar, none for a mask; named colour
-swatches such as −∞ (masked); a title), so the browser only paints them and a test reads them here.
+swatches such as −∞ (masked); a title), so the browser only paints them and a test reads them here. It may also
+carry what a screen reader names it by ("label", default its one title) and each panel's place in the model
+("panel_names", e.g. "layer 3, head 1"), which the browser adds to every cell it reads out
+(attnviz/components/heatmap/access.js); without them a panel's title is read for it.
 
 Cell codes, with TOP = 255 (uint8) or 65535 (uint16):
     weights  w in [0, 1]      -> round(w · (TOP − 1)); TOP is never used          |error| ≤ 0.5 / (TOP − 1)
@@ -210,7 +213,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
                     show_values: bool | None = None, selectable: bool = False, selection: dict | None = None,
                     bytes_per_cell: int | None = None, thumbnails: bool = False, highlight: int | None = None,
                     name: str = "", value_name: tuple[str, str] | None = None,
-                    axis_words: tuple[str, str] | None = None) -> bytes:
+                    axis_words: tuple[str, str] | None = None, panel_names: list[str] | None = None,
+                    label: str | None = None) -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
     kind: one of SCALE_KINDS (see the module text): the scale that fits the matrix. A magnitude with a negative
@@ -224,6 +228,9 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     rollout shares drawn on the weights' 0..1 scale are no "weight after softmax". None: the kind's own words.
     axis_words: (row word, column word) the hover names a cell by ("layer", "head") where rows and columns are not
     query and key tokens. None: "query"/"key" for weights and masks, "row"/x_title otherwise.
+    panel_names: where each panel sits in the model ("layer 3, head 1"), read out with each of its cells; None: a
+    "layer L, head H" in the panel's title, else (several panels) the title itself.
+    label: what a screen reader calls the whole heatmap ("layer 3: 12 heads"); None: its one title, or its panels.
     """
     if kind not in SCALE_KINDS:
         raise AttnvizError(f"kind must be one of {SCALE_KINDS}, not {kind!r}.")
@@ -240,6 +247,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     if len(row_labels) != rows or len(col_labels) != cols:
         raise AttnvizError(f"Labels do not fit the matrix: {len(row_labels)} × {len(col_labels)} labels for "
                            f"{rows} × {cols} cells.")
+    if panel_names is not None and len(panel_names) != panels:
+        raise AttnvizError(f"{panels} panel(s) but {len(panel_names)} panel name(s).")
     if highlight is not None and not 0 <= highlight < panels:
         raise AttnvizError(f"There is no panel {highlight} to frame among {panels}.")
     if bytes_per_cell is None:
@@ -265,6 +274,10 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     }
     if axis_words is not None:
         meta["axis_words"] = [str(w) for w in axis_words]
+    if panel_names is not None:
+        meta["panel_names"] = [str(n) for n in panel_names]
+    if label:
+        meta["label"] = str(label)
     block = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     block += b" " * (-(HEADER.size + len(block)) % 4)  # cells start on a 4-byte boundary
     if bytes_per_cell == BITS:  # 1 where masked (code TOP), least significant bit first

@@ -13,8 +13,11 @@ import re
 
 import numpy as np
 
-# plotly's default line colours, so the chart looks as it did
-COLOURS = ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880"]
+from attnviz.draw.palette import LINES as COLOURS  # told apart without colour vision too (tests/draw/test_palette.py)
+
+# each line's dash pattern (SVG stroke-dasharray), in the order of COLOURS: a line is told by its pattern as well as
+# its colour, in the plot and in the legend's sample beside its name
+DASHES = ["", "8 4", "2 3", "10 3 2 3", "4 4", "14 4 4 4", "1 5"]
 WIDTH, HEIGHT = 640, 340  # the drawing's own units; it is scaled to its column (at most MAX_PX wide)
 MAX_PX = 760
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 24, 46  # room for tick labels and axis titles
@@ -24,7 +27,7 @@ CSS = """<style>
 .av-line svg { width: 100%; height: auto; font-family: inherit; }
 .av-line-legend { display: flex; flex-wrap: wrap; gap: 0.2em 1em; font-size: 0.85em; margin-top: 0.3rem; }
 .av-line-legend span { display: inline-flex; align-items: center; gap: 0.35em; white-space: nowrap; }
-.av-line-legend i { display: inline-block; width: 1.6em; border-top: 3px solid; }
+.av-line-legend .av-line-sample { width: 2.2em; height: 0.5em; }
 </style>""".replace("MAX_PX", str(MAX_PX))
 
 
@@ -75,10 +78,10 @@ def axes_svg(px, py, x_ticks: list[float], y_ticks: list[float], x_title: str, y
 
 
 def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: str, log_axes: bool = False,
-                   marker_x: float | None = None, marker_label: str = "", dashed: tuple[str, ...] = (),
-                   label: str = "") -> str:
+                   marker_x: float | None = None, marker_label: str = "", label: str = "") -> str:
     """One polyline per entry of `lines` (name -> y at each x), x from its smallest to its largest value (and
-    the marker), y from 0 (linear) or the smallest positive value (log) to the largest. marker_x: a dashed line
+    the marker), y from 0 (linear) or the smallest positive value (log) to the largest; each line in its own colour
+    and dash pattern (COLOURS, DASHES), so two lines that run together stay apart. marker_x: a dashed line
     and, where it is one of x, a dot per line holding that line's value there. Names are escaped."""
     x = np.asarray(x, dtype=np.float64)
     ys = {name: np.asarray(y, dtype=np.float64) for name, y in lines.items()}
@@ -107,16 +110,17 @@ def line_chart_svg(x, lines: dict[str, np.ndarray], *, x_title: str, y_title: st
     esc = html.escape
     colours = {name: COLOURS[k % len(COLOURS)] for k, name in enumerate(ys)}
     legend = []
-    for name, y in ys.items():
+    for k, (name, y) in enumerate(ys.items()):
         colour = colours[name]
         keep = np.isfinite(y) & ((x > 0) & (y > 0) if log_axes else True)  # a log axis has no place for 0
         points = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[keep], y[keep], strict=True))
-        dash = ' stroke-dasharray="5 4"' if name in dashed else ""
+        pattern = DASHES[k % len(DASHES)]
+        dash = f' stroke-dasharray="{pattern}"' if pattern else ""
         values = ",".join(f"{v:.9g}" for v in y)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash} '
                      f'data-name="{esc(name)}" data-y="{values}"><title>{esc(name)}</title></polyline>')
-        legend.append(f'<span><i style="border-color:{colour};{"border-top-style:dashed" if dash else ""}"></i>'
-                      f'{esc(name)}</span>')
+        legend.append(f'<span><svg class="av-line-sample" viewBox="0 0 28 6" aria-hidden="true"><line x1="0" x2="28" '
+                      f'y1="3" y2="3" stroke="{colour}" stroke-width="3"{dash}/></svg>{esc(name)}</span>')
     if marker_x is not None:
         mx = px(marker_x)
         parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#777" '

@@ -3,7 +3,7 @@ the Model view's layer × head map of one head statistic.
 
 Plain HTML and CSS rather than a chart: a page that loads plotly.js only for a 6 × 12 map pays for that
 4.7 MB script on every first load (Model view at 512 tokens: 2.05 → 1.89 s without it, alternating
-loads; see the README). Cell text is real text: sharp on a projector, selectable, read by screen readers.
+loads; see benchmarks/RESULTS.md). Cell text is real text: sharp on a projector, selectable, read by screen readers.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import re
 
 import numpy as np
 
-# plotly's Cividis, ten stops from dark blue to yellow: readable with most colour-vision deficiencies
-CIVIDIS = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74", "#c3b369", "#e1cc55", "#fee838"]
-NO_VALUE = "#9e9e9e"  # a cell with no finite value: grey, printed as "–" (never NaN on screen)
+from attnviz.draw.palette import NO_VALUE, VALUE_MAP
+
+# plotly's Cividis, ten stops from dark blue to yellow: readable with most colour-vision deficiencies; a cell with no
+# finite value is NO_VALUE grey, printed as "–" (never NaN on screen)
+CIVIDIS = VALUE_MAP
 
 CSS = """<style>
 .av-map { margin: 0.25rem 0 1rem; }

@@ -39,7 +39,7 @@ def server_threads(cores: int | None = None, setting: str | None = None) -> int:
     The server never has the machine to itself: on a lecturer's laptop the browser that draws the pages
     runs beside it, and in a class every session runs its own model in its own thread. A run that claims
     every core spins waiting for cores those others hold (on a 2-core machine serving its own browser,
-    2 threads cost 1.5× the server CPU of 1 and made pages slower, not faster: see the README's benchmarks).
+    2 threads cost 1.5× the server CPU of 1 and made pages slower, not faster: see benchmarks/RESULTS.md).
     """
     setting = os.environ.get(THREADS_VARIABLE) if setting is None else setting
     if setting is not None and setting.strip().isdigit() and int(setting) >= 1:

@@ -102,9 +102,8 @@ def generate(model, prompt: str, max_new_tokens: int = 20, cache: bool = True) -
                 fed = torch.tensor([ids], device=model.device)  # (1, n_context)
             else:  # only the newest token; the cache holds the rest
                 fed = torch.tensor([ids[-1:]], device=model.device)  # (1, 1)
-            first = 0 if caches is None else caches[0].length
-            mask = model.builtin_mask(fed.shape[1], first)  # (new tokens, all tokens so far)
-            hidden, weights, traces = model.forward(fed, mask, True, True, caches)  # traces: references, no extra work
+            # the model's own mask alone (causal over the cached tokens and the new ones: forward adds it)
+            hidden, weights, traces = model.forward(fed, None, True, True, caches)  # traces: references, no extra work
             logits = model.logits(hidden[0, -1])  # (V,): scores for the next token, from the last position
             probs = torch.softmax(logits.float(), dim=-1)
             top = probs.topk(min(TOP_K, probs.shape[0]))

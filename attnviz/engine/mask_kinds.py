@@ -71,6 +71,33 @@ class MaskKind:
     # None: it has no size of its own (a custom matrix), so the cost chart leaves it out
     pairs: Callable[[int, dict], float] | None = None
     aliases: tuple[str, ...] = ()  # other names a spec may use for it
+    button: str = ""  # a few words for the mask button, its first parameter as {arg}; "" = its name and {arg}
+    setting: str = ""  # how Compare names it ("the mask (A → B)"), its parameters as {args}; "" = the <name> mask (args)
+    decoders_own: bool = False  # a decoder's built-in mask is this one: on a decoder, choosing it adds nothing (causal)
+    readable_spec: bool = True  # False: its spec is its whole matrix, too long to read aloud (custom)
+
+    @property
+    def masks_nothing(self) -> bool:
+        """Whether it builds no matrix: every query sees every key (none)."""
+        return self.build is _no_mask
+
+    def adds_nothing_on_a_decoder(self) -> bool:
+        """Whether a decoder, whose built-in causal mask always applies, runs the same with it as without it."""
+        return self.masks_nothing or self.decoders_own
+
+    def first_value(self, spec: str) -> str:
+        """Its first parameter's value in a spec ('2' for 'window:2', the default where the spec leaves it out)."""
+        return str(self.values(spec)[self.parameters[0].name]) if self.parameters else ""
+
+    def button_words(self, spec: str) -> str:
+        """'window 2' for 'window:2': the mask in a few words, for a button."""
+        return (self.button or "{name} {arg}").format(name=self.name, arg=self.first_value(spec)).strip()
+
+    def setting_words(self, spec: str) -> str:
+        """'a sliding window of 2' for 'window:2': the mask as a setting that changed, in a sentence."""
+        args = ":".join(str(v) for v in self.values(spec).values())
+        template = self.setting or ("the {name} mask ({args})" if args else "the {name} mask")
+        return template.format(name=self.name, args=args)
 
     def mask(self, spec: str, n: int) -> torch.Tensor | None:
         """The (n, n) bool mask of a spec of this kind."""
@@ -141,11 +168,11 @@ def register_mask_kind(kind: MaskKind) -> MaskKind:
 for _kind in (
     MaskKind("none", "none (bidirectional)", "none (full, bidirectional)", "Every query sees every key.",
              sentence="no mask: every token may look at every token, before and after it",
-             pairs=lambda n, v: float(n * n), aliases=("", "full", "bidirectional")),
+             pairs=lambda n, v: float(n * n), aliases=("", "full", "bidirectional"), setting="no mask"),
     MaskKind("causal", "causal (no peeking ahead)", "causal", "Each query sees itself and the tokens before it.",
              sentence="causal: each token sees itself and the tokens before it, never the ones after (as when generating "
                       "text)",
-             build=lambda n, v: causal_mask(n), pairs=lambda n, v: n * (n + 1) / 2),
+             build=lambda n, v: causal_mask(n), pairs=lambda n, v: n * (n + 1) / 2, decoders_own=True),
     MaskKind("padding", "padding ([PAD] tokens appended)", "padding",
              "[PAD] tokens are appended to the text, and no query may attend to them.",
              (MaskParameter("pad", "[PAD] tokens appended", 3, 1, 8, 1),),
@@ -155,7 +182,8 @@ for _kind in (
     MaskKind("window", "sliding window (local)", "sliding window", "Each query sees the keys at most W positions away.",
              (MaskParameter("window", "Window: keys at most this far away", 2, 0, 8, 1),),
              sentence="sliding window of {arg}: each token sees only tokens at most {arg} positions away",
-             build=lambda n, v: window_mask(n, v["window"]), pairs=lambda n, v: float(_window_pairs(n, v["window"]))),
+             build=lambda n, v: window_mask(n, v["window"]), pairs=lambda n, v: float(_window_pairs(n, v["window"])),
+             setting="a sliding window of {args}"),
     MaskKind("strided", "strided / dilated (every s-th key, no local window)", "strided / dilated",
              "Each query sees the keys a multiple of S positions away.",
              (MaskParameter("stride", "Stride", 3, 2, 8, 1),),
@@ -169,7 +197,8 @@ for _kind in (
               MaskParameter("globals", "Global token positions (comma separated)", "0")),
              sentence="global + local: a window of {arg} around each token, plus global tokens that see and are seen by all",
              build=lambda n, v: global_local_mask(n, v["gwindow"], _global_positions(v["globals"])),
-             pairs=lambda n, v: _global_pairs(n, v["gwindow"], _global_positions(v["globals"]))),
+             pairs=lambda n, v: _global_pairs(n, v["gwindow"], _global_positions(v["globals"])),
+             button="global + local {arg}", setting="the global mask"),
     MaskKind("random", "random (Bernoulli per pair, seeded)", "random (Bernoulli per pair)",
              "Each query–key pair is kept with probability P (the diagonal always), from a seeded draw.",
              (MaskParameter("keep", "Keep probability", 0.3, 0.05, 1.0, 0.05),
@@ -183,7 +212,7 @@ for _kind in (
                             help="One row per query token, one digit per key token. Empty = the causal pattern "
                                  "for the current text."),),
              sentence="custom: the pattern you wrote, row by row (1 = may look, 0 = may not)",
-             build=lambda n, v: custom_mask(v["custom"], n)),
+             build=lambda n, v: custom_mask(v["custom"], n), button="custom", setting="a custom mask", readable_spec=False),
 ):
     register_mask_kind(_kind)
 

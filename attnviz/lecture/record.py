@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from attnviz.draw.palette import CLASS, RIGHT
 from attnviz.lecture.answer_kinds import (
     AnswerSpec,
     choice_counts,
@@ -31,9 +32,9 @@ STYLE = """<style>
 .avr h1 { font-size: 1.6rem; } .avr h2 { font-size: 1.2rem; margin: 1.4rem 0 0.3rem; }
 .avr p { margin: 0.25rem 0; } .avr .muted { color: #666; }
 .avr table { border-collapse: collapse; margin: 0.3rem 0; } .avr td, .avr th { padding: 2px 8px; text-align: left; }
-.avr .bar { display: inline-block; height: 0.8rem; background: #2e86ab; vertical-align: middle; }
-.avr .right { color: #2a9d4b; font-weight: 600; }
-</style>"""
+.avr .bar { display: inline-block; height: 0.8rem; background: CLASS; vertical-align: middle; }
+.avr .right { color: RIGHT; font-weight: 600; }
+</style>""".replace("CLASS", CLASS).replace("RIGHT", RIGHT)  # attnviz/draw/palette.py: the class chart's colours
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,8 @@ def answers_html(spec: AnswerSpec, expected: str, record: StepRecord) -> str:
     if spec.kind == "choice":
         counts = choice_counts(spec, values)
         right = right_choice(spec, expected)
-        marked = {right: ' class="right"'}
-        rows = "".join(f"<tr><td{marked.get(o, '')}>{esc(o)}</td><td>{c}</td>"
+        marked = {right: ' class="right"'}  # and the words "✓ right": not told by colour alone
+        rows = "".join(f"<tr><td{marked.get(o, '')}>{esc(o)}{' ✓ right' if o == right else ''}</td><td>{c}</td>"
                        f"<td>{bar(c, max(counts + [1]))}</td></tr>" for o, c in zip(spec.options, counts, strict=True))
         note = f"<p>The right answer (the plan's): <span class=\"right\">{esc(right)}</span>.</p>" if right else ""
         return head + note + f"<table>{rows}</table>"

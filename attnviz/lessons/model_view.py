@@ -104,6 +104,11 @@ def thumbnail_titles(n_layers: int, n_heads: int) -> list[str]:
     return [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
 
 
+def thumbnail_names(n_layers: int, n_heads: int) -> list[str]:
+    """'layer 0, head 0', ... in thumbnail_titles' order: what a screen reader hears with each thumbnail's cells."""
+    return [f"layer {layer}, head {head}" for layer in range(n_layers) for head in range(n_heads)]
+
+
 def thumbnail_of(layer: int, head: int, n_heads: int) -> int:
     """The panel index p of (layer, head) in the grid: p = layer · H + head."""
     return layer * n_heads + head

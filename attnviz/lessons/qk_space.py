@@ -17,8 +17,10 @@ from attnviz.analysis.qk_space import (
     shared_space,
     top_key_agreement,
 )
+from attnviz.draw.palette import KEY, QUERY, ROW
 
-QUERY_COLOUR, KEY_COLOUR, LINE_COLOUR, ROW_COLOUR = "#1f63b4", "#e0761a", "rgba(90,90,90,{a:.2f})", "#c8102e"
+QUERY_COLOUR, KEY_COLOUR, ROW_COLOUR = QUERY, KEY, ROW
+LINE_COLOUR = "rgba(90,90,90,{a:.2f})"  # a weight's line: palette.REFERENCE, as opaque as the weight is large
 MAX_LINES = 150  # the strongest pairs drawn at most: past that the plane is a grey mesh
 ROW_MIN = 0.02  # the selected query's lines: every key it gives at least this much
 LABELS_UP_TO = 40  # tokens written beside their points up to this many; past it, hover only

@@ -61,20 +61,24 @@ def pool_blocks(a: torch.Tensor, block_rows: int, block_cols: int) -> torch.Tens
     return sums / rows_per_block[:, None]  # (..., m_q, m_k)
 
 
-def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int]) -> tuple[bytes, list[int]]:
-    """The layers × heads thumbnails of a set (pooled above THUMBNAIL_CELLS tokens a side), and the blocks."""
+def mosaic_payload(s: AttentionSet, layers: list[int], heads: list[int], attention: str = "") -> tuple[bytes, list[int]]:
+    """The layers × heads thumbnails of a set (pooled above THUMBNAIL_CELLS tokens a side), and the blocks.
+    attention: the set's name, in the heatmap's name where a document holds several sets."""
     n_q, n_k = s.weights.shape[-2:]
     br, bc = math.ceil(n_q / THUMBNAIL_CELLS), math.ceil(n_k / THUMBNAIL_CELLS)
     chosen_heads = s.weights[layers][:, heads]  # (L', H', n_q, n_k)
     pooled = pool_blocks(chosen_heads, br, bc)  # (L', H', m_q, m_k)
     m_q, m_k = pooled.shape[-2:]
     titles = [f"L{layer} H{head}" for layer in layers for head in heads]
+    what = f"{attention}, " if attention else ""
+    names = [f"layer {layer}, head {head}" for layer in layers for head in heads]
     pooled_name = None if br == bc == 1 else (
         f"pooled weight: a cell is {br} queries × {bc} keys, the queries' mean of their weights' sum; rows sum to 1",
         "pooled weight")
     payload = heatmap_payload(pooled.reshape(-1, m_q, m_k), pooled_labels(s.row_labels, br),  # (L'·H', m_q, m_k)
                               pooled_labels(s.col_labels, bc), titles=titles, columns=len(heads), thumbnails=True,
-                              selectable=True, show_values=False, name=MODEL_NAME, value_name=pooled_name)
+                              selectable=True, show_values=False, name=MODEL_NAME, value_name=pooled_name,
+                              panel_names=names, label=f"{what}every layer × head: {len(layers)} × {len(heads)} thumbnails")
     return payload, [br, bc]
 
 
@@ -107,21 +111,24 @@ def wants_scores(s: AttentionSet, layers: list[int], heads: list[int], scores) -
     return scores is True or 4 * len(layers) * len(heads) * s.weights.shape[-2] * s.weights.shape[-1] <= SCORES_BUDGET
 
 
-def set_parts(s: AttentionSet, layers: list[int], heads: list[int], scores, parts: list[bytes]) -> dict:
-    """Append the set's parts to `parts`; its entry in the document's head."""
+def set_parts(s: AttentionSet, layers: list[int], heads: list[int], scores, parts: list[bytes],
+              attention: str = "") -> dict:
+    """Append the set's parts to `parts`; its entry in the document's head. attention: the set's name where the
+    document holds several (a screen reader then hears it in each heatmap's name)."""
     def add(payload: bytes) -> int:
         parts.append(payload)
         return len(parts) - 1
 
     grids, errors = [], []
     for layer in layers:
-        grid = head_grid_payload(s.weights[layer], s.row_labels, heads, name=HEADS_NAME, col_labels=s.col_labels)
+        grid = head_grid_payload(s.weights[layer], s.row_labels, heads, layer=layer, name=HEADS_NAME,
+                                 col_labels=s.col_labels, attention=attention)
         grids.append(add(grid))
         errors.append(precision(payload_meta(grid)))
     # each row's sum and largest weight, from the float32 weights: the cells travel as uint8 at 500 tokens (±0.002),
     # and 500 of them rounded would not add up to the row's true sum
     stats = [add(row_stats(s.weights[layer][heads]).tobytes()) for layer in layers]
-    mosaic, block = mosaic_payload(s, layers, heads)
+    mosaic, block = mosaic_payload(s, layers, heads, attention)
     entry = {"name": s.name, "rows": len(s.row_labels), "cols": len(s.col_labels), "row_labels": s.row_labels,
              "col_labels": s.col_labels, "layers": layers, "heads": heads, "grids": grids, "weight_error": errors,
              "row_stats": stats, "mosaic": add(mosaic), "block": block, "scores": None, "allowed": None, "scale": s.scale,
@@ -155,7 +162,7 @@ def document_bytes(sets: list[AttentionSet], *, view: str = "heads", layer=None,
         raise AttnvizError(f"That is {cells:,} weights, more than a browser tab draws well ({MAX_CELLS:,}): choose "
                            "fewer with layer= or heads=.")
     parts: list[bytes] = []
-    entries = [set_parts(s, ls, hs, scores, parts) for s, ls, hs in chosen_per_set]
+    entries = [set_parts(s, ls, hs, scores, parts, s.name if len(sets) > 1 else "") for s, ls, hs in chosen_per_set]
     head = {"title": title, "subtitle": subtitle, "notes": list(notes or []), "view": view, "sets": entries,
             "parts": len(parts)}
     return wrap(MAGIC, head, parts)

@@ -28,12 +28,12 @@ from attnviz.analysis.ablation_effects import (
 )
 from attnviz.analysis.contribution import (
     contribution_norms,
-    corpus_special_shares,
     shares_to_keys,
     special_keys,
     value_vector_norms,
 )
 from attnviz.analysis.corpus import encode_corpus, load_corpus
+from attnviz.analysis.corpus_shares import corpus_special_shares
 from attnviz.analysis.repeats import repeated_random_batch
 from attnviz.engine.models.stack import norm
 from attnviz.errors import AttnvizError

@@ -1,6 +1,6 @@
-"""What knocking heads out of attnviz-tiny-llama does to its loss on the repeated half: the README's figures.
+"""What knocking heads out of attnviz-tiny-llama does to its loss on the repeated half: the figures docs/pages.md states.
 
-64 seeded sequences [BOS] A A, A = 20 distinct random words (seed 0), zero-ablation. The figures the README
+64 seeded sequences [BOS] A A, A = 20 distinct random words (seed 0), zero-ablation. The figures docs/pages.md
 states are printed by `python benchmarks/bench_head_claims.py --results` from the same functions.
 """
 
@@ -63,7 +63,7 @@ def test_the_two_best_induction_heads_hurt_most_of_all_28_pairs(setup):
     assert max(pairs, key=pairs.get) == chosen
     runner_up = sorted(pairs.values())[-2]
     assert pairs[chosen] > runner_up + 0.5  # measured 5.38 nats against 4.01 for the next pair
-    # the figures the README and the lecture plan heads_under_test.toml state
+    # the figures docs/pages.md and the lecture plan heads_under_test.toml state
     assert (round(loss(()), 2), round(pairs[chosen], 2), round(runner_up, 2)) == (1.36, 5.38, 4.01)
 
 
@@ -71,7 +71,7 @@ def test_every_single_head_raises_the_loss_but_no_single_head_breaks_it(setup):
     _, _, induction, _, loss, pairs, singles = setup
     base = loss(())
     assert all(value > base + 0.3 for value in singles.values())  # measured: +0.46 to +0.77 nats
-    # as the README states it: 1.82-2.13 nats, layer 1 head 0 the largest, layer 0 head 1 within 0.01 of it
+    # as docs/pages.md states it: 1.82-2.13 nats, layer 1 head 0 the largest, layer 0 head 1 within 0.01 of it
     assert (round(min(singles.values()), 2), round(max(singles.values()), 2)) == (1.82, 2.13)
     ranked = sorted(singles, key=singles.get, reverse=True)
     assert ranked[:2] == [(1, 0), (0, 1)] and singles[(1, 0)] - singles[(0, 1)] < 0.01

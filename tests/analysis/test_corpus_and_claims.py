@@ -1,4 +1,4 @@
-"""The shipped corpus, its loader's messages, and the claim score against hand counts, with the README's figures."""
+"""The shipped corpus, its loader's messages, and the claim score against hand counts, with the figures docs/pages.md states."""
 
 import json
 
@@ -7,8 +7,8 @@ import torch
 
 import attnviz
 from attnviz.analysis.claims import FARTHER, NEARER, claim_score, head_ranks, head_table, item_scores, run_corpus
-from attnviz.analysis.contribution import corpus_special_shares
 from attnviz.analysis.corpus import RELATIONS, Corpus, check_tokens, encode_corpus, load_corpus
+from attnviz.analysis.corpus_shares import corpus_special_shares
 from attnviz.errors import AttnvizError
 from attnviz.training import make_corpus
 
@@ -132,7 +132,7 @@ def test_padding_changes_no_weight(minilm, run, corpus):
 
 
 def test_minilm_figures_as_the_readme_states_them(run):
-    """The README's statement of what the corpus shows for MiniLM (measured; see its "Head claims" section)."""
+    """docs/pages.md's statement of what the corpus shows for MiniLM (measured; see its "Head claims" section)."""
     scores = item_scores(run, "coreference")
     best = head_ranks(scores)[0]
     top = claim_score(run, "coreference", *best, scores)
@@ -152,7 +152,7 @@ def test_minilm_figures_as_the_readme_states_them(run):
 
 
 def test_special_tokens_take_weight_but_add_little(minilm, corpus):
-    """The shares the README and the plan state for layer 5, head 11, and over all heads."""
+    """The shares docs/pages.md and the plan state for layer 5, head 11, and over all heads."""
     weight_share, norm_share = corpus_special_shares(minilm, corpus)  # (L, H) each
     assert (round(float(weight_share[5, 11]), 2), round(float(norm_share[5, 11]), 2)) == (0.43, 0.07)
     assert float(weight_share.mean()) > 2 * float(norm_share.mean())  # 55% of the weight, 18% of the norm

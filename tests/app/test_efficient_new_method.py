@@ -87,3 +87,18 @@ def test_the_page_offers_draws_and_explains_a_registered_method(strided):
     np.testing.assert_allclose(drawn_heatmap(at, "eff_method_weights")[0], cmp.method_weights.numpy(), atol=WEIGHT_ATOL)
     assert np.all(np.triu(reference, 1) == 0)  # 'past': nothing above the diagonal
     assert {m.label: m.value for m in at.metric}["‖out − exact‖ / ‖exact‖"] == f"{cmp.output_error:.2e}"
+
+
+def test_the_benchmark_times_a_registered_method(strided):
+    """benchmarks/bench_efficient.py reads the registry: a new method is a row of it, its own error measured against
+    its dense mask."""
+    from benchmarks import bench_efficient  # noqa: PLC0415 - a script's module, imported only here
+
+    rows = bench_efficient.rows()
+    (name,) = [name for name in rows if name.startswith("strided ")]
+    assert name == "strided stride=2"  # no knob of the benchmark's: its default
+    run, own = rows[name]
+    q, k, v = random_qkv(12, 8, 1)
+    assert torch.allclose(run(q, k, v), own(q, k, v), atol=1e-6)
+    top = bench_efficient.NS[-1]
+    assert set(rows) >= {bench_efficient.row_name(m, kn) for m in METHODS.values() for kn in bench_efficient.settings(m, top)}

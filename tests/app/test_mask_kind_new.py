@@ -13,8 +13,10 @@ from apptest_helpers import assert_healthy, drawn_heatmap, has_heatmap, page_tex
 
 import attnviz
 from attnviz import AttnvizError
+from attnviz.draw.describe import describe_mask, mask_button_name
 from attnviz.draw.line_chart import chart_lines
 from attnviz.engine.mask_kinds import MASKS, MaskKind, MaskParameter, mask_kind, parse_mask, register_mask_kind
+from attnviz.lessons.compare.sides import describe_mask_setting
 from attnviz.lessons.masks.gallery import attended_pairs, attended_pairs_curves, attended_pairs_formula, gallery_specs
 from ui import across_pages  # imported before a kind is registered, as in a server that registers one later
 
@@ -103,3 +105,15 @@ def test_a_registered_kinds_parameter_is_carried_to_the_next_page(sink):
     at.switch_page("app_pages/explorer.py").run()
     assert_healthy(at)
     assert (at.sidebar.selectbox(key="mask").value, at.sidebar.slider(key="sinks").value) == ("sink", 5)
+
+
+def test_the_mask_button_compare_and_the_sentences_word_a_registered_kind(sink):
+    """Each place that names a mask reads the kind's words from the registry (no list of names of its own)."""
+
+
+    assert mask_button_name("sink:3") == "sink 3"
+    assert mask_button_name("sink:3", causal_model=True) == "built-in causal + sink 3"
+    assert describe_mask_setting("sink:3") == "the sink mask (3)"
+    assert describe_mask_setting("causal&sink:3") == "the causal mask and the sink mask (3)"
+    assert describe_mask("sink:3", causal_model=True).startswith(
+        "Attention sinks: each token sees itself and the first 3 tokens. This model is a decoder")

@@ -3,13 +3,12 @@
 
 import os
 import re
-from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, app_menu, assert_healthy, chart_specs, drawn_heatmap, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, menu_sections, page_text, run_app
 
 from attnviz.draw.plotting import decode_plotly_array
 from attnviz.lessons.attention_layer import layer as ly
@@ -164,12 +163,10 @@ def test_a_bad_grid_then_a_good_one():
     assert overlay_z(at, "al_picture").shape == (2, 3)
 
 
-def test_the_page_is_in_the_first_section_why_attention():
+def test_the_page_is_in_the_menus_first_section():
     assert ("app_pages/attention_layer.py", "attention_layer", "Attention as a layer") in app_menu()
-    text = Path(APP).read_text(encoding="utf-8")
-    first, page, second = (text.index('"Why attention": ['), text.index('"app_pages/attention_layer.py"'),
-                           text.index('"Attention, step by step": ['))
-    assert text.index("PAGES = {") < first < page < second
+    first = next(iter(menu_sections().values()))
+    assert first.index("why_attention") < first.index("attention_layer") < first.index("")  # before the explorer
 
 
 def test_step_a_says_the_captioning_model_scores_with_f_att():

@@ -158,7 +158,10 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     bars = chart_specs(at)["lecture_class_choice"]["data"][0]
     assert bars["x"] == ["none", "causal", "window"]
     assert bars["y"] == [0, 2, 1]
-    assert "green is the right answer" in chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
+    # the right answer is told by a word and a hatch as well as its green: never by colour alone
+    title = chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
+    assert "hatched, ✓ right = the plan's answer" in title
+    assert bars["text"] == ["0", "2 ✓ right", "1"] and bars["marker"]["pattern"]["shape"] == ["", "/", ""]
 
     store.go_to(code, key, 3)
     boxes = [open_step(plan, 3, code) for _ in range(2)]
@@ -174,7 +177,9 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     assert any(f"right answer {measured:.4g} (computed)" in a["text"] for a in layout["annotations"]), layout
     assert [line["x0"] for line in layout["shapes"]] == [pytest.approx(measured)]
     said = page_text(revealed)
-    assert f"The green line, {measured:.4g}, is computed now by attnviz: Var(q·k) at d_k = 256" in said
+    assert (f"The dashed green line marked ✓ right answer, {measured:.4g}, is computed now by attnviz: Var(q·k) at "
+            "d_k = 256") in said
+    assert [line["line"]["dash"] for line in layout["shapes"]] == ["dash"]
     shown = [m.value for m in revealed.metric if m.label == "Var(q·k)"]  # the page's own figure, beside it
     assert shown == [f"{measured:.2f}"], shown
 

@@ -13,8 +13,9 @@ from apptest_helpers import assert_healthy, drawn_heatmap, page_text, run_app
 
 from attnviz.analysis.ablation_effects import compare_with_same_size, coreference_closeness
 from attnviz.analysis.claims import claim_score, head_table, item_scores, run_corpus
-from attnviz.analysis.contribution import contribution_norms, corpus_special_shares
+from attnviz.analysis.contribution import contribution_norms
 from attnviz.analysis.corpus import load_corpus
+from attnviz.analysis.corpus_shares import corpus_special_shares
 from attnviz.lessons.head_claims.outcomes import embedding_outcome, loss_outcome
 
 PAGE = "app_pages/head_claims.py"

@@ -8,9 +8,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from apptest_helpers import app_menu, assert_healthy, run_app
 
-from attnviz.draw.transformer_map import map_html, map_svg
 from attnviz.lessons.explorer.selection import selection_from_params
-from attnviz.lessons.transformer_map import BLOCKS
+from attnviz.lessons.transformer_map.blocks import BLOCKS
+from attnviz.lessons.transformer_map.figure import map_html, map_svg
 from ui.state import SELECTION
 
 FILES = {path: file for file, path, _ in app_menu()}

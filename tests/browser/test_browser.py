@@ -10,11 +10,13 @@ from urllib.parse import urlparse
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from apptest_helpers import app_menu
+from apptest_helpers import app_menu, menu_sections
 from browser_helpers import (
     TICK_TEXTS,
     chromium_page,
     exceptions_on,
+    header_menu,
+    menu_link,
     streamlit_server,
     through_the_menu,
     wait_for_app_idle,
@@ -28,6 +30,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 MENU = [(path, title) for _, path, title in app_menu()]  # the lecture pages too: they must open cleanly
 PAGES = [path for path, _ in MENU]
 TITLES = dict(MENU)
+# JS: the titles of the header menu's links marked as the current page, in its open section (none when none is open)
+CURRENT = """() => [...document.querySelectorAll('[data-testid="stTopNavDropdownLink"][aria-current="page"]')]
+  .map(a => a.innerText.split('\\n').pop().trim())"""
 
 pytestmark = pytest.mark.browser
 
@@ -74,14 +79,19 @@ def test_html_in_the_text_is_shown_as_plain_text_never_run(server):
 
 
 def test_a_shared_page_link_on_a_fresh_server_opens_that_page_with_one_menu():
-    """A shared link to a page on a fresh server opens that page, under its old URL path, with app.py's menu."""
+    """A shared link to a page on a fresh server opens that page, under its old URL path, with app.py's menu in the
+    header: its sections in order, each listing its pages, and the page opened marked as the current one."""
     with streamlit_server() as url, chromium_page() as page:
         page.goto(url + "/model_view?model=toy")
         page.wait_for_selector("h1", timeout=120_000)
         wait_for_app_idle(page, timeout_ms=120_000)
-        links = [e.inner_text().split("\n")[-1] for e in page.query_selector_all('[data-testid="stSidebarNavLink"]')]
-        assert len(MENU) >= 12 and links == [title for _, title in MENU]  # app.py's menu, nothing else
         assert "Model view" in page.locator("h1").first.inner_text()
+        menu = header_menu(page)
+        assert len(MENU) >= 12 and menu == {section: [TITLES[path] for path in paths]
+                                            for section, paths in menu_sections().items()}  # app.py's, nothing else
+        assert page.evaluate(CURRENT) == [], "a menu is still open"
+        menu_link(page, url, "model_view").wait_for()
+        assert page.evaluate(CURRENT) == ["Model view"]
         assert not exceptions_on(page)
 
 
@@ -112,7 +122,6 @@ def test_default_model_explorer_and_every_page_open_without_exception_or_a_reque
         window = page.viewport_size
         for path in through_the_menu(page, server, PAGES):
             name = path or "explorer"
-            wait_for_text(page, TITLES[path], where='[data-testid="stSidebarNav"] a[aria-current="page"]')
             wait_until_settled(page, quiet_ms=1_000)  # the run over, and icons, fonts and charts loaded after it
             problems += [f"{name}: exception {e[:300]}" for e in exceptions_on(page)]
             # Streamlit scrolls inside its own container, so a tall window is what puts a whole page in the picture

@@ -115,3 +115,42 @@ def test_a_follower_is_told_when_the_store_goes_and_follows_again_when_it_is_bac
         page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
         wait_for_text(page, "Step 2 of 3")
         assert not exceptions_on(page)
+
+
+# A Streamlit without one piece of what the watcher needs to wake a page (ui/streamlit_private): taken away in the
+# server's own process before it starts, as an upgrade that renamed it would leave it. Streamlit itself serves the
+# browser without it (only its agent API calls it).
+WITHOUT_WAKE = "from streamlit.runtime import Runtime\ndel Runtime.get_app_session"
+
+
+@pytest.fixture(scope="module")
+def app_without_wake(app_on_redis):
+    """The app on the same redis-server, in a server whose Streamlit lacks Runtime.get_app_session."""
+    _, redis = app_on_redis
+    with streamlit_server(prelude=WITHOUT_WAKE) as server:
+        yield server, redis
+
+
+def test_on_a_streamlit_without_what_waking_takes_a_follower_polls_on_its_timer_and_still_follows(app_without_wake):
+    server, redis = app_without_wake
+    store = RedisStore(redis.url)
+    try:
+        store.put_plan(PLAN_ID, PLAN.read_bytes())
+        code, key = store.create_room(PLAN_ID)
+        with chromium_page(390, 844) as page:
+            sent = Sent(page)
+            page.goto(f"{server}/follow?room={code}")
+            page.wait_for_function("() => location.pathname.endsWith('/step_by_step')", timeout=60_000, polling=100)
+            wait_for_text(page, "Step 1 of 3", "a page that follows a room asks the server every 2 s whether the room moved")
+
+            store.go_to(code, key, 2)
+            page.wait_for_function("() => location.pathname.endsWith('/masks_lab')", timeout=WITHIN_MS, polling=50)
+            wait_for_text(page, "Step 2 of 3")
+            store.reveal(code, key, 2)
+            page.wait_for_selector(".st-key-lecture_class", timeout=WITHIN_MS)
+            assert sent.timers() > 0, "the page never polled on its timer"
+            assert not exceptions_on(page)
+    finally:
+        store.close()
+    log = server.log.read_text()
+    assert "lacks Runtime.get_app_session" in log and "docs/streamlit-upgrade.md" in log, log[-2000:]

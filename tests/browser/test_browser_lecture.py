@@ -11,7 +11,15 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import zxingcpp
 from apptest_helpers import app_menu
-from browser_helpers import ROOT, chromium_page, exceptions_on, wait_for_app_idle, wait_for_text, wait_until_settled
+from browser_helpers import (
+    ROOT,
+    chromium_page,
+    exceptions_on,
+    upload_plan,
+    wait_for_app_idle,
+    wait_for_text,
+    wait_until_settled,
+)
 from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -21,21 +29,12 @@ from attnviz.paths import LECTURES
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "three_steps.toml"
 pytestmark = pytest.mark.browser
-UPLOAD = '[data-testid="stFileUploaderDropzoneInput"]'
 
 
 def decode_qr(png: bytes) -> str:
     found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
     assert len(found) == 1, found
     return found[0].text
-
-
-def upload_plan(page, server, path) -> None:
-    page.goto(f"{server}/lecture")
-    wait_for_text(page, "Lecture mode")
-    wait_for_app_idle(page)
-    page.get_by_text("Use your own plan").click()
-    page.locator(UPLOAD).set_input_files(str(path))
 
 
 # each link in the Students popover: does it reach past the popover or scroll sideways, and has it a copy button

@@ -134,3 +134,59 @@ def test_raw_cross_attention_without_scores_says_what_it_can(tmp_path):
         assert f"{float(att[0, 1, 2, 3]):.4f}" in why
         assert "cannot be recovered" in why  # no logits: said, not invented
         assert math.isclose(float(att[0, 1, 2].sum()), 1.0, abs_tol=1e-5) and "1.0000" in why
+
+
+FOCUSED = """() => { const a = document.activeElement;
+  return a && a.classList.contains('avhm-wrap') ? a.closest('.avhm').dataset.name : null; }"""
+
+
+def test_a_saved_file_works_by_keyboard_alone(kept_run, tmp_path):
+    """No mouse: the layer picker by keyboard, Tab to the heads, the cursor to head 3, query 6 'mat', key 2 'cat'
+    (read with its layer and head and the run's weight), Enter: that cell's arithmetic; the table view opens with
+    Enter too."""
+    path = attnviz.save_html(kept_run, tmp_path / "keys.html")
+    with chromium_page(1400, 1000) as page:
+        assert open_offline(page, path) == []
+        wait_drawn(page, "attnviz-heads")
+        page.focus("select[data-role=layer]")
+        page.keyboard.press("ArrowDown")  # a select takes the arrow keys: layer 1
+        page.keyboard.press("ArrowDown")  # layer 2
+        wait_drawn(page, "attnviz-heads", 3)
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "attnviz-heads"
+        for key in ["PageDown"] * 3 + ["ArrowDown"] * 6 + ["ArrowRight"] * 2:
+            page.keyboard.press(key)
+        weight = float(kept_run.attentions[2, 3, 6, 2])
+        heard = page.evaluate(f"{HOOK.format(name='attnviz-heads')}.reading().active")
+        assert heard == f"query 6 'mat', key 2 'cat': weight {weight:.3f} (layer 2, head 3)"
+        page.keyboard.press("Enter")
+        why = page.inner_text(".avv-why")
+        assert "layer 2, head 3: query 6 “mat” → key 2 “cat”" in why and f"{weight:.4f}" in why
+        page.keyboard.press("Tab")  # Download PNG
+        page.keyboard.press("Tab")  # the table view
+        page.keyboard.press("Enter")
+        first = page.locator(".avhm-table table").first
+        first.wait_for()
+        assert first.locator("caption").inner_text().endswith("(layer 2, head 0)")
+        page.screenshot(path=str(ARTIFACTS / "saved_html_keyboard.png"), full_page=True)
+
+
+def test_a_thumbnail_opened_by_enter_hands_the_keyboard_to_that_heads_cell(kept_run, tmp_path):
+    """In the model view, Enter on a thumbnail's cell opens that layer's heads, as a click does, and the focus goes on
+    to the same cell of that head there (the thumbnails are hidden: left on them, the focus would fall to the page)."""
+    path = attnviz.save_html(kept_run, tmp_path / "model_keys.html", view="model")
+    with chromium_page(1400, 1000) as page:
+        assert open_offline(page, path) == []
+        wait_drawn(page, "attnviz-model")
+        page.focus("select[data-role=view]")
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED) == "attnviz-model"
+        for key in ["PageDown"] * (12 + 7) + ["ArrowDown"] * 8 + ["ArrowRight"] * 6:  # layer 1, head 7: 'it' -> 'mat'
+            page.keyboard.press(key)
+        assert page.evaluate(f"{HOOK.format(name='attnviz-model')}.reading().active").endswith("(layer 1, head 7)")
+        page.keyboard.press("Enter")
+        wait_drawn(page, "attnviz-heads")
+        assert page.input_value("select[data-role=layer]") == "1" and page.evaluate(FOCUSED) == "attnviz-heads"
+        weight = float(kept_run.attentions[1, 7, 8, 6])
+        assert page.evaluate(f"{HOOK.format(name='attnviz-heads')}.reading().active") == \
+            f"query 8 'it', key 6 'mat': weight {weight:.3f} (layer 1, head 7)"

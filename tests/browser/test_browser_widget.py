@@ -88,3 +88,33 @@ def test_two_widgets_on_one_page_each_show_their_own_numbers(widget):
         why = page.inner_text("#a .avv-why")
         assert "query 2 “y” → key 3 “z”" in why
         assert f"{float(raw[0, 1, 2, 3]):.4f}" in why and "cannot be recovered" in why
+
+
+FOCUSED = """() => { const a = document.activeElement;
+  return a && a.classList.contains('avhm-wrap') ? a.closest('.avhm').dataset.name : null; }"""
+
+
+def test_the_widget_works_by_keyboard_and_reads_each_cell_with_its_layer_and_head(widget):
+    """Tab reaches the widget's heads; PageDown and the arrows move the cursor to head 7, query 8 'it', key 6 'mat',
+    read as the run's weight with its layer and head; Enter hands that cell to Python and shows its arithmetic,
+    as a click does."""
+    res, w = widget
+    with chromium_page(1300, 900) as page:
+        page.set_content(f"<style>{w._css}</style><div id='widget'></div>")
+        page.evaluate(RENDER, {"esm": w._esm, "b64": base64.b64encode(w.document).decode()})
+        page.wait_for_function(f"() => window.attnvizHeatmaps && {HOOK} && {HOOK}.draws >= 1", polling=100)
+        for _ in range(10):  # past the pickers
+            page.keyboard.press("Tab")
+            if page.evaluate(FOCUSED) == "attnviz-heads":
+                break
+        assert page.evaluate(FOCUSED) == "attnviz-heads"
+        assert page.evaluate(f"{HOOK}.reading().name").startswith("layer 3: 3 heads, weights after softmax")
+        for key in ["PageDown", "PageDown"] + ["ArrowDown"] * 8 + ["ArrowRight"] * 6:
+            page.keyboard.press(key)
+        heard = page.evaluate(f"{HOOK}.reading().active")
+        assert heard == f"query 8 'it', key 6 'mat': weight {float(res.attentions[3, 7, 8, 6]):.3f} (layer 3, head 7)"
+        page.keyboard.press("Enter")
+        sent = page.evaluate("window.__sent")
+        assert sent[-2] == ["selection", {"attention": "self-attention", "layer": 3, "head": 7, "query": 8, "key": 6}]
+        assert "layer 3, head 7: query 8 “it” → key 6 “mat”" in page.inner_text(".avv-why")
+        assert page.locator(".avhm-table summary").first.inner_text() == "Table view: each query's 3 largest weights"

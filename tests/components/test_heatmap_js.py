@@ -9,12 +9,22 @@ import subprocess
 import pytest
 
 import attnviz.components.heatmap as heatmap_js
-from attnviz.components.heatmap import HERE, HOSTS, PARTS, component_css, component_js, part_imports
+from attnviz.components.heatmap import (
+    GENERATED,
+    HERE,
+    HOSTS,
+    PARTS,
+    component_css,
+    component_js,
+    part_imports,
+    part_source,
+)
 
 
 def test_every_js_file_of_the_folder_is_a_joined_part_or_a_host_file():
     host_files = {name for files in HOSTS.values() for name in files}
-    assert sorted(p.name for p in HERE.glob("*.js")) == sorted(set(PARTS) | host_files) and PARTS[-1] == "mount.js"
+    assert sorted(p.name for p in HERE.glob("*.js")) == sorted(set(PARTS) - set(GENERATED) | host_files)
+    assert PARTS[-1] == "mount.js" and PARTS[0] == "palette.js" and not (HERE / "palette.js").exists()
 
 
 @pytest.mark.parametrize("host, default_export", [("streamlit", ["export default mountHeatmaps;"]),
@@ -39,7 +49,7 @@ def test_an_unknown_host_is_refused():
 
 def test_a_part_that_imports_a_later_part_is_refused(monkeypatch):
     assert "decode.js" in part_imports((HERE / "draw.js").read_text(encoding="utf-8"))
-    monkeypatch.setattr(heatmap_js, "PARTS", ("dom.js", "format.js", "scales.js", "draw.js", "decode.js"))
+    monkeypatch.setattr(heatmap_js, "PARTS", ("palette.js", "dom.js", "format.js", "scales.js", "draw.js", "decode.js"))
     with pytest.raises(ValueError, match="draw.js imports decode.js"):
         component_js()
 
@@ -66,8 +76,7 @@ def layout_in_node(tmp_path, name: str, script: str):
 def test_node_parses_the_joined_module_and_each_part_alone(node, tmp_path):
     """A top-level name declared in two parts (one scope once joined) fails here, not in a browser."""
     every_file = PARTS + tuple(sorted({name for files in HOSTS.values() for name in files}))
-    for name, source in [(f"joined-{h}", component_js(h)) for h in HOSTS] + [(p, (HERE / p).read_text(encoding="utf-8"))
-                                                                           for p in every_file]:
+    for name, source in [(f"joined-{h}", component_js(h)) for h in HOSTS] + [(p, part_source(p)) for p in every_file]:
         path = tmp_path / f"{name}.mjs"
         path.write_text(source, encoding="utf-8")
         run = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)

@@ -4,7 +4,7 @@ standing for one machine, joined by a bridge inside the third, with no address o
     machine A (10.77.<n>.1): streamlit run app.py         machine B (10.77.<n>.2): streamlit run app.py
     machine C (10.77.<n>.3): HAProxy in front of A and B, and the one redis-server both use
 
-As the README's "In class" says for several machines: every process names the one Redis (ATTNVIZ_STORE_URL) and
+As docs/class-server.md says for several machines: every process names the one Redis (ATTNVIZ_STORE_URL) and
 shares the cookie secret, and HAProxy's backend lists each machine's process. A short link and a room kept in
 the Redis are seen by both machines' processes, directly and through the balancer.
 """

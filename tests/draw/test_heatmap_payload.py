@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnviz.draw.head_grid import head_grid_payload
 from attnviz.draw.heatmap_payload import BITS, HEADER, SCALE_KINDS, decode_payload, heatmap_payload, precision, tick_text
 from attnviz.draw.text import markdown_literal
 from attnviz.engine.masks import causal_mask
@@ -237,3 +238,17 @@ def test_a_value_name_replaces_the_legend_title_and_the_hover_word():
     meta, _ = decode_payload(heatmap_payload(z, ["a", "b"], titles=["r"], value_name=("rollout share", "rollout")))
     assert meta["legend"]["title"] == "rollout share" and meta["legend"]["hover"] == "rollout"
     assert meta["legend"]["ticks"] == ["0", "0.5", "1"]  # the scale stays the weights' 0..1
+
+
+def test_a_head_grid_names_each_panels_layer_and_head_for_a_screen_reader(toy):
+    """What the browser reads out with each cell (attnviz/components/heatmap/access.js): the layer and the head the
+    grid was made for, not guessed from a title that names only the head."""
+    weights = toy.run("red green blue").attentions[1]  # (heads, n, n)
+    meta, _ = decode_payload(head_grid_payload(weights, ["a", "b", "c", "d", "e"][:weights.shape[-1]], [1, 0], layer=1,
+                                               name="grid"))
+    assert meta["titles"][0].startswith("head 1 ·") and meta["panel_names"] == ["layer 1, head 1", "layer 1, head 0"]
+    assert meta["label"] == "layer 1: 2 heads, weights after softmax"
+    plain, _ = decode_payload(heatmap_payload(np.eye(2), ["a", "b"], titles=["x"]))
+    assert "panel_names" not in plain and "label" not in plain  # the browser then reads the title
+    with pytest.raises(AttnvizError, match="2 panel\\(s\\) but 1 panel name"):
+        heatmap_payload(np.ones((2, 2, 2)) / 2, ["a", "b"], titles=["x", "y"], panel_names=["layer 0, head 0"])

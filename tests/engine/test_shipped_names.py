@@ -60,7 +60,7 @@ def test_toy_nopos_is_the_toy_without_positions():
 
 @pytest.mark.parametrize("name", ["tiny-lama", "gpt2", "bert-base-uncased"])
 def test_an_unknown_bare_name_names_the_shipped_ones_when_the_hub_cannot_give_it(name):
-    # the tests run offline (HF_HUB_OFFLINE=1, tests/conftest.py): a bare name is tried at the hub, as DESIGN.md's
+    # the tests run offline (HF_HUB_OFFLINE=1, tests/conftest.py): a bare name is tried at the hub, as docs/library.md's
     # load_model("gpt2") promises, and the hub's refusal comes with the names that load offline
     with pytest.raises(AttnvizError) as err:
         attnviz.load_model(name)

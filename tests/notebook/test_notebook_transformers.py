@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import transformers
@@ -13,6 +14,7 @@ from helpers_tiny_models import load_hf
 
 import attnviz
 from attnviz import AttnvizError, AttnvizWarning
+from attnviz.draw.heatmap_payload import decode_payload
 from attnviz.draw.payload_frames import unwrap
 from attnviz.notebook.content import document_of
 
@@ -91,10 +93,15 @@ def test_the_three_attentions_in_one_call_by_our_names_and_bertvizs_draw_the_sam
     assert ours == bertviz
     grids = [s["grids"] for s in sets_of(ours)]
     assert grids == [s["grids"] for s in sets_of(document_of(out, encoder_tokens=source, decoder_tokens=target))]
-    # each set's first grid is that attention's own layer 0, as the raw call draws it
+    # each set's first grid is that attention's own layer 0, as the raw call draws it; among three, its name says
+    # which attention it is (what a screen reader hears as the heatmap's name)
     alone = document_of(out.cross_attentions, tokens=target, key_tokens=source)
-    assert unwrap(alone, lambda h: h["parts"])[1][sets_of(alone)[0]["grids"][0]] == \
-        unwrap(ours, lambda h: h["parts"])[1][grids[0][0]]
+    (meta, cells), (meta_of_three, cells_of_three) = (
+        decode_payload(unwrap(doc, lambda h: h["parts"])[1][grid]) for doc, grid in ((alone, sets_of(alone)[0]["grids"][0]),
+                                                                                   (ours, grids[0][0])))
+    np.testing.assert_array_equal(cells, cells_of_three)
+    assert {k: v for k, v in meta.items() if k != "label"} == {k: v for k, v in meta_of_three.items() if k != "label"}
+    assert meta_of_three["label"] == f"{sets_of(ours)[0]['name']}, layer 0: {len(meta['titles'])} heads, weights after softmax"
 
 
 def test_the_widget_and_the_saved_page_take_the_three_attentions(bart, tmp_path):

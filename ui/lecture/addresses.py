@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 
 import streamlit as st
-from streamlit import net_util
 
 from attnviz.lecture import is_loopback, students_base
 from attnviz.lecture.store import StoreError
+from ui import streamlit_private
 from ui.access import server_settings
 from ui.short_links import short_link
 
@@ -30,7 +30,7 @@ def network_url() -> str:
     port = st.get_option("server.port")
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     if address in ALL_INTERFACES:
-        address = net_util.get_internal_ip() or ""
+        address = streamlit_private.internal_ip()
     url = f"http://{address}:{port}" + (f"/{base}" if base else "") if address else ""
     return "" if not url or is_loopback(url) else url
 
@@ -53,6 +53,7 @@ def loopback_warning(base: str, where=st) -> bool:
                   "start the app so that the network reaches it: `streamlit run app.py --server.address 0.0.0.0` "
                   "(then open it by this computer's network address), or `python deploy/class_server.py`; or set "
                   "`public_url` in .streamlit/attnviz.toml to the address students use.", icon=":material/wifi_off:")
+    streamlit_private.say_missing("network", where)  # a Streamlit whose network address attnviz cannot read
     return True
 
 

@@ -247,12 +247,14 @@ def class_numbers(at, view, values: list[float]) -> None:
         truth = None
     if truth is not None:
         plotly_chart(st, number_figure(values, truth.value, "computed"), key="lecture_class_number")
-        st.caption(f"The green line, {truth.value:.4g}, is computed now by attnviz: {truth.what}.")
+        st.caption(f"The dashed green line marked ✓ right answer, {truth.value:.4g}, is computed now by attnviz: "
+                   f"{truth.what}.")
         return
     right = kinds.right_number(at.step.expected)
     plotly_chart(st, number_figure(values, right, "the plan's"), key="lecture_class_number")
     if right is not None:
-        st.caption(f"The green line is the plan's expected answer ({right:g}), written by the lecturer, not computed.")
+        st.caption(f"The dashed green line marked ✓ right answer is the plan's expected answer ({right:g}), written by "
+                   "the lecturer, not computed.")
 
 
 def class_vs_model(truth: TokenTruth, counts: list[int]) -> None:

@@ -2,6 +2,8 @@
 alone, a number), open the room's step when the room moved, and draw the page again on a Reveal. The look is run
 when the room changes, by the server process's room watcher (ui/lecture/wake.py), never on a browser's timer: an
 idle page costs the server nothing, and no timer's run drops a full run's last messages (an answer's confirmation).
+On a Streamlit that lacks what the watcher needs (ui/streamlit_private checks at start), the look runs on the
+fragment's own timer instead, and the page says so: slower, but it follows.
 A student can break away ("Explore this view") and come back with one click (bar.back_to_following)."""
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ import json
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
 from attnviz.lecture import LECTURE_KEYS
 from attnviz.lecture.store import StoreError
+from ui import streamlit_private
 from ui.lecture import wake
 from ui.lecture.answers import UNDRAWN
 from ui.lecture.store import lecture_store, store_message
@@ -28,44 +30,24 @@ def poll_room(at) -> None:
     if at.state.step != at.number:
         navigate(at.link(at.state.step))
         return
-    st.html(RECONNECT_JS, unsafe_allow_javascript=True)
+    streamlit_private.reload_page_on_reconnect()  # a page whose server process died loads its link again
     st.session_state[SEEN] = at.state.version
     st.session_state[COUNT] = None
     st.session_state[IN_FULL_RUN] = True  # the fragment's body runs inline now: this run draws the answer box itself
-    _poll(at)
+    (_poll if streamlit_private.works("wake") else _poll_on_timer)(at)  # a Streamlit that lacks a piece: a timer
     st.session_state[IN_FULL_RUN] = False
+    for feature in ("wake", "reconnect"):
+        streamlit_private.say_missing(feature)
 
 
 IN_FULL_RUN = "_attnviz_poll_in_full_run"
-
-# A page whose server process died: Streamlit's frontend opens a new websocket (through the balancer, to a live
-# process) but asks for no run there, so without a timer of its own the page would stay as it was, following nothing.
-# Installed once per page load: when a Streamlit websocket opened after this script ran (a reconnection) is open, the
-# page loads its link again, as a student's reload would: a new session on the live process draws it, with the
-# answer the store acknowledged.
-RECONNECT_JS = """<script>
-(() => {
-  const w = window.parent || window;
-  if (w.__attnvizReconnect) return;
-  w.__attnvizReconnect = true;
-  const Native = w.WebSocket;
-  function Watched(url, protocols) {
-    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
-    if (String(url).includes('/_stcore/stream')) socket.addEventListener('open', () => w.location.reload());
-    return socket;
-  }
-  Watched.prototype = Native.prototype;
-  Object.assign(Watched, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
-  w.WebSocket = Watched;
-})();
-</script>"""
 
 
 @st.fragment  # no timer: ui/lecture/wake.py runs it when the room changes (why not a timer: there)
 def _poll(at) -> None:
     """One look at the room: its version alone when nothing changed."""
     if st.session_state.get(IN_FULL_RUN):  # the full run drew the room as at.state: the watcher wakes it on a change
-        wake.follow(at.room, at.state, at.presenter, ThreadState.get().fragment_id or "")
+        wake.follow(at.room, at.state, at.presenter, streamlit_private.fragment_id())
     tries = st.session_state.get(UNDRAWN, 0)
     if tries and not st.session_state.get(IN_FULL_RUN):
         # an answer was sent and no run has drawn the box since (its callback ran in this fragment's run, or the
@@ -96,6 +78,10 @@ def _poll(at) -> None:
         if count is None:
             count = st.session_state[COUNT] = store.answer_count(at.room, at.number)
         st.caption(f"**{count}** answer{'s' if count != 1 else ''} so far (room {at.room})")
+
+
+# the same look on the fragment's own timer, where this Streamlit lacks what the watcher needs to wake a page
+_poll_on_timer = st.fragment(run_every=streamlit_private.POLL_SECONDS)(_poll.__wrapped__)
 
 
 STORE_RETRY_SECONDS = 2.0  # a page that found the store out of reach asks again this often

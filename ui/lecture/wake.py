@@ -16,8 +16,10 @@ draws the figures or says that the room ended, as before. It does so only while 
 the next look), so no run's messages are ever dropped for it.
 
 Streamlit has no public call that reruns a session from another thread: this does what its own file watcher does
-(AppSession.request_rerun with the session's last client state, on the server's event loop) with the pinned
-streamlit (requirements.txt); tests/browser/test_browser_follow_wake.py checks it in Chromium.
+(AppSession.request_rerun with the session's last client state, on the server's event loop), through the one door to
+Streamlit's internals (ui/streamlit_private), which checks at start that each piece is there. On a Streamlit that
+lacks one, follow() says no and the page polls on its fragment's timer instead (ui/lecture/follow.py);
+tests/browser/test_browser_follow_wake.py checks both in Chromium.
 """
 
 from __future__ import annotations
@@ -27,11 +29,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.runtime import Runtime
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-
 from attnviz.lecture.store import RoomState
+from ui import streamlit_private
 from ui.lecture.store import lecture_store
 
 WATCH_SECONDS = 0.25  # a room's change reaches its pages' polls within this (the issue's Next target is 3 s)
@@ -61,17 +60,15 @@ _watcher: threading.Thread | None = None
 
 def follow(room: str, state: RoomState, presenter: bool, fragment_id: str) -> bool:
     """This session's page follows `room` and drew `state`; False where there is no Streamlit server to wake it
-    (AppTest, a bare script run)."""
+    (AppTest, a bare script run) or this Streamlit lacks what waking takes (the page then polls on a timer)."""
     global _watcher
-    ctx = get_script_run_ctx()
-    if ctx is None or not fragment_id or not Runtime.exists():
-        return False
-    if Runtime.instance().get_app_session(ctx.session_id) is None:  # AppTest: a runtime without this session
+    session_id = streamlit_private.session_id()
+    if session_id is None or not fragment_id:
         return False
     with _lock:
         for pages in _rooms.values():  # a session follows one room: the one its page is in now
-            pages.pop(ctx.session_id, None)
-        _rooms.setdefault(room, {})[ctx.session_id] = Page(fragment_id, presenter, drawn_of(state, presenter))
+            pages.pop(session_id, None)
+        _rooms.setdefault(room, {})[session_id] = Page(fragment_id, presenter, drawn_of(state, presenter))
         if _watcher is None:
             _watcher = threading.Thread(target=watch, name="attnviz-room-watch", daemon=True)
             _watcher.start()
@@ -94,15 +91,15 @@ def look() -> None:
         rooms = {code: list(pages.items()) for code, pages in _rooms.items()}
     if not rooms:
         return
-    if not Runtime.exists():  # the server stopped (a test's runtime): nobody to wake
+    if not streamlit_private.server_running():  # the server stopped (a test's runtime): nobody to wake
         with _lock:
             _rooms.clear()
         return
-    store, runtime = lecture_store(), Runtime.instance()
+    store = lecture_store()
     for code, pages in rooms.items():
         live = []
         for session_id, page in pages:
-            session = runtime.get_app_session(session_id)
+            session = streamlit_private.server_session(session_id)
             if session is not None:
                 live.append((session, page))
                 continue
@@ -123,17 +120,14 @@ def look() -> None:
             else:
                 now = drawn_of(state, page.presenter)
             if now != page.drawn:
-                session._event_loop.call_soon_threadsafe(wake, session, page, now)
+                streamlit_private.on_server_loop(session, wake, session, page, now)
 
 
 def wake(session, page: Page, now: tuple) -> None:
     """On the server's event loop: run the page's poll fragment with the session's last client state (its query and
     widget values), as a browser's timer would ask for it; not while the session has a script runner (a run going
     on, or one whose last messages are still to be sent: a new runner would drop them), and then on the next look."""
-    if page.drawn == now or session._scriptrunner is not None:
+    if page.drawn == now or not streamlit_private.session_is_idle(session):
         return
     page.drawn = now
-    state = ClientState()
-    state.CopyFrom(session._client_state)
-    state.fragment_id, state.is_auto_rerun = page.fragment_id, True
-    session.request_rerun(state)
+    streamlit_private.rerun_fragment(session, page.fragment_id)

@@ -99,7 +99,7 @@ def gallery_card(run: Runner, kind: str, spec: str, n: int) -> tuple[str, str, l
     """One card of the gallery: its heading, what the mask does, and the payloads of M beside its weights."""
     res = run.run(spec)
     m = len(res.tokens)
-    shown = f"custom, {n}×{n}" if kind == "custom" else spec
+    shown = spec if MASKS[kind].readable_spec else f"{kind}, {n}×{n}"  # a whole matrix is too long to read
     heading = f"**{MASKS[kind].title}** · `{shown}` · {_pairs_line(attended_pairs(res.mask, m), m)}"
     return heading, describe_mask(spec, causal_model=run.model.cfg.causal), mask_and_weights(
         f"masks_gallery_{kind}", res.mask, run.pattern(res.attentions), res.labels, f"L{run.layer} H{run.head}")

@@ -3,6 +3,7 @@
 Streamlit's components v2 takes one inline ES module string (no URL imports); a Jupyter widget (anywidget) and a
 standalone HTML export can take the same. The JS lives here one idea per file, in the order they are joined:
 
+    palette.js the colours it paints with, written from attnviz/draw/palette.py (their one home): no file here
     dom.js     find-or-create helpers; text only through textContent
     format.js  numbers as printed in a cell and in the hover
     scales.js  one colour scale per kind of matrix
@@ -11,7 +12,10 @@ standalone HTML export can take the same. The JS lives here one idea per file, i
     draw.js    panels painted on the canvas, values printed in big cells
     labels.js  titles, token labels, legend, hover
     export.js  "Download PNG"
-    mount.js   mountHeatmaps: the DOM, events, selection ring, the swap to a switch's other state
+    access.js  the heatmap as a grid for a keyboard and a screen reader: the cursor's moves, each cell's sentence,
+               the heatmap's name and summary
+    table.js   the table view: each query's largest keys as a table (a screen reader's, and a printed handout)
+    mount.js   mountHeatmaps: the DOM, events, selection ring, keyboard cursor, the swap to a switch's other state
 
 then one host's files (HOSTS), the only place that knows who called:
 
@@ -30,11 +34,18 @@ once.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+from attnviz.draw.palette import heatmap_colours
+
 HERE = Path(__file__).resolve().parent
-PARTS = ("dom.js", "format.js", "scales.js", "decode.js", "layout.js", "draw.js", "labels.js", "export.js", "mount.js")
+PARTS = ("palette.js", "dom.js", "format.js", "scales.js", "decode.js", "layout.js", "draw.js", "labels.js", "export.js",
+         "access.js", "table.js", "mount.js")
+# parts written here rather than read from a file of the folder
+GENERATED = {"palette.js": lambda: ("// the colours the heatmap paints with, from attnviz/draw/palette.py (their one home)\n"
+                                    f"export const PALETTE = {json.dumps(heatmap_colours())};\n")}
 HOSTS = {"streamlit": ("streamlit.js",), "anywidget": ("viewer.js", "anywidget.js"), "page": ("viewer.js", "page.js")}
 HOST_CSS = {"streamlit": (), "anywidget": ("viewer.css",), "page": ("viewer.css",)}
 IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([\w-]+\.js)";[ \t]*\n', re.MULTILINE)
@@ -46,6 +57,11 @@ def part_imports(source: str) -> list[str]:
     return IMPORT.findall(source)
 
 
+def part_source(name: str) -> str:
+    """A part's or host file's source: the file of the folder, or the part written here (GENERATED)."""
+    return GENERATED[name]() if name in GENERATED else (HERE / name).read_text(encoding="utf-8")
+
+
 def component_js(host: str = "streamlit") -> str:
     """The heatmap's JS for one host (HOSTS): the parts in PARTS order, then the host's files, joined into one ES
     module (Streamlit's and anywidget's default export is the host's)."""
@@ -54,7 +70,7 @@ def component_js(host: str = "streamlit") -> str:
     files = PARTS + HOSTS[host]
     joined = []
     for i, name in enumerate(files):
-        source = (HERE / name).read_text(encoding="utf-8")
+        source = part_source(name)
         for imported in part_imports(source):
             if imported not in files[:i]:
                 raise ValueError(f"{name} imports {imported}, which is not a part joined before it ({', '.join(files[:i])}).")

@@ -72,28 +72,38 @@ export function legend(s) {
   el("div", "avhm-legend-title", s.legend, title);
 }
 
+// the words a cell's row and column are named by: "query" and "key" for weights and masks, else the payload's own
+export function axisWords(meta) {
+  const qk = meta.kind === "weights" || meta.kind === "mask";  // query × key, unless the payload names its axes
+  return meta.axis_words || [qk ? "query" : "row", qk ? "key" : meta.x_title];
+}
+// what a value is called in the hover and the reading: the legend's word, else "weight" (weights) or "value"
+export const valueWord = (meta) => meta.legend.hover || (meta.kind === "weights" ? "weight" : "value");
 // what a mask's cell means, in the legend's own words: "0 (may attend)" or "−∞ (masked)"
-const maskWord = (meta, v) => meta.legend.swatches.find(([name]) => name === (v === -Infinity ? "masked" : "may_attend"))[1];
+export const maskWord = (meta, v) => meta.legend.swatches.find(([name]) => name === (v === -Infinity ? "masked" : "may_attend"))[1];
 
-export function showTip(s, ev) {  // the hover: panel, query (or row) and key (or column) with their tokens, the value
-  const { meta } = s.model;
+export function showTip(s, ev) {  // the hover, at the mouse
   const at = hit(s, ev.offsetX * (s.lay.width / (s.canvas.clientWidth || s.lay.width)),
                  ev.offsetY * (s.lay.height / (s.canvas.clientHeight || s.lay.height)));
   if (!at) { s.tip.style.display = "none"; return; }
+  tipAt(s, at, ev.offsetX, ev.offsetY);
+}
+
+// the hover of cell `at` ({panel, row, col}) beside (x, y), CSS px in the canvas as shown: panel, query (or row) and
+// key (or column) with their tokens, the value
+export function tipAt(s, at, x, y) {
+  const { meta } = s.model;
   const v = valueAt(s.model, at.panel, at.row, at.col);
-  const qk = meta.kind === "weights" || meta.kind === "mask";  // query × key, unless the payload names its axes
-  const [rowWord, colWord] = meta.axis_words || [qk ? "query" : "row", qk ? "key" : meta.x_title];
+  const [rowWord, colWord] = axisWords(meta);
   // "layer 3", not "layer 3: layer 3", where a label already says what the axis word and number say
   const named = (word, i, label) => (label === `${word} ${i}` ? label : `${word} ${i}: ${label}`);
   const lines = [meta.titles[at.panel],
     named(rowWord, at.row, meta.row_labels[at.row]),
     named(colWord, at.col, meta.col_labels[at.col]),
-    meta.kind === "mask" ? `M: ${maskWord(meta, v)}`
-      : `${meta.legend.hover || (meta.kind === "weights" ? "weight" : "value")}: ${hoverText(v, s.model)}`];
+    meta.kind === "mask" ? `M: ${maskWord(meta, v)}` : `${valueWord(meta)}: ${hoverText(v, s.model)}`];
   s.tip.replaceChildren();
   for (const line of lines) if (line) el("div", "", s.tip, line);
   s.tip.style.display = "block";
-  const x = ev.offsetX + 14, y = ev.offsetY + 14;
-  s.tip.style.left = Math.min(x, Math.max(0, s.lay.width - 230)) + "px";
-  s.tip.style.top = y + "px";
+  s.tip.style.left = Math.min(x + 14, Math.max(0, s.lay.width - 230)) + "px";
+  s.tip.style.top = y + 14 + "px";
 }

@@ -4,13 +4,16 @@
 // component), so everything here is find-or-create and assigns handlers, never stacks them. Nothing here needs
 // Streamlit beyond {data, parentElement, setStateValue, key}: each host (streamlit.js; viewer.js for a notebook's
 // widget and a standalone HTML file) calls mountHeatmaps with those.
+import { PALETTE } from "./palette.js";
 import { child, el } from "./dom.js";
 import { cellText } from "./format.js";
 import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
 import { hit, layout, textWidth, typeOf } from "./layout.js";
 import { paintCells, panelImage } from "./draw.js";
-import { legend, placeLabels, showTip } from "./labels.js";
+import { legend, placeLabels, showTip, tipAt } from "./labels.js";
 import { downloadPng } from "./export.js";
+import { cellSentence, describeGrid, moved, nameGrid, readCell } from "./access.js";
+import { tableBox } from "./table.js";
 
 // Every mounted heatmap, for the switch watcher below (shared by every copy of this module the page loads).
 const LIVE = window.__avhmLive || (window.__avhmLive = new Set());
@@ -50,16 +53,27 @@ function paint(s) {  // the cells, then what marks a cell or panel: the frame of
     ? "The cells are too small for numbers a room can read: hover a cell for its value." : "";
   if (meta.thumbnails) {  // a thumbnail stands for a whole head: frame the highlighted one, ring no cell
     const b = lay.boxes[s.highlight];
-    if (b) { ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4); }
-    return;
+    if (b) { ctx.lineWidth = 2; ctx.strokeStyle = PALETTE.ring; ctx.strokeRect(b.x - 2, b.y - 2, b.w + 4, b.h + 4); }
   }
   const sel = s.selection;
-  if (sel && sel.panel < meta.panels && sel.row < meta.rows && sel.col < meta.cols) {
-    const b = lay.boxes[sel.panel], w = Math.max(lay.cell, 6), h = Math.max(lay.cellH, 6);
-    const x = b.x + (sel.col + 0.5) * lay.cell - w / 2, y = b.y + (sel.row + 0.5) * lay.cellH - h / 2;
+  if (!meta.thumbnails && sel && sel.panel < meta.panels && sel.row < meta.rows && sel.col < meta.cols) {
+    const { x, y, w, h } = cellBox(s, sel);
     ctx.lineWidth = 3; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
-    ctx.lineWidth = 2; ctx.strokeStyle = "#e4003a"; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
+    ctx.lineWidth = 2; ctx.strokeStyle = PALETTE.ring; ctx.strokeRect(x - 1.5, y - 1.5, w + 3, h + 3);
   }
+  // the keyboard's cursor, while the grid has the keyboard's focus: dashed, outside the ring, over a white rim
+  const at = s.cursor;
+  if (at && s.keyboard && at.panel < meta.panels && at.row < meta.rows && at.col < meta.cols) {
+    const { x, y, w, h } = cellBox(s, at);
+    ctx.setLineDash([]); ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x - 4, y - 4, w + 8, h + 8);
+    ctx.setLineDash([4, 3]); ctx.lineWidth = 2; ctx.strokeStyle = PALETTE.cursor; ctx.strokeRect(x - 4, y - 4, w + 8, h + 8);
+    ctx.setLineDash([]);
+  }
+}
+
+function cellBox(s, at) {  // a cell's box on the canvas, CSS px, at least 6 px a side (a ring must show)
+  const lay = s.lay, b = lay.boxes[at.panel], w = Math.max(lay.cell, 6), h = Math.max(lay.cellH, 6);
+  return { x: b.x + (at.col + 0.5) * lay.cell - w / 2, y: b.y + (at.row + 0.5) * lay.cellH - h / 2, w, h };
 }
 
 // A heatmap drawn for the first time needs its width, and reading it (clientWidth) lays the page out there and
@@ -102,9 +116,78 @@ function show(s, model) {  // make `model` the one drawn (the next render paints
   s.rowTextW = textWidth(model.meta.row_labels, `${s.fontPx}px sans-serif`);
   s.colTextW = textWidth(model.meta.col_labels, `${s.fontPx}px sans-serif`);
   const m = model.meta;
-  s.canvas.setAttribute("aria-label", `${m.panels === 1 ? m.titles[0] : m.panels + " heatmaps"}: ${m.rows} × ${m.cols} ${m.kind}`);
   s.root.dataset.kind = m.kind;
   legend(s);
+  describeGrid(s);
+  tableBox(s);
+  // the summary scans every cell: just after this drawing where that is quick, else when the grid is focused (12
+  // heads of 512 tokens, 3M cells, took 24 ms on a busy machine: a switch's swap need not pay that for a name no one
+  // has asked for yet; benchmarks/bench_heatmap_access.py)
+  if (m.panels * m.rows * m.cols <= SUMMARY_AFTER_DRAW_CELLS) setTimeout(() => nameGrid(s), 0);
+  if (s.cursor) {
+    s.cursor = { panel: Math.min(s.cursor.panel, m.panels - 1), row: Math.min(s.cursor.row, m.rows - 1),
+                 col: Math.min(s.cursor.col, m.cols - 1) };
+    if (s.keyboard) readCell(s, s.cursor);
+  }
+}
+
+const SUMMARY_AFTER_DRAW_CELLS = 300_000;  // 12 heads of 158 tokens: a few ms of scanning
+
+// A cell picked, by a click or by Enter on the cursor: the same selection, ring and event
+function pick(s, at) {
+  s.selection = at;
+  if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
+  paint(s);
+  s.hook.ringAt = performance.now();  // the ring painted, on the page's clock (benchmarks time a click to here)
+  // a thumbnail click is an event (enlarge that head): stamped, so the same cell clicked again after the page
+  // moved elsewhere is still a change that reaches Python
+  s.setStateValue("selection", s.model.meta.thumbnails ? { ...at, t: Date.now() } : at);
+}
+
+// The keyboard: the grid takes the keys that move its cursor, and Enter (or Space) to pick; any other key (Tab)
+// goes on to the page, so the focus is never trapped.
+const REDUCED_MOTION = window.matchMedia ? window.matchMedia("(prefers-reduced-motion: reduce)") : { matches: true };
+function onKey(s, ev) {
+  if (ev.altKey || ev.metaKey) return;
+  const meta = s.model.meta, at = s.cursor || { panel: 0, row: 0, col: 0 };
+  if (ev.key === "Enter" || ev.key === " ") {
+    ev.preventDefault();
+    if (meta.selectable) pick(s, at);
+    readCell(s, at);
+    return;
+  }
+  const next = moved(at, ev.key, ev.ctrlKey, meta);
+  if (!next) return;
+  ev.preventDefault();
+  moveCursor(s, next);
+}
+
+function moveCursor(s, at) {  // the cursor to `at`: painted, read, its hover shown beside it, scrolled into view
+  s.cursor = at;
+  s.keyboard = true;
+  readCell(s, at);
+  if (!s.lay) return;  // focused before its first drawing (a frame away): that drawing paints the cursor
+  paint(s);
+  const { x, y, w, h } = cellBox(s, at), k = (s.canvas.clientWidth || s.lay.width) / s.lay.width;
+  tipAt(s, at, (x + w) * k, (y + h / 2) * k);
+  const mark = el("div", "", s.wrap);  // a cell-sized mark, scrolled to the nearest edge that shows it
+  mark.style.cssText = `position:absolute;left:${(x - 4) * k}px;top:${(y - 4) * k}px;width:${(w + 8) * k}px;height:${(h + 8) * k}px`;
+  mark.scrollIntoView({ block: "nearest", inline: "nearest", behavior: REDUCED_MOTION.matches ? "auto" : "smooth" });
+  mark.remove();
+}
+
+function onFocus(s) {  // reached by Tab (or a click): the cursor where it was, on the selected cell, or the first
+  nameGrid(s);
+  const fromKeys = s.wrap.matches(":focus-visible");
+  const at = s.cursor || s.selection || { panel: 0, row: 0, col: 0 };
+  if (fromKeys) moveCursor(s, at);
+  else { s.cursor = at; readCell(s, at); }
+}
+
+function onBlur(s) {
+  s.keyboard = false;
+  s.tip.style.display = "none";
+  if (s.lay) paint(s);
 }
 
 export function mountHeatmaps(component) {  // every host calls this (streamlit.js, viewer.js)
@@ -131,7 +214,6 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     root = el("div", "avhm", parentElement);
     const wrap = el("div", "avhm-wrap", root);
     const canvas = el("canvas", "avhm-canvas", wrap);
-    canvas.setAttribute("role", "img");
     const labels = el("div", "avhm-labels", wrap);
     const tip = el("div", "avhm-tip", wrap);
     const foot = el("div", "avhm-foot", root);
@@ -139,7 +221,8 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     const note = el("span", "avhm-note", foot);  // where the values are when the cells cannot print them (paint)
     const png = el("button", "avhm-png", foot, "Download PNG");
     png.type = "button";
-    root.__avhm = { root, canvas, labels, tip, legend: legendBox, note, png, selection: null };
+    root.__avhm = { root, wrap, canvas, labels, tip, foot, legend: legendBox, note, png, selection: null, cursor: null };
+    root.style.setProperty("--avhm-ring", PALETTE.ring);
   }
   const s = root.__avhm;
   s.setStateValue = setStateValue;
@@ -171,6 +254,11 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
     pixel: (p, r, c) => [...s.images[p].getContext("2d").getImageData(c, r, 1, 1).data],  // the colour a cell was given
     selection: () => s.selection,
     highlight: () => s.highlight,
+    cursor: () => s.cursor,  // the keyboard's cell, or null
+    sentence: (p, r, c) => cellSentence(s.model, p, r, c),  // what a screen reader hears for that cell
+    // what a screen reader is handed now: the grid's name and the active cell's text
+    reading: () => { const id = s.wrap.getAttribute("aria-activedescendant"), active = id && s.wrap.querySelector(`[id="${id}"]`);
+      return { name: s.wrap.getAttribute("aria-label"), description: s.help.textContent, active: active ? active.textContent : null }; },
     // the switch whose other state this heatmap holds ({control, states}), or null
     switch: () => (s.switch ? { control: s.switch.control, states: [...s.switch.byState.keys()] } : null),
     // a click on cell (row, col) of a panel, in screen coordinates: what a test's mouse needs
@@ -190,18 +278,15 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
   s.canvas.onmouseleave = () => { s.tip.style.display = "none"; };
   s.canvas.style.cursor = s.model.meta.selectable ? "pointer" : "crosshair";
   s.canvas.onclick = (ev) => {
-    if (!s.model.meta.selectable) return;
     const k = s.lay.width / (s.canvas.clientWidth || s.lay.width);
     const at = hit(s, ev.offsetX * k, ev.offsetY * k);
     if (!at) return;  // a click between panels or on a label selects nothing
-    s.selection = at;
-    if (s.model.meta.thumbnails) { s.highlight = at.panel; placeLabels(s); }  // framed now, before the rerun
-    paint(s);
-    s.hook.ringAt = performance.now();  // the ring painted, on the page's clock (benchmarks time a click to here)
-    // a thumbnail click is an event (enlarge that head): stamped, so the same cell clicked again after the page
-    // moved elsewhere is still a change that reaches Python
-    s.setStateValue("selection", s.model.meta.thumbnails ? { ...at, t: Date.now() } : at);
+    s.cursor = at;  // the keyboard goes on from the clicked cell
+    if (s.model.meta.selectable) pick(s, at);
   };
+  s.wrap.onkeydown = (ev) => onKey(s, ev);
+  s.wrap.onfocus = () => onFocus(s);
+  s.wrap.onblur = () => onBlur(s);
   s.png.onclick = () => downloadPng(s);
   if (!s.observer) {
     s.observer = new ResizeObserver((entries) => {

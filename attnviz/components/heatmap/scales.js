@@ -1,20 +1,20 @@
-// One colour scale per kind of matrix (the kinds of attnviz/draw/heatmap_payload.py SCALE_KINDS):
+// One colour scale per kind of matrix (the kinds of attnviz/draw/heatmap_payload.py SCALE_KINDS), its colours from
+// attnviz/draw/palette.py (their one home, where a test checks them under simulated colour-vision deficiencies):
 //   weights    viridis over the panel's range (0..1, or 0..its own largest weight)
 //   signed     RdBu reversed, centred at 0: blue < 0 < red
 //   magnitude  the signed map's upper half, white at 0: |x| gets the colour a signed map gives x > 0, so a |Δ| map
 //              and the Δ map it came from agree
 //   mask       no scale, two colours: 0 (may attend) and −∞ (masked)
 // −∞ is grey in every kind that can hold it (signed scores S″ and a mask's M), so "grey = masked" holds app-wide.
+import { PALETTE } from "./palette.js";
 
-const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
-const RDBU_R = ["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"];
-const RDBU_R_UPPER = RDBU_R.slice(RDBU_R.indexOf("#f7f7f7"));  // white (0) to dark red (the largest value)
-const MASKED = [158, 158, 158];  // −∞: grey
-const MAY_ATTEND = [46, 125, 50];  // a mask's 0: green, darker than the grey so the two differ in print too
+const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+const MASKED = rgbOf(PALETTE.masked);  // −∞: grey
+const MAY_ATTEND = rgbOf(PALETTE.may_attend);  // a mask's 0: green, darker than the grey so the two differ in print too
 export const SWATCHES = { masked: MASKED, may_attend: MAY_ATTEND };  // a legend swatch's colour name -> its colour
 
 function lut(stops) {  // 256 RGB entries linearly interpolated between the stops
-  const rgb = stops.map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
+  const rgb = stops.map(rgbOf);
   const out = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; i++) {
     const t = (i / 255) * (rgb.length - 1), k = Math.min(Math.floor(t), rgb.length - 2), f = t - k;
@@ -22,7 +22,7 @@ function lut(stops) {  // 256 RGB entries linearly interpolated between the stop
   }
   return out;
 }
-export const LUTS = { weights: lut(VIRIDIS), signed: lut(RDBU_R), magnitude: lut(RDBU_R_UPPER) };  // a mask has none
+export const LUTS = { weights: lut(PALETTE.weights), signed: lut(PALETTE.signed), magnitude: lut(PALETTE.magnitude) };  // a mask has none
 // the same colours as one RGBA word each, for writing a pixel in one store (ImageData is little-endian RGBA)
 const rgba = (r, g, b) => (r | (g << 8) | (b << 16) | (255 << 24)) >>> 0;
 const WORDS = Object.fromEntries(Object.entries(LUTS).map(([k, t]) =>

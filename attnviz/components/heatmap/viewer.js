@@ -54,6 +54,9 @@ function draw(v) {
   const s = v.doc.head.sets[v.set];
   v.viewPick.select.value = v.view === "model" ? "1" : "0";
   if (v.setPick) v.setPick.select.value = String(v.set);
+  // the layer picker is made anew: one that had the keyboard's focus passes it on (else a keyboard's next arrow
+  // key, after the first changed the layer, would go nowhere)
+  const active = v.root.getRootNode().activeElement, focused = !!active && v.layerBox.contains(active);
   v.layerBox.replaceChildren();
   const heads = v.view === "heads";
   v.headsSlot.style.display = v.whyBox.style.display = heads ? "" : "none";
@@ -63,6 +66,7 @@ function draw(v) {
       const pick = picker(v.layerBox, "Layer", s.layers.map(String), (i) => { v.layerAt = i; draw(v); });
       pick.select.value = String(v.layerAt);
       pick.select.dataset.role = "layer";
+      if (focused) pick.select.focus();
     } else el("span", "", v.layerBox, `Layer ${s.layers[0]}`);
     mountHeatmaps({ data: v.doc.parts[s.grids[v.layerAt]], parentElement: v.headsSlot, key: "attnviz-heads",
                     setStateValue: (name, cell) => { v.cell = cell; why(v); if (v.onSelect) v.onSelect(described(v)); } });
@@ -80,9 +84,16 @@ function draw(v) {
 
 function openHead(v, cell) {  // a thumbnail clicked: that layer's heads, the clicked head ringed on its first cell
   const s = v.doc.head.sets[v.set], K = s.heads.length;
+  // picked by the keyboard (Enter): the focus goes on to those heads, not to the page (the thumbnails are hidden)
+  const active = v.root.getRootNode().activeElement, keyed = !!active && v.modelSlot.contains(active);
   v.view = "heads"; v.layerAt = Math.floor(cell.panel / K);
   draw(v);
   v.root.scrollIntoView && v.headsSlot.scrollIntoView({ block: "nearest" });
+  const drawn = keyed && child(v.headsSlot, "avhm");
+  if (!drawn) return;
+  const [br, bc] = s.block;  // a thumbnail's cell covers br queries × bc keys: the cursor on the first of them
+  drawn.__avhm.cursor = { panel: cell.panel % K, row: Math.min(cell.row * br, s.rows - 1), col: Math.min(cell.col * bc, s.cols - 1) };
+  drawn.__avhm.wrap.focus();
 }
 
 function described(v) {  // the clicked cell in the run's own indices (what the widget hands to Python)

@@ -3,8 +3,9 @@
 How a name is read, in this order: 'default' (or all-MiniLM-L6-v2), 'toy' and 'toy-nopos'; a model attnviz ships,
 by its short name ('tiny-llama', 'tiny-bart', 'gru-bottleneck', 'gru-attention') or its full one
 ('attnviz-tiny-llama'); an existing folder; then a hub name ('owner/name', or a hub's older bare names such as
-'gpt2', as DESIGN.md's API contract promises). A bare name that the hub cannot give (a typo of 'tiny-llama', or no
-network) is refused with the names attnviz ships, so the message says what would have loaded offline.
+'gpt2', as the documented API promises: docs/library.md). A bare name that the hub cannot give (a typo of
+'tiny-llama', or no network) is refused with the names attnviz ships, so the message says what would have loaded
+offline.
 
 Only safetensors weights are read (never pickle), and never with trust_remote_code: the
 architecture is ours, the folder only supplies numbers. The network is touched only when the

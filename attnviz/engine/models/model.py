@@ -16,6 +16,7 @@ from attnviz.engine.attention import resolve_scale
 from attnviz.engine.generation import generate
 from attnviz.engine.kv_cache import KVCache
 from attnviz.engine.mask_kinds import padding_count, parse_mask
+from attnviz.engine.mask_rule import NOTHING_MASKED, applied_mask
 from attnviz.engine.masks import causal_mask, combine_masks
 from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.stack import (
@@ -165,7 +166,9 @@ class Model:
             layers: int | None = None, weights_only: bool = False) -> RunResult:
         """Run the text through every layer with this mask and scale applied inside each attention.
 
-        mask: None/"none", a spec such as "causal" or "window:3" (see attnviz.engine.masks), or a bool (n, n) tensor.
+        mask: on top of the model's own (a decoder's causal mask): None/"none" (the model's own alone), a spec such
+            as "causal" or "window:3" (see attnviz.engine.mask_kinds), or a bool (n, n) tensor; NOTHING_MASKED: no
+            mask at all, not even the model's own (attnviz.engine.mask_rule).
         scale: True = 1/sqrt(d_head), False = 1 (no scaling), or a float factor.
         keep: also return every layer's intermediates (Q, K, V, scores, weights, head outputs, residuals).
         target: only for an encoder–decoder (see seq2seq.py); here it is an error.
@@ -185,11 +188,11 @@ class Model:
             raise AttnvizError("weights_only needs layers= (the layer whose pattern is wanted) and no keep.")
         enc = self.encode(text, n_pad=padding_count(mask))
         n = len(enc.ids)
-        user_mask = parse_mask(mask, n)
-        full = combine_masks(self.builtin_mask(n), user_mask)
+        extra = mask if mask is NOTHING_MASKED else parse_mask(mask, n)  # a spec as a matrix, a tensor checked
+        full = applied_mask(self.builtin_mask(n), extra, n)  # what forward applies (res.mask)
         ids = torch.tensor([enc.ids], device=self.device)  # (1, T)
         with torch.inference_mode():  # forward takes the mask to the model's device; res.mask stays on the CPU
-            hidden, weights, traces = self.forward(ids, full, scale, keep, n_layers=layers, weights_only=weights_only)
+            hidden, weights, traces = self.forward(ids, extra, scale, keep, n_layers=layers, weights_only=weights_only)
         atts = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
         res = RunResult(
             tokens=enc.tokens, labels=enc.labels, token_ids=enc.ids, attentions=atts, mask=full,
@@ -212,9 +215,8 @@ class Model:
         ids = torch.tensor([e.ids for e in encs], device=self.device)  # (B, T)
         real = torch.tensor([[1] * (T - e.n_pad) + [0] * e.n_pad for e in encs])  # (B, T) 1 = real token
         key_mask = real.bool()[:, None, None, :]  # (B, 1, 1, T)
-        full = combine_masks(key_mask, self.builtin_mask(T))
-        with torch.inference_mode():
-            _, weights, _ = self.forward(ids, full, scale, keep=False)
+        with torch.inference_mode():  # the model's own mask is added to the padding's (mask_rule.py)
+            _, weights, _ = self.forward(ids, key_mask, scale, keep=False)
         return encs, torch.stack(weights, dim=1).float().cpu()  # (B, L, nh, T, T)
 
     def builtin_mask(self, n: int, start: int = 0) -> torch.Tensor | None:
@@ -247,6 +249,9 @@ class Model:
                 resume: tuple[int, torch.Tensor] | None = None):
         """ids (B, T) -> final hidden (B, T, C), per-layer weights [(B, nh, T, S)], traces.
 
+        mask: on top of the model's own, as in run (attnviz.engine.mask_rule): None = the model's own alone (causal
+            for a decoder, with its sliding windows); a bool tensor broadcastable to (B, 1, T, S), e.g. a batch's
+            padding (B, 1, 1, S); NOTHING_MASKED = no mask at all, not even the model's own.
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
         weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
@@ -261,6 +266,8 @@ class Model:
         start = 0 if caches is None else caches[0].length  # the position of ids[:, 0]
         if start + T > self.max_tokens:
             raise AttnvizError(f"{start + T} tokens is more than {self.name} can take ({self.max_tokens}).")
+        own_windows = mask is not NOTHING_MASKED  # the architecture's windows are the model's own mask too
+        mask = applied_mask(self.builtin_mask(T, start), mask, T)  # the model's own AND the caller's   (T, S) or more
         ids, mask = on_device(self.device, ids, mask)
         # 1) embed: token embeddings (+ a learned or sinusoidal position table) (+ token type, LayerNorm)
         first = 0 if resume is None else resume[0]
@@ -278,7 +285,7 @@ class Model:
                 continue
             window = self.cfg.windows[i]
             layer_mask = mask
-            if window is not None:  # the window is part of the architecture: it always applies
+            if window is not None and own_windows:  # the window is part of the architecture: it always applies
                 if window not in window_masks:
                     window_masks[window] = combine_masks(sliding_window_mask(T, start, window).to(self.device), mask)
                 layer_mask = window_masks[window]  # (T, start + T)

@@ -22,7 +22,8 @@ import torch
 
 from attnviz.engine.attention import merge_heads, resolve_scale, scaled_dot_product_attention_trace, split_heads
 from attnviz.engine.mask_kinds import padding_count, parse_mask
-from attnviz.engine.masks import causal_mask, combine_masks
+from attnviz.engine.mask_rule import NOTHING_MASKED, applied_mask
+from attnviz.engine.masks import causal_mask
 from attnviz.engine.models.config import ModelConfig
 from attnviz.engine.models.model import Embedder, Model, RunResult
 from attnviz.engine.models.stack import LayerWeights, attention_sublayer, mlp, norm
@@ -144,13 +145,13 @@ class EncoderDecoderModel(Model):
         src = _labelled("source", self.encode, source)
         tgt, ids, tokens, labels = _labelled("target", self.decoder_input, target)
         T = len(ids)
-        user_mask = parse_mask(mask, T)
-        full = combine_masks(causal_mask(T), user_mask)  # the decoder is causal by construction
+        extra = mask if mask is NOTHING_MASKED else parse_mask(mask, T)
+        full = applied_mask(causal_mask(T), extra, T)  # the decoder's own mask is causal (attnviz.engine.mask_rule)
         with torch.inference_mode():
             src_ids = torch.tensor([src.ids], device=self.device)  # (1, S)
             enc_out, enc_weights, _ = self.forward(src_ids, None, scale, keep=False)  # (1, S, C)
             y = self.dec_embedder(torch.tensor([ids], device=self.device))  # (1, T, C)
-            dec_mask = full.to(self.device)
+            dec_mask = None if full is None else full.to(self.device)
             self_w, cross_w = [], []
             for lw, cw in zip(self.dec_layers, self.cross_layers, strict=True):
                 y, sw, xw = decoder_layer_forward(y, enc_out, lw, cw, self.dec_cfg, dec_mask, scale)

@@ -8,11 +8,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnviz.draw.latex import fmt
+from attnviz.draw.palette import PAIR
 from attnviz.draw.plotting import DECADE_LABELS
 from attnviz.lessons.additive.cost import Cost
 
-ADDITIVE = "#e4572e"
-DOT = "#2e86ab"
+DOT, ADDITIVE = PAIR  # the two kinds of score compared
 
 
 def cost_figure(cost: Cost) -> go.Figure:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from attnviz.draw.palette import KL_FINITE, KL_INFINITE, LIGHT_GREY, REFERENCE
 from attnviz.draw.plotting import distinct_labels
 
 DIFF_VALUES_UP_TO = 8  # print A − B in the cells only up to this many tokens: wider, "+0.00+0.00" runs together
@@ -44,7 +45,7 @@ def row_kl_figure(row_kl, labels: list[str], compared_rows=None) -> go.Figure:
     top = 1.15 * float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     shown = np.where(infinite, top, np.nan_to_num(kl, posinf=0.0)).astype(np.float32)  # (n,) bar heights
     mean = float(kl[live].mean()) if live.any() else 0.0
-    colors = np.where(infinite, "#c44e52", np.where(live, "#4c72b0", "#bbbbbb"))
+    colors = np.where(infinite, KL_INFINITE, np.where(live, KL_FINITE, LIGHT_GREY))
     cats = distinct_labels(labels)
     fig = go.Figure(go.Bar(
         x=cats, y=shown, marker_color=colors.tolist(), name="KL(A‖B)",
@@ -53,7 +54,7 @@ def row_kl_figure(row_kl, labels: list[str], compared_rows=None) -> go.Figure:
         hovertemplate="query: %{x}<br>KL(A‖B) = %{customdata} nats<extra></extra>",
     ))
     line_at = top if math.isinf(mean) else mean
-    fig.add_hline(y=line_at, line_dash="dash", line_color="#c44e52",
+    fig.add_hline(y=line_at, line_dash="dash", line_color=REFERENCE,
                   annotation_text=f"mean {kl_text(mean)} nats", annotation_position="top right")
     fig.update_xaxes(title_text="query token", type="category", tickangle=-60 if len(cats) <= 40 else 0)
     fig.update_yaxes(title_text="KL(A‖B), nats", rangemode="tozero", range=[0, 1.25 * top] if infinite.any() else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from attnviz.engine.mask_kinds import spec_from_values, values_from_spec
+from attnviz.engine.mask_kinds import mask_kind, spec_from_values, values_from_spec
 from attnviz.engine.models.catalog import choice_of, spec_of
 from attnviz.errors import AttnvizError
 
@@ -93,15 +93,15 @@ def describe_scale_setting(scale) -> str:
 
 
 def describe_mask_setting(spec: str) -> str:
-    kind, _, args = (spec or "none").partition(":")
-    kind = kind.lower() or "none"
-    if kind in ("none", "full", "bidirectional"):
-        return "no mask"
-    if kind == "window":
-        return f"a sliding window of {args}"
-    if kind == "custom":
-        return "a custom mask"
-    return f"the {kind} mask" + (f" ({args})" if args and kind != "global" else "")
+    """'a sliding window of 2', 'the causal mask and a sliding window of 2': as the registry of kinds words each."""
+    words = []
+    for part in (spec or "none").split("&"):
+        name = part.strip().partition(":")[0]
+        try:
+            words.append(mask_kind(name).setting_words(part.strip()))
+        except AttnvizError:
+            words.append(f"the {name} mask")
+    return " and ".join(words)
 
 
 def setting_changes(a: SideConfig, b: SideConfig) -> list[str]:

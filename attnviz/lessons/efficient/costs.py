@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.engine.efficient.measure import peak_tensor_bytes, seconds
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.method import Method, timing_knobs
 
 MAX_COST_N = 4096  # the largest n the page times on this CPU (dense exact then holds ~200 MB of scores)
 COST_NS = (128, 256, 512, 1024, 2048, 4096)
 COST_D = 64  # head size of the random Q, K, V the chart times
-
-
-@dataclass
-class CostPoint:
-    n: int
-    seconds: float  # fastest wall time of a few runs
-    peak_bytes: int  # most bytes of tensors held at once (attnviz.engine.efficient.measure)
 
 
 def cost_ns(max_n: int) -> tuple[list[int], bool]:

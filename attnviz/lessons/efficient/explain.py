@@ -10,7 +10,8 @@ Each method's own words live in its module (methods/<name>.py, its `explain`); t
 
 from __future__ import annotations
 
-from attnviz.lessons.efficient.costs import CostPoint, ratio_words
+from attnviz.lessons.efficient.cost_point import CostPoint
+from attnviz.lessons.efficient.costs import ratio_words
 from attnviz.lessons.efficient.method import Method
 
 SPARSE_GPU = ("on a GPU the saving needs a kernel that skips the forbidden blocks (block-sparse kernels such as "

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from attnviz.draw.palette import GREY, PAIR
 from attnviz.draw.plotting import DECADE_LABELS
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 
 FIELDS = {"seconds": ("time (s)", 1.0), "peak_bytes": ("peak tensor memory (MB)", 1e-6)}
 
@@ -17,7 +18,7 @@ def cost_figure(exact: list[CostPoint], method: list[CostPoint], method_title: s
     title, factor = FIELDS[field]
     ns = np.array([p.n for p in exact], dtype=np.float64)
     fig = go.Figure()
-    for name, points, colour in (("exact (dense)", exact, "#d62728"), (method_title, method, "#1f77b4")):
+    for name, points, colour in (("exact (dense)", exact, PAIR[1]), (method_title, method, PAIR[0])):
         y = np.array([getattr(p, field) for p in points], dtype=np.float64) * factor
         fig.add_trace(go.Scatter(x=ns, y=y, mode="lines+markers", name=name, line={"color": colour, "width": 3},
                                  hovertemplate=f"{name}<br>n = %{{x}}<br>{title} = %{{y:.4g}}<extra></extra>"))
@@ -25,7 +26,7 @@ def cost_figure(exact: list[CostPoint], method: list[CostPoint], method_title: s
     m0 = getattr(method[0], field) * factor
     for name, y, dash in (("∝ n² (through exact's first point)", e0 * (ns / ns[0]) ** 2, "dash"),
                           ("∝ n (through the method's first point)", m0 * (ns / ns[0]), "dot")):
-        fig.add_trace(go.Scatter(x=ns, y=y, mode="lines", name=name, line={"color": "grey", "dash": dash, "width": 1.5},
+        fig.add_trace(go.Scatter(x=ns, y=y, mode="lines", name=name, line={"color": GREY, "dash": dash, "width": 1.5},
                                  hoverinfo="skip"))
     fig.update_xaxes(title_text="n (tokens)", type="log", tickvals=ns, ticktext=[str(int(n)) for n in ns])
     fig.update_yaxes(title_text=title, type="log", **DECADE_LABELS)

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.engine.efficient import shared_qk_attention
-
-if TYPE_CHECKING:  # costs.py imports this module: the cost sentence's points are only named in annotations here
-    from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnviz.draw.palette import GREY, NEGATIVE, POSITIVE, STREAM  # red = positive, blue = negative, as in the signed heatmaps
 from attnviz.lessons.encoder_layer.norms import StreamNorms
-
-POSITIVE, NEGATIVE = "#c0392b", "#2f6db5"  # red = positive, blue = negative, as in the signed heatmaps
 
 
 def vector_bars(vec, title: str, first: int) -> go.Figure:
@@ -30,14 +29,13 @@ def stream_figure(norms: StreamNorms) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
                         subplot_titles=("norms (mean over tokens of ‖·‖₂)",  # the right one on two lines: its column
                                         "relative change<br>‖x_out − x_in‖ / ‖x_in‖"))  # is 40% of a 1024 px page
-    for y, name, color in ((norms.x_in, "‖x‖ entering the layer", "#333333"),
-                           (norms.attn_update, "‖attention's update‖", "#2f6db5"),
-                           (norms.ffn_update, "‖FFN's update‖", "#c0392b")):
+    for (y, name), color in zip(((norms.x_in, "‖x‖ entering the layer"), (norms.attn_update, "‖attention's update‖"),
+                                 (norms.ffn_update, "‖FFN's update‖")), STREAM, strict=True):
         fig.add_trace(go.Scatter(x=layers, y=[float(v) for v in y], name=name, mode="lines+markers",
                                  line={"color": color}, hovertemplate="layer %{x}: %{y:.3f}<extra>" + name + "</extra>"),
                       row=1, col=1)
     fig.add_trace(go.Bar(x=layers, y=[float(v) for v in norms.relative_change], name="relative change",
-                         marker_color="#7f7f7f", hovertemplate="layer %{x}: %{y:.1%}<extra></extra>", showlegend=False),
+                         marker_color=GREY, hovertemplate="layer %{x}: %{y:.1%}<extra></extra>", showlegend=False),
                   row=1, col=2)
     fig.update_xaxes(title_text="layer", dtick=1)
     fig.update_yaxes(rangemode="tozero")

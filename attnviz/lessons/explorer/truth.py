@@ -36,7 +36,7 @@ def mask_words(spec: str) -> str:
     kind = MASKS.get(spec.partition(":")[0].strip().lower()) if "&" not in spec else None
     if kind is None:
         return f"the mask {spec}"
-    shown = ":" in spec and kind.name != "custom"  # a custom mask's spec is its whole matrix: too long to read
+    shown = ":" in spec and kind.readable_spec
     return f"a {kind.title} mask" + (f" ({spec})" if shown else "")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from attnviz.analysis.ablation_effects import SetComparison
+from attnviz.draw.palette import BASELINE, CHOSEN, MUTED, REFERENCE
 from attnviz.lessons.head_claims.text import head_name
 
 
@@ -14,17 +15,17 @@ def comparison_figure(comparison: SetComparison, outcome_name: str, unit: str, c
     names = [" + ".join(head_name(*h) for h in heads) for heads, _ in ranked]
     fig = go.Figure(go.Scatter(
         x=list(range(1, len(ranked) + 1)), y=[v for _, v in ranked], mode="markers", name="other sets",
-        marker=dict(color="rgb(150,150,150)", size=7), customdata=names,
+        marker=dict(color=MUTED, size=7), customdata=names,
         hovertemplate="%{customdata}: %{y:.3f}<extra></extra>"))
     position = sum(v < comparison.chosen_value for _, v in ranked) + 0.5
     fig.add_trace(go.Scatter(
         x=[position], y=[comparison.chosen_value], mode="markers", name="your set",
-        marker=dict(color="rgb(200,30,30)", size=14, symbol="diamond"),
+        marker=dict(color=CHOSEN, size=14, symbol="diamond"),
         hovertemplate=" + ".join(head_name(*h) for h in comparison.chosen) + ": %{y:.3f}<extra></extra>"))
-    fig.add_hline(y=comparison.baseline, line_color="rgb(0,120,60)",
+    fig.add_hline(y=comparison.baseline, line_color=BASELINE,
                   annotation_text=f"nothing knocked out: {comparison.baseline:.3f}", annotation_position="top left")
     if chance is not None:
-        fig.add_hline(y=chance, line_dash="dash", line_color="rgb(90,90,90)",
+        fig.add_hline(y=chance, line_dash="dash", line_color=REFERENCE,
                       annotation_text=f"chance: ln V ≈ {chance:.2f}", annotation_position="bottom right")
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=30, b=10), showlegend=True,
                       legend=dict(orientation="h", y=1.12, x=0),

@@ -57,8 +57,7 @@ def corpus_sample(corpus: Corpus) -> Corpus:
 
 def loss_outcome(model) -> Outcome:
     batch = repeated_random_batch(model, SEQUENCES, HALF, SEED)
-    T = batch.ids.shape[1]
-    run = clean_run(model, batch.ids, model.builtin_mask(T))  # one clean forward: the means and the streams
+    run = clean_run(model, batch.ids, None)  # one clean forward (the model's causal mask): the means and the streams
     means = run.head_means(torch.ones_like(batch.ids, dtype=torch.bool))
     streams = run.streams
 

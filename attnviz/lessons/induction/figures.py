@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnviz.draw.palette import REFERENCE, SHADE_FIRST, SHADE_SECOND
 from attnviz.lessons.induction.probe import InductionProbe
 
 
@@ -16,12 +17,12 @@ def loss_figure(p: InductionProbe) -> go.Figure:
         hovertemplate="token %{x} (%{customdata}): loss %{y:.2f} nats<extra></extra>",
     ))
     f, P = p.first, p.period
-    for start, name, colour in ((f, "first copy", "rgba(120,120,120,0.12)"), (f + P, "second copy", "rgba(0,150,80,0.12)")):
+    for start, name, colour in ((f, "first copy", SHADE_FIRST), (f + P, "second copy", SHADE_SECOND)):
         # each label just above the plot area: inside it, the labels sat on the first points
         fig.add_vrect(x0=start - 0.5, x1=start + P - 0.5, fillcolor=colour, line_width=0,
                       annotation_text=name, annotation_position="top left", annotation_yanchor="bottom")
     if p.vocab_size:
-        fig.add_hline(y=p.chance_loss, line_dash="dash", line_color="rgb(90,90,90)",
+        fig.add_hline(y=p.chance_loss, line_dash="dash", line_color=REFERENCE,
                       annotation_text=f"chance: ln {p.vocab_size:,} ≈ {p.chance_loss:.2f}",
                       annotation_position="bottom right")
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,

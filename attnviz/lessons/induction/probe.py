@@ -102,7 +102,7 @@ def probe(model, ids: list[int], period: int, first: int) -> InductionProbe:
     require_language_model(model)
     x = torch.tensor([ids], device=model.device)  # (1, n)
     with torch.inference_mode():
-        hidden, weights, _ = model.forward(x, model.builtin_mask(len(ids)), True, False)
+        hidden, weights, _ = model.forward(x, None, True, False)  # the model's own (causal) mask
         logits = model.logits(hidden[0])  # (n, V)
     attentions = torch.stack([w[0] for w in weights]).float().cpu()  # (L, H, n, n)
     labels = [model.tokenizer.token_of(i)[1] for i in ids]

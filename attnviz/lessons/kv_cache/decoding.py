@@ -110,7 +110,7 @@ def newest_query(model, ids: list[int], layer: int, head: int) -> torch.Tensor:
     """(1, hs): the last token's query in `layer`, `head`, after RoPE (a kept forward over the context)."""
     x = torch.tensor([ids], device=model.device)  # (1, n)
     with torch.inference_mode():
-        _, _, traces = model.forward(x, model.builtin_mask(len(ids)), True, True)
+        _, _, traces = model.forward(x, None, True, True)  # the model's own (causal) mask
     return traces[layer].q[0, head, -1:].float().cpu()  # (1, hs)
 
 

@@ -73,7 +73,6 @@ def attended_pairs_chart(ns, curves: dict[str, np.ndarray], current_n: int | Non
     return line_chart_svg(ns, {MASKS[kind].title: pairs for kind, pairs in curves.items()},
                           x_title="n (tokens)", y_title="(query, key) pairs scored", log_axes=log_axes,
                           marker_x=current_n, marker_label="" if current_n is None else f"your text: n = {current_n}",
-                          dashed=(MASKS["padding"].title,),  # padding runs just under full: keep both visible
                           label="pairs scored as the text grows, one line per mask")
 
 

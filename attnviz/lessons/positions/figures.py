@@ -8,9 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.draw.latex import fmt
+from attnviz.draw.palette import GREY, LIGHT_GREY, PAIR, REFERENCE, WEIGHTS, plotly_scale
 from attnviz.lessons.positions.encodings import DistanceProfile
 
-COLOURS = {"sinusoidal": "#2e86ab", "learned": "#e4572e"}
+COLOURS = {"sinusoidal": PAIR[0], "learned": PAIR[1]}
 
 
 def distance_profile_figure(profiles: dict[str, DistanceProfile], from_distance: int = 1) -> go.Figure:
@@ -20,7 +21,7 @@ def distance_profile_figure(profiles: dict[str, DistanceProfile], from_distance:
     """
     fig = go.Figure()
     for name, prof in profiles.items():
-        colour = COLOURS.get(name.split()[0], "#555555")
+        colour = COLOURS.get(name.split()[0], REFERENCE)
         keep = slice(from_distance, None)
         x = prof.distance[keep].numpy()
         fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]),
@@ -42,11 +43,11 @@ def pair_track_figure(track, pair: int, angle_step: float, label: str = "q") -> 
     radius = float(np.hypot(*pts[0]))
     ring = np.linspace(0, 2 * math.pi, 181)
     fig = go.Figure(go.Scatter(x=radius * np.cos(ring), y=radius * np.sin(ring), mode="lines", hoverinfo="skip",
-                               line={"color": "#cccccc", "dash": "dot"}, showlegend=False))
+                               line={"color": LIGHT_GREY, "dash": "dot"}, showlegend=False))
     fig.add_trace(go.Scatter(
         x=pts[:, 0], y=pts[:, 1], mode="lines+markers+text", text=[str(t) for t in range(len(pts))],
-        textposition="top right", marker={"size": 9, "color": np.arange(len(pts)), "colorscale": "Viridis"},
-        line={"color": "#999999", "width": 1}, showlegend=False,
+        textposition="top right", marker={"size": 9, "color": np.arange(len(pts)), "colorscale": plotly_scale(WEIGHTS)},
+        line={"color": GREY, "width": 1}, showlegend=False,
         hovertemplate=f"position %{{text}}<br>{label}[{pair}] = %{{x:.3f}}<br>{label}[{pair}+D/2] = %{{y:.3f}}<extra></extra>"))
     lim = radius * 1.25
     fig.update_xaxes(range=[-lim, lim], zeroline=True, title_text=f"{label}[{pair}] (first of the pair)")

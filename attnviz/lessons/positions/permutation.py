@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.engine.masks import causal_mask
 from attnviz.errors import AttnvizError
 
 
@@ -74,12 +73,9 @@ def permutation_demo(model, text: str, seed: int = 0) -> PermutationResult:
     enc = model.encode(text)
     order = shuffle_order(enc.tokens, _specials(model), seed)
     ids = torch.tensor([enc.ids], device=model.device)  # (1, T)
-    mask = None  # the model's own causal mask (if any) is added below, as model.run does
-    if model.cfg.causal:
-        mask = causal_mask(len(enc.ids))
-    with torch.inference_mode():
-        hidden, weights, _ = model.forward(ids, mask, True, keep=False)
-        hidden_s, weights_s, _ = model.forward(ids[:, order], mask, True, keep=False)
+    with torch.inference_mode():  # each with the model's own mask (a decoder's causal one), as model.run
+        hidden, weights, _ = model.forward(ids, None, True, keep=False)
+        hidden_s, weights_s, _ = model.forward(ids[:, order], None, True, keep=False)
     back = torch.argsort(torch.tensor(order))  # original token t sits at shuffled position back[t]
     att = torch.stack([w[0] for w in weights]).float().cpu()  # (L, nh, T, T)
     att_s = torch.stack([w[0] for w in weights_s]).float().cpu()  # (L, nh, T, T)

@@ -10,13 +10,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnviz.draw.latex import fmt
+from attnviz.draw.palette import GREY, LIGHT_GREY, PAIR
 from attnviz.errors import AttnvizError
 from attnviz.lessons.scaling.experiments import GradientExperiment, SaturationExperiment, VarianceExperiment
 
 D_K_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the widths every experiment is run at
 FACTOR_STEPS = (0.25, 0.35, 0.5, 0.71, 1.0, 1.41, 2.0, 2.83, 4.0, 5.66, 8.0)  # × 1/√d_k, about √2 apart
-UNSCALED = "#e4572e"
-SCALED = "#2e86ab"
+SCALED, UNSCALED = PAIR
 HISTOGRAM_BINS = 61
 HISTOGRAM_SIGMAS = 5  # the bins span ±5 standard deviations of the unscaled q·k: nearly every sample
 
@@ -37,7 +37,7 @@ def _log2_axis(d_k_values) -> dict:
 def _highlight(fig: go.Figure, x: float, ys: list[float], row=None, col=None) -> None:
     """Ring the points of the d_k the slider picked."""
     fig.add_trace(go.Scatter(x=[x] * len(ys), y=ys, mode="markers", name=f"d_k = {x:g}", showlegend=False,
-                             marker={"size": 14, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2}},
+                             marker={"size": 14, "color": "rgba(0,0,0,0)", "line": {"color": "#000000", "width": 2}},
                              hoverinfo="skip"), row=row, col=col)
 
 
@@ -133,7 +133,7 @@ def saturation_figure(sat: SaturationExperiment, highlight: int | None = None) -
             i = _index_of(sat.d_k, highlight)
             _highlight(fig, highlight, [float(unscaled[i]), float(scaled[i])], row=1, col=col)
         fig.update_xaxes(_log2_axis(sat.d_k), row=1, col=col)
-    fig.add_hline(y=sat.max_entropy, line={"dash": "dot", "color": "grey"}, row=1, col=1)
+    fig.add_hline(y=sat.max_entropy, line={"dash": "dot", "color": GREY}, row=1, col=1)
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
     fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
@@ -198,13 +198,13 @@ def entropy_per_layer_figure(at_factor, trained, factor: float, n_tokens: int) -
         raise AttnvizError(f"Entropy curves of different lengths: {at_factor.shape} and {trained.shape}.")
     layers = list(range(len(trained)))
     fig = go.Figure([
-        go.Scatter(x=layers, y=trained, name="trained (×1)", mode="lines+markers", line={"color": "grey"},
+        go.Scatter(x=layers, y=trained, name="trained (×1)", mode="lines+markers", line={"color": GREY},
                    hovertemplate="layer %{x}<br>H = %{y:.3f} nats<extra>trained</extra>"),
         go.Scatter(x=layers, y=at_factor, name=f"×{factor:g}", mode="lines+markers",
                    line={"color": UNSCALED if factor > 1 else SCALED},
                    hovertemplate=f"layer %{{x}}<br>H = %{{y:.3f}} nats<extra>×{factor:g}</extra>"),
     ])
-    fig.add_hline(y=math.log(max(n_tokens, 1)), line={"dash": "dot", "color": "lightgrey"},
+    fig.add_hline(y=math.log(max(n_tokens, 1)), line={"dash": "dot", "color": LIGHT_GREY},
                   annotation_text=f"uniform: ln {n_tokens}", annotation_position="bottom right")
     fig.update_layout(xaxis={"title": {"text": "layer"}, "tickvals": layers}, height=340,
                       yaxis={"title": {"text": "mean row entropy (nats)"}, "rangemode": "tozero"},

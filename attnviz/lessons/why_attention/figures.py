@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnviz.draw.palette import GREY, PAIR
 from attnviz.lessons.why_attention.bottleneck import Alignment, LengthCurve
 
-BOTTLENECK_COLOUR = "#e4572e"
-ATTENTION_COLOUR = "#2e86ab"
+ATTENTION_COLOUR, BOTTLENECK_COLOUR = PAIR
 
 
 def accuracy_figure(curve: LengthCurve, mark_bin: int | None = None) -> go.Figure:
@@ -23,7 +23,7 @@ def accuracy_figure(curve: LengthCurve, mark_bin: int | None = None) -> go.Figur
             hovertemplate=f"{name}<br>%{{x}} words: %{{y:.1f}}% exact<br>%{{customdata}} held-out sentences"
                           "<extra></extra>"))
     if mark_bin is not None:  # a band behind the bars, named under the axis where no bar label can cover it
-        fig.add_vrect(x0=mark_bin - 0.5, x1=mark_bin + 0.5, fillcolor="#999", opacity=0.15, line_width=0)
+        fig.add_vrect(x0=mark_bin - 0.5, x1=mark_bin + 0.5, fillcolor=GREY, opacity=0.15, line_width=0)
         fig.update_xaxes(tickvals=curve.bins, ticktext=[f"<b>{b}: your sentence</b>" if i == mark_bin else b
                                                         for i, b in enumerate(curve.bins)])
     fig.update_layout(barmode="group", height=360, margin={"l": 60, "r": 10, "t": 30, "b": 50},

@@ -8,7 +8,7 @@ import torch
 
 from attnviz.engine.efficient import bigbird_layout, block_sparse_attention, block_sparse_scores_count, layout_mask
 from attnviz.engine.efficient.sparse import wide_query_blocks
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import sparse_sentence
 from attnviz.lessons.efficient.method import Knob, Method
 

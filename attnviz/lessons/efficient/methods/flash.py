@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnviz.engine.efficient import flash_attention
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import held, timed
 from attnviz.lessons.efficient.method import Knob, Method
 from attnviz.lessons.efficient.tiles import tile_sizes_for

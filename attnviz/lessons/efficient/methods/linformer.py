@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnviz.engine.efficient import linformer_attention
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import at_n, held, share, timed
 from attnviz.lessons.efficient.method import Knob, Method, Switch
 

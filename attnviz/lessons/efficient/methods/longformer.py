@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attnviz.engine.efficient import global_local_attention, global_local_scores_count
 from attnviz.engine.masks import global_local_mask
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import sparse_sentence
 from attnviz.lessons.efficient.method import Knob, Method
 

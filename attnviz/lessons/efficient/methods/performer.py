@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attnviz.engine.efficient import performer_attention
 from attnviz.engine.efficient.performer import MAX_FEATURES
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import at_n, held, timed
 from attnviz.lessons.efficient.method import Knob, Method
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attnviz.engine.efficient import reformer_attention, reformer_scores_count
 from attnviz.engine.efficient.reformer import MAX_ROUNDS
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import at_n, share, timed
 from attnviz.lessons.efficient.method import Knob, Method
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attnviz.engine.efficient import band_scores_count, sliding_window_attention
 from attnviz.engine.masks import window_mask
-from attnviz.lessons.efficient.costs import CostPoint
+from attnviz.lessons.efficient.cost_point import CostPoint
 from attnviz.lessons.efficient.explain import sparse_sentence
 from attnviz.lessons.efficient.method import Knob, Method
 

@@ -1,9 +1,9 @@
 """The Transformer map as an inline SVG: the encoder and decoder stacks, each block a link to the page that teaches it.
 
-An SVG written here, as line_chart.py's: no chart library, no request to another host, every word DOM text that a
-test can read and a screen reader can say. The words, arrows and stack outlines outside the blocks are in the page's
-text colour (currentColor), so the figure reads on a dark theme too; the blocks keep their own light fills and dark
-words. Its size follows its column: at most the first screen's height on a
+An SVG written here, as attnviz/draw/line_chart.py's: no chart library, no request to another host, every word DOM
+text that a test can read and a screen reader can say. The words, arrows and stack outlines outside the blocks are in
+the page's text colour (currentColor), so the figure reads on a dark theme too; the blocks keep their own light fills
+and dark words. Its size follows its column: at most the first screen's height on a
 projector (the text stays about 20 px at 1024 × 768), and the phone's width on a phone (where the list of links
 under it is the readable version).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from itertools import pairwise
 
-from attnviz.lessons.transformer_map import BLOCKS, BLOCKS_BY_KEY, COL_W, DEC_X, DECODER_BOX, ENC_X, ENCODER_BOX
+from attnviz.lessons.transformer_map.blocks import BLOCKS, BLOCKS_BY_KEY, COL_W, DEC_X, DECODER_BOX, ENC_X, ENCODER_BOX
 
 WIDTH, HEIGHT = 850, 630  # the drawing's units
 FONT = 22  # block labels, in the drawing's units

@@ -1,0 +1,1 @@
+"""The Transformer map's page: its blocks and their links (blocks.py), drawn as one SVG (figure.py)."""

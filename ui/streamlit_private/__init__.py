@@ -1,0 +1,238 @@
+"""Every use attnviz makes of Streamlit's private API, behind this one door.
+
+Where no public call does the job, the app reaches into Streamlit (pinned in requirements.txt). Each thing it reaches
+for is a Piece (pieces.py): where it lives, what the app takes for granted about it, and the feature that needs it.
+The rest of the app calls the functions here, never Streamlit's internals; only this package touches them.
+
+At start (app.py, once per server process: check_at_start) every piece is looked up, the session's own attributes on
+the session that runs the first page. A missing piece is logged as an error that names it, its feature and what the
+app does without it; the page that needs the feature says so (say_missing); and the feature falls back where it can:
+
+    wake       the server wakes a page that follows a lecture room when the room changes (ui/lecture/wake.py).
+               Without it the page asks every POLL_SECONDS on the fragment's timer: slower, but it follows.
+    reconnect  a follower's page reloads itself when its websocket reconnects (its server process died).
+               Without it such a page stays as it was until the student reloads it.
+    address    a bound widget's value is written into the address when the browser's copy lacks it (ui/address.py).
+               Without it a link copied right after two quick changes may miss the first.
+    history    Back and Forward are told from a new pick of a token (ui/token_link.py).
+               Without it Back to an earlier token keeps the token shown.
+    component  the heatmap component is registered once per runtime (ui/heatmap_widget.py).
+               Without it it is registered again on every use (the same component, a little slower).
+    network    Streamlit's own guess of this machine's network address, for the class's links (ui/lecture/addresses.py).
+               Without it the lecture page asks for the public address to be set.
+    rerun      the exception st.rerun raises for a part the last run did not draw (ui/state.py).
+               Without it any exception from that call means the whole page reruns.
+
+When bumping the pin: docs/streamlit-upgrade.md; tests/app/test_streamlit_private.py fails on a missing piece.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import streamlit as st
+
+from ui.streamlit_private.pieces import (
+    CTX,
+    FEATURES,
+    PIECES,
+    POLL_SECONDS,
+    RUNTIME,
+    STREAM_ROUTE,
+    Live,
+    Piece,
+    broke,
+    check_at_start,
+    missing_pieces,
+    say_missing,
+    works,
+)
+
+__all__ = [  # the checks (pieces.py), then the calls (below)
+    "FEATURES", "PIECES", "POLL_SECONDS", "Live", "Piece", "check_at_start", "missing_pieces", "say_missing", "works",
+    "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
+    "reload_page_on_reconnect", "rerun_fragment", "rerun_refused", "server_running", "server_session", "session_id",
+    "session_is_idle", "write_bound_values_the_address_lacks",
+]
+
+
+def _ctx():
+    """The running script's ScriptRunContext, or None (outside a run)."""
+    return importlib.import_module("streamlit.runtime.scriptrunner").get_script_run_ctx(suppress_warning=True)
+
+
+def _runtime():
+    return importlib.import_module(RUNTIME).Runtime
+
+
+def session_id() -> str | None:
+    """This run's session id, where the server can wake it (None: AppTest, a bare script run, or no `wake`)."""
+    if not works("wake"):
+        return None
+    try:
+        ctx, runtime = _ctx(), _runtime()
+        if ctx is None or not runtime.exists() or runtime.instance().get_app_session(ctx.session_id) is None:
+            return None  # AppTest: a runtime without this session
+        return ctx.session_id
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("wake", err)
+        return None
+
+
+def fragment_id() -> str:
+    """The id of the fragment running now ("" outside one, or without `wake`)."""
+    if not works("wake"):
+        return ""
+    try:
+        return importlib.import_module(CTX).ThreadState.get().fragment_id or ""
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("wake", err)
+        return ""
+
+
+def server_running() -> bool:
+    """Whether this process runs a Streamlit server (from any thread)."""
+    try:
+        return bool(_runtime().exists())
+    except (ImportError, AttributeError) as err:
+        broke("wake", err)
+        return False
+
+
+def server_session(session_id: str) -> object | None:
+    """A session of this server by its id (from any thread); None once its tab has gone."""
+    try:
+        return _runtime().instance().get_app_session(session_id)
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("wake", err)
+        return None
+
+
+def on_server_loop(session, fn: Callable, *args) -> None:
+    """From any thread: fn(*args) on the server's event loop, where a session may be asked to rerun."""
+    try:
+        session._event_loop.call_soon_threadsafe(fn, *args)
+    except AttributeError as err:
+        broke("wake", err)
+
+
+def session_is_idle(session) -> bool:
+    """On the server's loop: no run is going, and the last run's messages have all been sent (a new run of a fragment
+    would not drop them)."""
+    try:
+        return session._scriptrunner is None
+    except AttributeError as err:
+        broke("wake", err)
+        return False
+
+
+def rerun_fragment(session, fragment: str) -> None:
+    """On the server's loop: rerun the session's fragment with its browser's last client state (its query and widget
+    values), as the fragment's own timer would ask for it; what Streamlit's file watcher does for a whole script."""
+    try:
+        state = importlib.import_module("streamlit.proto.ClientState_pb2").ClientState()
+        state.CopyFrom(session._client_state)
+        state.fragment_id, state.is_auto_rerun = fragment, True
+        session.request_rerun(state)
+    except (ImportError, AttributeError, TypeError, ValueError) as err:
+        broke("wake", err)
+
+
+RECONNECT_JS = """<script>
+(() => {
+  const w = window.parent || window;
+  if (w.__attnvizReconnect) return;
+  w.__attnvizReconnect = true;
+  const Native = w.WebSocket;
+  function Watched(url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    if (String(url).includes('/STREAM_ROUTE')) socket.addEventListener('open', () => w.location.reload());
+    return socket;
+  }
+  Watched.prototype = Native.prototype;
+  Object.assign(Watched, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  w.WebSocket = Watched;
+})();
+</script>""".replace("STREAM_ROUTE", STREAM_ROUTE)
+
+
+def reload_page_on_reconnect() -> None:
+    """A page whose server process died: Streamlit's frontend opens a new websocket (through the balancer, to a live
+    process) but asks for no run there, so without a timer of its own the page would stay as it was, following
+    nothing. Installed once per page load (it wraps the browser's WebSocket in the app's frame: Streamlit's frontend
+    is in the same document): when a Streamlit websocket opened after this ran (a reconnection) is open, the page
+    loads its link again, as a student's reload would."""
+    if works("reconnect"):
+        st.html(RECONNECT_JS, unsafe_allow_javascript=True)
+
+
+def is_history_navigation() -> bool:
+    """Whether the browser's Back or Forward asked for this run (False outside a run, or without `history`)."""
+    if not works("history"):
+        return False
+    try:
+        ctx = _ctx()
+        return ctx is not None and bool(ctx.is_history_navigation)
+    except (ImportError, AttributeError) as err:
+        broke("history", err)
+        return False
+
+
+def component_registered(name: str) -> bool:
+    """Whether this runtime has the component v2 `name` registered (False without `component`: register it again)."""
+    if not works("component"):
+        return False
+    try:
+        return _runtime().instance().bidi_component_registry.get(name) is not None
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("component", err)
+        return False
+
+
+def internal_ip() -> str:
+    """This machine's address on its network, as `streamlit run` prints it ("" without `network`)."""
+    if not works("network"):
+        return ""
+    try:
+        return importlib.import_module("streamlit.net_util").get_internal_ip() or ""
+    except (ImportError, AttributeError) as err:
+        broke("network", err)
+        return ""
+
+
+def rerun_refused() -> type[BaseException]:
+    """The exception st.rerun raises for a part the last run did not draw (without `rerun`: any exception)."""
+    if works("rerun"):
+        try:
+            return importlib.import_module("streamlit.errors").StreamlitAPIException
+        except (ImportError, AttributeError) as err:
+            broke("rerun", err)
+    return Exception
+
+
+def write_bound_values_the_address_lacks() -> None:
+    """Each bound widget drawn in this run whose value (other than its default) the address lacks, or holds another
+    value of, is written into it, with the call Streamlit itself makes to restore a bound value (why: ui/address.py).
+    Nothing is written in a run where the browser's address had them all."""
+    if not works("address"):
+        return
+    try:
+        ctx = _ctx()
+        if ctx is None:
+            return
+        drawn = ctx.shared.widget_ids_this_run.snapshot()
+        state = ctx.session_state._state  # the widgets' metadata: no public call reads it
+        with ctx.session_state.query_params() as address:
+            for key, binding in list(address._bindings_by_param.items()):  # the bindings, by key
+                metadata = state._new_widget_state.widget_metadata.get(binding.widget_id)
+                if binding.widget_id not in drawn or metadata is None:
+                    continue
+                value = state[binding.widget_id]
+                if value == metadata.deserializer(None):  # at its default: the browser leaves it out of the address
+                    continue
+                as_written = metadata.serializer(value)
+                if not address.stored_param_matches_corrected_value(key, as_written, metadata.value_type):
+                    address.set_corrected_value(key, as_written, metadata.value_type)
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("address", err)
