@@ -9,10 +9,11 @@
 - motion only for those who want it (2.3.3): with the system's "reduce motion" set, no animation or transition runs
   (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run): CSS stops
   what is styled, and the animations Streamlit starts from a script are given no duration;
+- a phone's menu (the header's, moved into the sidebar) marked up as lists a screen reader can count (1.3.1);
 - words that wrap rather than end in "…" where Streamlit cuts a line (a page link on a phone: 1.4.10).
 
 The style goes in Streamlit's event container (a style-only st.html), where it takes no room on the page; the one
-script (CALM) sits in an element the style hides.
+script (SCRIPT) sits in an element the style hides.
 Streamlit's own skip link ("Skip to main content", the first stop of Tab) takes the keyboard past the menu.
 """
 
@@ -63,7 +64,7 @@ at 60 %, as a caption, it still reads as quieter than an active label and meets 
 order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.4.7). Hidden while it is closed. */
 [data-testid="stSidebar"][data-collapsed="true"], [data-testid="stSidebar"][data-collapsed="true"] * {{
   visibility: hidden !important; }}
-/* the elements that carry scripts alone (a live region's words, ui/announce.py; CALM below) take no room */
+/* the elements that carry scripts alone (a live region's words, ui/announce.py; SCRIPT below) take no room */
 .stElementContainer:has(.attnviz-say, .attnviz-script) {{ display: none !important; }}
 /* a page link (st.page_link) is one line cut with "…" where it is longer than its column (a phone): it wraps */
 [data-testid="stPageLink-NavLink"] p, [data-testid="stPageLink-NavLink"] span {{ white-space: normal !important;
@@ -76,19 +77,46 @@ order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.
 </style>"""
 
 
-# Streamlit opens and closes an expander with a script's animation (Element.animate, half a second), which no style can
-# stop: with "reduce motion" asked for, every such animation is given no duration. Installed once per page load.
-CALM = """<span class="attnviz-script" hidden></span><script>
+# What no style can do, as one script installed once per page load:
+# - motion: Streamlit opens and closes an expander with a script's animation (Element.animate, half a second): with
+#   "reduce motion" asked for, every such animation is given no duration;
+# - the phone's menu: at a phone's width Streamlit moves the header's menu into the sidebar as one list whose items sit
+#   in a <div> per section, beside the section's heading: a screen reader can count neither the list nor a section's
+#   pages (axe: list and listitem, 25 faults). Each section becomes a list named by its heading (which a screen reader
+#   then skips, the list saying it), and the outer list a plain container; redone whenever Streamlit redraws the menu.
+SCRIPT = """<span class="attnviz-script" hidden></span><script>
 (() => {
   const w = window.parent || window;
-  if (w.__attnvizCalm) return;
-  w.__attnvizCalm = true;
+  if (w.__attnvizAids) return;
+  w.__attnvizAids = true;
+  const doc = w.document;
   const reduce = w.matchMedia('(prefers-reduced-motion: reduce)');
   const animate = w.Element.prototype.animate;
   w.Element.prototype.animate = function (frames, options) {
     if (reduce.matches) options = typeof options === 'number' ? 0 : {...(options || {}), duration: 0, delay: 0};
     return animate.call(this, frames, options);
   };
+  const sections = () => {
+    for (const menu of doc.querySelectorAll('ul[data-testid="stSidebarNavItems"]')) {
+      if (menu.getAttribute('role') !== 'none') menu.setAttribute('role', 'none');
+      for (const group of menu.children) {
+        if (group.tagName !== 'DIV' || group.getAttribute('role') === 'list') continue;
+        const heading = group.querySelector(':scope > header');
+        group.setAttribute('role', 'list');
+        if (heading) {
+          group.setAttribute('aria-label', (heading.querySelector('p') || heading).textContent.trim());  // not its icon
+          heading.setAttribute('aria-hidden', 'true');
+        }
+      }
+    }
+  };
+  let pending = false;
+  new w.MutationObserver(() => {
+    if (pending) return;
+    pending = true;
+    w.requestAnimationFrame(() => { pending = false; sections(); });
+  }).observe(doc.body, {childList: true, subtree: true});
+  sections();
 })();
 </script>"""
 
@@ -102,4 +130,4 @@ def page_aids(title: str) -> None:
     """The page's own document title (`title`: its menu title) and the app-wide style above."""
     st.set_page_config(page_title=document_title(title))
     st.html(STYLE)
-    st.html(CALM, unsafe_allow_javascript=True)
+    st.html(SCRIPT, unsafe_allow_javascript=True)

@@ -18,6 +18,7 @@ from browser_helpers import (
     ROOT,
     chromium_page,
     people_browser,
+    resized,
     through_the_menu,
     wait_for_app_idle,
     wait_for_text,
@@ -44,11 +45,21 @@ def both_sizes(log: AxeLog, page, where: str, first=DESK) -> None:
     second = PHONE if first == DESK else DESK
     for width, height in (first, second):
         if page.viewport_size != {"width": width, "height": height}:
-            page.set_viewport_size({"width": width, "height": height})
-            page.wait_for_timeout(300)  # Streamlit's layout follows the width (the sidebar, columns, charts)
-            page.wait_for_function(IDLE, timeout=60_000, polling=100)
+            resized(page, width, height)
         log.check(page, f"{where} at {width}×{height}")
-    page.set_viewport_size({"width": first[0], "height": first[1]})
+    resized(page, *first)
+
+
+def phone_menu_checked(log: AxeLog, page, where: str) -> None:
+    """On a phone the menu is in the sidebar, closed: axe with it opened, as a student opens it, then closed."""
+    resized(page, *PHONE)
+    page.get_by_role("button", name="Expand sidebar").click()
+    page.locator('[data-testid="stSidebar"][data-collapsed="false"]').wait_for(timeout=30_000)
+    page.wait_for_timeout(500)  # its slide in
+    log.check(page, f"{where} at {PHONE[0]}×{PHONE[1]}, the menu opened")
+    page.get_by_role("button", name="Collapse sidebar").click()
+    page.locator('[data-testid="stSidebar"][data-collapsed="true"]').wait_for(state="attached", timeout=30_000)
+    resized(page, *DESK)
 
 
 def finish(log: AxeLog, walk: str) -> None:
@@ -64,6 +75,8 @@ def test_every_page_passes_axe_at_both_sizes(server):
         for path in through_the_menu(page, server, PAGES):
             wait_until_settled(page, quiet_ms=500)
             both_sizes(log, page, f"/{path}")
+            if path == PAGES[0]:
+                phone_menu_checked(log, page, f"/{path}")
     finish(log, "pages")
 
 

@@ -7,7 +7,7 @@ animation or transition runs. Screenshots, the whole page at each size: test-art
 from __future__ import annotations
 
 import pytest
-from browser_helpers import IDLE, ROOT, chromium_page, through_the_menu, wait_until_settled
+from browser_helpers import ROOT, chromium_page, resized, through_the_menu, wait_until_settled
 
 ARTIFACTS = ROOT / "test-artifacts"
 # a page of each kind: heatmaps and the sidebar's controls, a chain of figures, an SVG of links, cards with tables and
@@ -72,12 +72,10 @@ def test_pages_reflow_at_200_percent_zoom_and_at_320_px(server):
             wait_until_settled(page, quiet_ms=500)
             name = path or "explorer"
             for width, height in SIZES:
-                page.set_viewport_size({"width": width, "height": height})
-                page.wait_for_timeout(400)  # Streamlit's layout follows the width (the sidebar, columns, charts)
-                page.wait_for_function(IDLE, timeout=60_000, polling=100)
+                resized(page, width, height)
                 problems += [f"{name} at {width}×{height}: {p}" for p in page.evaluate(REFLOW)]
                 whole_page(page, name)
-            page.set_viewport_size({"width": 1366, "height": 768})
+            resized(page, 1366, 768)
     assert not problems, "\n".join(problems)
 
 
