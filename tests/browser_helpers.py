@@ -337,12 +337,19 @@ def header_menu(page) -> dict[str, list[str]]:
     return menu
 
 
-# JS: the app idle and the header's menu drawn (at a phone's width Streamlit moves it into the sidebar, and back when the
-# window widens again, a moment after)
+# JS: the app idle and the header's menu drawn, unchanged for 500 ms (at a phone's width Streamlit moves it into the
+# sidebar; back at a desk's, it draws the header's sections, then folds those with no room into "N more", a moment
+# after: a click in between found neither)
 MENU_IN_HEADER = """() => {
   const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
-  const menu = document.querySelector('[data-testid="stTopNav"] button');
-  return state !== 'running' && state !== 'rerunRequested' && !!menu && menu.getClientRects().length > 0;
+  const nav = document.querySelector('[data-testid="stTopNav"]');
+  const shown = nav ? [...nav.querySelectorAll('button')].filter(b => b.getClientRects().length
+    && !b.closest('[aria-hidden="true"]')) : [];  // a section being measured for folding is aria-hidden
+  const now = performance.now(), look = shown.map(b => b.innerText.trim()).join('|');
+  if (state === 'running' || state === 'rerunRequested' || !shown.length || look !== window.__menuLook) {
+    window.__menuLook = look; window.__menuSince = now; return false;
+  }
+  return now - window.__menuSince >= 500;
 }"""
 
 
@@ -353,6 +360,7 @@ def resized(page, width: int, height: int) -> None:
     page.wait_for_timeout(300)  # Streamlit's layout follows the width (the sidebar, columns, charts)
     page.wait_for_function(IDLE, timeout=60_000, polling=100)
     if width >= 1024:
+        page.evaluate("() => { delete window.__menuLook; }")
         page.wait_for_function(MENU_IN_HEADER, timeout=60_000, polling=100)
 
 

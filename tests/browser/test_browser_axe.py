@@ -40,14 +40,18 @@ WALKS = 1 + len(PLANS)  # the walks below: every page, and each plan
 PASSED: list[str] = []  # the walks that ran to their end in this process
 
 
-def both_sizes(log: AxeLog, page, where: str, first=DESK) -> None:
-    """axe at the page's size now (`first`), then at the other, then back: a resize, not a new load."""
+def both_sizes(log: AxeLog, page, where: str, back: bool = True) -> None:
+    """axe at the page's size now, then at the other: a resize, not a new load. `back`: then the first size again
+    (the menu walk opens its next page from the header's menu, at a desk's width); else the page stays at the second,
+    and the next step loads there (a resize, with its new layout and charts drawn again, saved per view)."""
+    now = page.viewport_size
+    first = (now["width"], now["height"])
     second = PHONE if first == DESK else DESK
-    for width, height in (first, second):
-        if page.viewport_size != {"width": width, "height": height}:
-            resized(page, width, height)
-        log.check(page, f"{where} at {width}×{height}")
-    resized(page, *first)
+    log.check(page, f"{where} at {first[0]}×{first[1]}")
+    resized(page, *second)
+    log.check(page, f"{where} at {second[0]}×{second[1]}")
+    if back:
+        resized(page, *first)
 
 
 def phone_menu_checked(log: AxeLog, page, where: str) -> None:
@@ -144,14 +148,14 @@ def notes_checked(log: AxeLog, browser, link: str, plan_id: str, number: int, n:
         notes = context.new_page()
         notes.goto(link)
         drawn(notes, f"Step {number} of {n}", f"{plan_id} notes on step {number}")
-        both_sizes(log, notes, f"{plan_id} notes on step {number}", first=PHONE)
+        both_sizes(log, notes, f"{plan_id} notes on step {number}", back=False)
     finally:
         context.close()
 
 
 def reveal(projector, where: str) -> None:
     """The projector's Reveal, once its run is over (a click during a run can be lost with it), until it is gone."""
-    button = projector.locator(".st-key-lecture_reveal button")
+    button = projector.locator(".st-key-lecture_reveal").get_by_role("button", name="Reveal")  # the one shown
     for _ in range(3):
         projector.wait_for_function(IDLE, timeout=180_000, polling=100)
         if not button.count():
@@ -189,8 +193,8 @@ def test_every_step_of_the_plan_passes_axe_on_the_projector_on_a_phone_and_in_th
             gated = step.predict_first or step.answer
             if step.answer:
                 answer(follower, step)
-            both_sizes(log, projector, f"{where}, projector")
-            both_sizes(log, follower, f"{where}, follower", first=PHONE)
+            both_sizes(log, projector, f"{where}, projector", back=False)
+            both_sizes(log, follower, f"{where}, follower", back=False)
             if number == 1 or (gated and not noted):
                 notes_checked(log, browser, notes_link, plan_id, number, n)
                 noted = bool(gated)
@@ -200,8 +204,8 @@ def test_every_step_of_the_plan_passes_axe_on_the_projector_on_a_phone_and_in_th
                     page.wait_for_function("() => !document.querySelector('.st-key-lecture_question')",
                                            timeout=180_000, polling=100)
                     drawn(page, f"Step {number} of {n}", f"{where}, {who}, revealed")
-                both_sizes(log, projector, f"{where}, projector, revealed")
-                both_sizes(log, follower, f"{where}, follower, revealed", first=PHONE)
+                both_sizes(log, projector, f"{where}, projector, revealed", back=False)
+                both_sizes(log, follower, f"{where}, follower, revealed", back=False)
             if number < n:
                 projector.locator("a.attnviz-lecture-next").click()  # the bar's Next: the room moves, the class too
     finish(log, plan_id)

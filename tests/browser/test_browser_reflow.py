@@ -55,6 +55,17 @@ REFLOW = """() => {
 }"""
 
 
+# JS: the layout has come to rest after a resize: the page's and its main column's widths the same for 500 ms (plotly
+# charts lay themselves out again a moment after the window's resize, longer on a busy machine)
+AT_REST = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const look = [document.documentElement.scrollWidth, main.scrollWidth, main.scrollHeight].join(' ');
+  const now = performance.now();
+  if (look !== window.__layoutLook) { window.__layoutLook = look; window.__layoutSince = now; return false; }
+  return now - window.__layoutSince >= 500;
+}"""
+
+
 def whole_page(page, name: str) -> None:
     """A screenshot of the whole page at this width: the window as tall as the main column's content."""
     size = page.viewport_size
@@ -73,6 +84,8 @@ def test_pages_reflow_at_200_percent_zoom_and_at_320_px(server):
             name = path or "explorer"
             for width, height in SIZES:
                 resized(page, width, height)
+                page.evaluate("() => { delete window.__layoutLook; }")
+                page.wait_for_function(AT_REST, timeout=30_000, polling=100)
                 problems += [f"{name} at {width}×{height}: {p}" for p in page.evaluate(REFLOW)]
                 whole_page(page, name)
             resized(page, 1366, 768)
