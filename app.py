@@ -12,7 +12,6 @@ import torch
 
 import ui.first_imports  # noqa: F401 - first: a fresh server's sessions load the app's modules one at a time
 from attnviz.engine.device import server_threads
-from attnviz.engine.truth import start_importing_reference_code
 from ui.access import settings_problems
 from ui.accessibility import page_aids
 from ui.across_pages import restore_on_a_new_page
@@ -21,12 +20,13 @@ from ui.menu import remember_menu
 from ui.present import presenting
 from ui.short_links import open_short_link
 from ui.streamlit_private import check_at_start
+from ui.warm import start_warming
 
 check_at_start()  # every piece of Streamlit's private API the app uses is there; the log names a missing one
 threads = server_threads()  # the browser and the other sessions share the cores
 if torch.get_num_threads() != threads:  # set once per server; later runs find it done
     torch.set_num_threads(threads)
-start_importing_reference_code()  # transformers, once, in one thread, while the first page draws (see truth.py)
+start_warming()  # the default model, its truth check and the Explorer's first run, once, in a thread (ui/warm.py)
 
 # The icon is a file served by the app itself: a ":material/…" page icon makes the browser fetch it from an
 # outside font host (no network in some lecture halls; and it tells a third party who opened the page). Set

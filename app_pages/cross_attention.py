@@ -116,7 +116,8 @@ view = ui.open_page("Cross-attention: the decoder reads the source", lesson=ui.L
     is_encoder_decoder, TINY_BART,
     "{model} has no decoder, so no cross-attention: shown here is attnviz-tiny-bart, an encoder–decoder trained "
     "on numbers in words → digits.", mask_words=_mask_words),
-    settings=("model", "mask", "scale"))  # its own source and target (the mask: the decoder's self-attention)
+    settings=("model", "mask", "scale"),  # its own source and target (the mask: the decoder's self-attention)
+    subject=ui.Subject("The source, in words", "xa_source", DEFAULT_SOURCE))
 
 with ui.guard("The cross-attention page"):
     model, spec = view.model, view.model_spec
@@ -220,15 +221,16 @@ with ui.guard("The cross-attention page"):
     if presenting():
         about(st.expander("What this page shows", expanded=False))
 
-    st.subheader("One head in full detail")
-    focus = st.columns([1, 3])[0].selectbox("Head", heads, index=heads.index(1) if tiny and 1 in heads else 0,
-                                            key="xa_focus", **ui.BOUND)
-    _heatmap.heatmap(xv.weights[focus], rows, xv.source_labels, key="xa_focus_head",
-                     title=f"decoder layer {layer}, head {focus}: cross-attention weights (target × source)")
-    if tiny:
-        links = strongest_links(xv.weights[focus], rows, xv.source_labels)
-        st.markdown(f"**Each row's strongest source word** (layer {layer}, head {focus}): "
-                    + " · ".join(f"{link.row}: *{link.source}* ({link.weight:.2f})" for link in links))
+    with ui.figure("focus_head"):  # a lecture step's focus: the head whose rows answer its question
+        st.subheader("One head in full detail")
+        focus = st.columns([1, 3])[0].selectbox("Head", heads, index=heads.index(1) if tiny and 1 in heads else 0,
+                                                key="xa_focus", **ui.BOUND)
+        _heatmap.heatmap(xv.weights[focus], rows, xv.source_labels, key="xa_focus_head",
+                         title=f"decoder layer {layer}, head {focus}: cross-attention weights (target × source)")
+        if tiny:
+            links = strongest_links(xv.weights[focus], rows, xv.source_labels)
+            st.markdown(f"**Each row's strongest source word** (layer {layer}, head {focus}): "
+                        + " · ".join(f"{link.row}: *{link.source}* ({link.weight:.2f})" for link in links))
     st.markdown("**For contrast: the same head's self-attention in the decoder (causal).** Target × target: each "
                 "position may look only at itself and the positions before it (every cell above the diagonal is "
                 "exactly 0). The first position reads the decoder start token </s>: the target is shifted one place "

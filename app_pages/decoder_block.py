@@ -46,7 +46,8 @@ def _truth(device: str, source: str, target: str, layer: int):
 
 view = ui.open_page("The decoder block",
                     "One decoder layer of an encoder–decoder, stage by stage, with every number recomputed from its "
-                    "weights.", settings=())  # its own model and source: no shared setting changes it
+                    "weights.", settings=(),  # its own model and source: no shared setting changes it
+                    subject=ui.Subject("The source, in words", "dec_source", DEFAULT_SOURCE))
 
 with ui.guard("The decoder block"):
     model = model_for(TINY_BART, view.device)

@@ -117,7 +117,7 @@ def explorer_view() -> None:
                      f"**{len(res.tokens)} tokens** · device `{model.device.type}`")
             n = len(res.tokens)
             dead = [f"{i} ({markdown_literal(res.labels[i])})"
-                    for i in (~live_rows(res.attentions[view.layer, 0])).nonzero().flatten().tolist()]
+                    for i in (~live_rows(view.layer_run().attentions[view.layer, 0])).nonzero().flatten().tolist()]
             if dead:
                 st.warning(f"The mask forbids every key for query row(s) {', '.join(dead)}. Those rows get zero "
                            "weights and a zero output (the policy PyTorch's SDPA uses), shown as empty rows.",
@@ -150,16 +150,17 @@ def explorer_view() -> None:
 
 def current():
     """(model, run) of the state the widgets hold now: what a part resolves at its start, never arguments
-    captured by an earlier run (see ui.state)."""
+    captured by an earlier run (see ui.state). The run holds the layer shown and those below it (ui.state's
+    layer_run): the page draws one layer."""
     view = ui.view_state()
-    return view.model, view.run()
+    return view.model, view.layer_run()
 
 
 @st.fragment(key="explorer_grid")
 def grid_part() -> None:
     with ui.guard("The heatmaps"):
         view = ui.view_state()
-        res = view.run()
+        res = view.layer_run()
         unchecked_note(view, res)
         ring = grid_ring(view.selection, list(view.heads))
         picked = hm.layer_grid(res, view, view.layer, list(view.heads), key="grid",
@@ -204,7 +205,7 @@ def focus_part() -> None:
 
     with ui.guard("The enlarged head"):
         view = ui.view_state()
-        res, sel, layer = view.run(), view.selection, view.layer
+        res, sel, layer = view.layer_run(), view.selection, view.layer
         focus = st.selectbox("Head to enlarge", view.heads, key="focus", **ui.BOUND)
         ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
         other = flipped_scale_state(view, len(res.tokens), layer)
@@ -217,14 +218,14 @@ def focus_part() -> None:
                            file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
         st.download_button(
             "Download all layers and heads (NPZ)",
-            lambda: attentions_npz(res, {"model": view.model.name, "text": view.text, "mask": view.mask_spec,
+            lambda: attentions_npz(view.run(), {"model": view.model.name, "text": view.text, "mask": view.mask_spec,
                                          "scale": res.scale}),
             file_name="attnviz_attentions.npz", mime="application/octet-stream")
 
 
 def equations_panel(view) -> None:
     """The attention equation with this run's d_k, the mask (described and as M), the scaling and multi-head."""
-    model, res = view.model, view.run()
+    model, res = view.model, view.layer_run()
     st.latex(attention_equation(res.scale, model.d_head, res.mask is not None))
     window = model.shared_window  # Mistral's sliding window, part of the model
     layered = describe_layer_windows(model.cfg.windows)  # Qwen2: windows from some layer on
@@ -263,7 +264,7 @@ def unchecked_note(view, res) -> None:
 def unknown_note(view) -> None:
     """A note when the tokenizer put [UNK] in place of characters its vocabulary lacks."""
     unk, pieces = unknown_pieces(view.model, view.text)
-    note = note_for(view.model.name, unk, pieces, len(view.run().tokens))
+    note = note_for(view.model.name, unk, pieces, len(view.layer_run().tokens))
     if note:
         st.info(note, icon=":material/help:")
 
@@ -274,6 +275,6 @@ view = ui.open_page(
     "colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; click one to see the "
     "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS, intro=welcome)
 with ui.guard("The explorer"):
-    ui.run_notes(view.run())
+    ui.run_notes(view.layer_run())
     unknown_note(view)
     explorer_view()

@@ -66,7 +66,7 @@ with ui.guard("Find the head"):
     else:
         st.markdown(summary_sentence(ranked, query, key, labels, allowed))
 
-    left, right = st.columns([3, 2], gap="medium")
+    left, right = ui.figure("ranking").columns([3, 2], gap="medium")  # a lecture step's focus: every head ranked
     with left:
         hm.heatmap(pair_weights(res.attentions, query, key), [f"layer {layer}" for layer in range(model.n_layers)],
                    [f"head {h}" for h in range(model.n_heads)], key="fh_map", kind="weights",

@@ -29,7 +29,15 @@ from attnviz.lessons.head_claims.text import (
 )
 from ui import heatmap_widget as hm
 from ui.charts import plotly_chart
-from ui.head_claims_cache import closeness_for, comparison_for, corpus_run, outcome_for, relation_scores, special_shares
+from ui.head_claims_cache import (
+    best_head,
+    closeness_for,
+    comparison_for,
+    corpus_run,
+    outcome_for,
+    relation_scores,
+    special_shares,
+)
 from ui.runs import run_for
 
 
@@ -57,6 +65,33 @@ def keep_known_heads(names: list[str]) -> None:
         st.query_params["hc_ablate"] = [h for h in st.query_params.get_all("hc_ablate") if h in names]
 
 
+def open_on_best_head(best: tuple[int, int], relation: str) -> None:
+    """The layer and head pickers on the relation's best head (attnviz.analysis.claims.head_ranks: the highest hit
+    rate over the corpus) when nothing named a head: a first visit without hc_layer and hc_head in its link, or a
+    new relation while the head shown is the one the page chose for the previous relation (a head the reader
+    picked, or a link named, stays)."""
+    named = any(k in st.session_state or st.query_params.get(k) is not None for k in ("hc_layer", "hc_head"))
+    chosen = st.session_state.get(BEST_SHOWN)  # (relation, layer, head) the page put the pickers on
+    on_chosen = chosen is not None and (st.session_state.get("hc_layer"), st.session_state.get("hc_head")) == chosen[1:]
+    if not named or (on_chosen and chosen[0] != relation):
+        st.session_state["hc_layer"], st.session_state["hc_head"] = best
+        st.session_state[BEST_SHOWN] = (relation, *best)
+
+
+def knock_out_the_picked_head(layer: int, head: int) -> None:
+    """A head picked above (by its pickers, a link or Find the head) since the page was last drawn in this session
+    is the head knocked out: the knock-out follows the claim under test. The page's first run keeps the link's own
+    set (hc_ablate), if it names one."""
+    followed = st.session_state.get(FOLLOWED)
+    st.session_state[FOLLOWED] = (layer, head)
+    if followed is not None and followed != (layer, head):
+        st.session_state["hc_ablate"] = [head_name(layer, head)]
+
+
+BEST_SHOWN = "_hc_best_shown"  # (relation, layer, head): where the page put the pickers itself
+FOLLOWED = "_hc_knocked_head"  # the picked (layer, head) the knock-out last followed
+
+
 view = ui.open_page(
     "Head claims: is this head really doing that?",
     "One sentence invites over-reading. Here a head's claim (“it looks from the pronoun to its antecedent”) is "
@@ -68,7 +103,7 @@ view = ui.open_page(
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device
 L, H = model.n_layers, model.n_heads
-with ui.guard("Head claims"):
+with ui.guard("Head claims"), ui.figure("claim", tall=True):  # a lecture step's focus: the claim over the corpus
     clamp_url_int("hc_layer", L, "layer")
     clamp_url_int("hc_head", H, "head")
     st.subheader("1 · The claim over the corpus")
@@ -77,10 +112,12 @@ with ui.guard("Head claims"):
     ui.page.seed_choice_from_url("hc_relation", list(RELATIONS), "coreference")
     relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation")
     ui.page.keep_in_link("hc_relation", relation)
-    layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
-    head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
     with st.spinner(f"Running {model.name} on every sentence of the corpus (one batched pass)…"):
         run, problem = corpus_run(spec, device)
+    if run is not None:  # a head that shows the relation's point, unless a link or a pick named one
+        open_on_best_head(best_head(spec, device, relation), relation)
+    layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
+    head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
     if run is None:
         st.warning(f"{problem} Pick all-MiniLM-L6-v2 in the sidebar to test claims; the knock-outs below work "
                    f"with {model.name}.", icon=":material/rule:")
@@ -110,13 +147,14 @@ with ui.guard("Head claims"):
                              "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
                              "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
 
-with ui.guard("Knock heads out"):
+with ui.guard("Knock heads out"), ui.figure("knockout"):  # a lecture step's focus
     st.subheader("2 · Knock heads out")
     with st.spinner(f"Preparing {model.name}'s outcome…"):
         outcome = outcome_for(spec, device)
     st.caption(f"Outcome: {outcome.describe}. Higher is worse.")
     names = [head_name(lay, h) for lay in range(L) for h in range(H)]
     default = [head_name(1, 0), head_name(1, 1)] if model.cfg.causal and L > 1 and H > 1 else [head_name(layer, head)]
+    knock_out_the_picked_head(layer, head)
     keep_known_heads(names)
     ablate_at = st.columns([3, 1], vertical_alignment="bottom")
     chosen = ablate_at[0].multiselect("Heads to knock out", names, default=default, key="hc_ablate", **ui.BOUND)
@@ -149,7 +187,7 @@ with ui.guard("Knock heads out"):
                        "sentences: the cosines, and how often the pronoun is closer to the noun it means.")
     st.info(ABLATION_LIMITS, icon=":material/science:")
 
-with ui.guard("Weight against contribution"):
+with ui.guard("Weight against contribution"), ui.figure("contribution"):  # a lecture step's focus
     st.subheader("3 · Weight against contribution")
     res = run_for(spec, device, view.text, "none", True, keep=True)
     labels, n = res.labels, len(res.labels)

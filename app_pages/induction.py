@@ -26,7 +26,8 @@ view = ui.open_page("Induction heads: continuing a pattern seen before", lesson=
     "{model} is not a causal language model (it has no next-token loss), so this page shows **tiny-llama**, the "
     "2-layer Llama attnviz trained on repeated words; the sidebar's model stays as it is for the other pages. Pick "
     "**tiny-llama** (or GPT-2) in the sidebar's Model to choose it yourself."),
-    settings=("model", "text"))  # the text only as "your text, twice"; the probe runs at the trained settings
+    settings=("model", "text"),  # the text only as "your text, twice"; the probe runs at the trained settings
+    subject=ui.NO_SUBJECT)  # a lecture's question here is about the repeated block it makes, not the sentence
 st.markdown(
     "Give a model a list of random words, then the same list again. The first time, nothing tells it what comes "
     "next. The second time it can do much better: find where the current word appeared before and predict the word "
@@ -83,11 +84,12 @@ with ui.guard("The induction lesson"):
             title=f"previous-token head: layer {pl}, head {ph}, weights after softmax")
     st.caption(f"Each row is a query token. A perfect previous-token head puts all of a row's weight one step left "
                f"of the diagonal (score 1); this head's score is {p.previous[pl, ph]:.3f}.")
-    heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
-            title=f"induction head: layer {il}, head {ih}, weights after softmax")
-    st.caption(f"A perfect induction head puts each second-copy row's weight {period - 1} tokens left of the diagonal: "
-               "on the token that came after the same word the first time, which is the word to predict next. "
-               f"This head's score is {p.induction[il, ih]:.3f}.")
+    with ui.figure("induction_head"):  # a lecture step's focus: where the induction head looks
+        heatmap(p.attentions[il, ih], p.labels, key="ih_ind_head", kind="weights",
+                title=f"induction head: layer {il}, head {ih}, weights after softmax")
+        st.caption(f"A perfect induction head puts each second-copy row's weight {period - 1} tokens left of the "
+                   "diagonal: on the token that came after the same word the first time, which is the word to predict "
+                   f"next. This head's score is {p.induction[il, ih]:.3f}.")
     if p.induction[il, ih] < 0.3:
         st.info("In this model no head draws a sharp induction stripe yet (best score "
                 f"{p.induction[il, ih]:.2f}): the loss below still drops in the second copy, so it uses the repeat, "

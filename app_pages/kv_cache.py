@@ -48,7 +48,8 @@ view = ui.open_page("KV cache: how a decoder writes one token at a time", lesson
     "{model} is an encoder: it reads the whole text at once and never writes text token by token, so it has no KV "
     "cache. This page shows **tiny-llama**, the 2-layer Llama attnviz trained on repeated words; the sidebar's model "
     "stays as it is for the other pages. Pick GPT-2 or a Llama, Qwen2 or Mistral folder under *other* to decode "
-    "with another causal model."), settings=("model",))  # its own prompt; greedy decoding at the trained settings
+    "with another causal model."), settings=("model",),  # its own prompt; greedy decoding at the trained settings
+    subject=ui.Subject("The prompt", "kv_prompt", DEFAULT_PROMPT))
 st.markdown(
     "A causal model writes text one token per step. Each step, the newest token's **query** is compared with the "
     "**keys** of every token so far, and the resulting weights mix their **values**. The keys and values of earlier "
@@ -67,22 +68,25 @@ with ui.guard("The KV-cache lesson"):
     if trained_for(model.name):
         st.caption(trained_for(model.name))
 
-    st.subheader("One step of decoding")
-    pick = st.columns(3)
-    if len(cached.steps) > 1:
-        step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
-    else:  # one new token (or the model stopped after one): one step, and a slider needs two ends
-        step = 0
-        pick[0].markdown("**Step 0**, the only step of this decoding")
-    layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
-    head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
-    v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
-    n = len(v.labels)
-    group = model.n_heads // model.n_kv_heads
-    st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes next, "
-                f"and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared by "
-                f"{group} query heads). With the cache only the last row of K and V was computed at this step; "
-                f"the other {n - 1} rows were read from memory.")
+    with ui.figure("decode_step"):  # a lecture step's focus: what one step computes
+        st.subheader("One step of decoding")
+        pick = st.columns(3)
+        if len(cached.steps) > 1:
+            step = pick[0].slider("Step", 0, len(cached.steps) - 1, 0, key="kv_step", **ui.BOUND)
+        else:  # one new token (or the model stopped after one): one step, and a slider needs two ends
+            step = 0
+            pick[0].markdown("**Step 0**, the only step of this decoding")
+        layer = pick[1].selectbox("Layer", list(range(model.n_layers)), key="kv_layer", **ui.BOUND)
+        head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
+        v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
+        n = len(v.labels)
+        group = model.n_heads // model.n_kv_heads
+        st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes "
+                    f"next, and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared "
+                    f"by {group} query heads). With the cache this step computed, in each layer, {model.n_heads} new "
+                    f"queries (one per query head) but only **{model.n_kv_heads} new keys** and {model.n_kv_heads} new "
+                    f"values (one per K/V head): the last row of K and V below; the other {n - 1} rows were read from "
+                    "memory.")
     heatmap(v.query, [v.labels[-1]], None, key="kv_q", kind="signed",
             title=f"the new query q (layer {layer}, head {head}, after RoPE)", x_title="feature of d_head")
     left, right = st.columns(2)

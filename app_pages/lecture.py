@@ -2,17 +2,25 @@
 step on the projector, the presenter notes on any device, and give the class its follow link. The projector's pages
 carry the lecture bar (ui/lecture/bar.py)."""
 
+import contextlib
+from contextlib import nullcontext
+
 import streamlit as st
 
 import ui
 from attnviz.errors import AttnvizError
 from attnviz.lecture import follow_link, notes_link, step_link
 from attnviz.lecture.plan import MAX_BYTES
-from ui.lecture import plans
+from attnviz.lecture.store import StoreError, StoreUnavailable
+from ui.lecture import lecturer, plans
 from ui.lecture.addresses import class_base, loopback_warning
+from ui.lecture.answers import student_session
 from ui.lecture.bar import students_qr
+from ui.lecture.presenter_key import held_keys, hold_key
 from ui.lecture.room_record import export_button
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
+from ui.lecture.warm import warm_plan, warming
 from ui.menu import page_titles
 
 ROOMS = "lecture_rooms"  # this session's rooms: plan id -> (code, presenter key)
@@ -20,10 +28,13 @@ AT = "lecture_at"  # the step shown here (1-based)
 PICK = "lecture_pick"  # the plan chosen
 
 st.title("Lecture mode", help="A lecture plan is an ordered list of steps: a page of this app in a given state, "
-                              "notes for you, and a question to ask the class first. Its format is in attnviz/lecture/plan.py.")
-st.caption("Start the class's room, open a step on the projector (a new tab: move it to the projector's screen, then "
-           "use ← → or a clicker there), the presenter notes on your phone or laptop (Next, Previous, Reveal there "
-           "move the projector and every student), and show the class its follow link.")
+                              "notes for you, and a question to ask the class first, with its right answer. Its format is in "
+                              "docs/lecture-plans.md.")
+st.caption("Start the class's room, open a step on the projector (a new tab: move it to the projector's screen), the "
+           "presenter notes on your phone or laptop (Next, Previous, Reveal there move the projector and every "
+           "student), and show the class its follow link.")
+st.markdown("**A clicker runs the whole lecture** on the projector's tab: → or PageDown is Next, ← or PageUp is "
+            "Previous, and its blank-screen key (**b** or **.**) or **Enter** is Reveal.")
 
 
 def plan_name(plan_id: str) -> str:
@@ -40,25 +51,74 @@ def step_by(delta: int, n: int) -> None:
 
 
 def start_room(plan_id: str) -> None:
-    """A new room for this plan in the store; its code and presenter key kept in this session."""
+    """A new room for this plan in the store, made by this browser; its code and presenter key kept in this session
+    (and the key in this browser: my_rooms finds it again after a reload)."""
     try:
-        st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(plan_id)
+        st.session_state.setdefault(ROOMS, {})[plan_id] = lecture_store().create_room(
+            plan_id, student_session(), admitted=lecturer.admitted())
+        warm_plan(plan_id, plans.plan_by_id(plan_id), right_answer)  # every step drawn once, in the background
     except AttnvizError as err:
         st.session_state["lecture_room_problem"] = err
 
 
+def my_rooms() -> dict[str, tuple[str, str]]:
+    """This browser's live rooms by plan -> (code, presenter key): those started in this session, and those whose key
+    this browser holds (a reload of this page, another tab); a room that ended is forgotten. A store out of reach:
+    this session's, as they were (the page says so where it asks the store next)."""
+    rooms, store = dict(st.session_state.get(ROOMS, {})), lecture_store()
+    try:
+        for plan_id, (code, _) in list(rooms.items()):
+            if store.room(code) is None:
+                del rooms[plan_id]
+        known = {code for code, _ in rooms.values()}
+        for code, key in held_keys().items():
+            with contextlib.suppress(StoreError):  # a cookie's name that is no room code
+                state = None if code in known else store.room(code)
+                if state is not None and state.plan_id not in rooms and store.is_presenter(code, key):
+                    rooms[state.plan_id] = (code, key)
+    except StoreUnavailable:
+        return rooms
+    if rooms or ROOMS in st.session_state:
+        st.session_state[ROOMS] = rooms
+    for code, key in rooms.values():
+        hold_key(code, key)
+    return rooms
+
+
+@st.fragment(run_every=2.0)
+def warming_steps(plan_id: str) -> None:
+    """How far the room's plan is drawn in the background, every 2 s until it is done (then the page draws again)."""
+    progress = warming(plan_id)
+    if progress is None or progress.finished is not None:
+        st.rerun(scope="app")
+    st.caption(f"Preparing the steps for the class: {progress.done} of {progress.total} drawn once on this server, in "
+               "the background (Next and Reveal then draw at once). You can open the projector now.")
+
+
+def notes_open(plan_id: str, rooms: dict) -> bool:
+    """Whether this browser may read the plan's notes (and what its steps open with): a lecturer, or the one whose room
+    runs it; a shipped plan (public with the app) also anyone while no room of it runs."""
+    if plan_id in rooms or lecturer.may_lecture():
+        return True
+    return plan_id in plans.shipped_ids() and lecture_store().rooms_running(plan_id) == 0
+
+
 with ui.guard("The lecture plan"):
     uploads = st.session_state.setdefault("lecture_uploads", [])  # this session's uploaded plans, by id
-    with st.expander("Use your own plan (a .toml file)", icon=":material/upload:"):
+    lecturing = lecturer.may_lecture()
+    lecturer.remember_admission()
+    if not lecturing:
+        lecturer.who_may_lecture()
+    with st.expander("Use your own plan (a .toml file)", icon=":material/upload:") if lecturing else nullcontext():
         upload = st.file_uploader("Lecture plan (TOML, at most 200 kB)", type=["toml"], key="lecture_upload",
-                                  help="The format is in attnviz/lecture/plan.py; "
-                                       "attnviz/assets/lectures/attention.toml is an example.")
+                                  help="The format is in docs/lecture-plans.md; "
+                                       "attnviz/assets/lectures/attention.toml is an example.") if lecturing else None
         if upload is not None and upload.size > MAX_BYTES:
             st.error(f"{upload.name} is {upload.size:,} bytes; a lecture plan may have at most {MAX_BYTES:,}. Is it "
                      "the right file?", icon=":material/error:")
         elif upload is not None:
             try:
-                new_id = plans.add_upload(upload.getvalue())
+                new_id = plans.add_upload(upload.getvalue(), student_session(), lecturer.admitted())
             except AttnvizError as err:
                 st.error(f"{upload.name}: {err}", icon=":material/error:")
             else:
@@ -99,8 +159,11 @@ with ui.guard("The lecture plan"):
     problem = st.session_state.pop("lecture_room_problem", None)
     if problem is not None:
         store_message(problem)
-    room = st.session_state.get(ROOMS, {}).get(plan_id)
-    if room is None:
+    rooms = my_rooms()
+    room = rooms.get(plan_id)
+    if room is None and not lecturing:
+        pass  # who_may_lecture said why above
+    elif room is None:
         st.button("Start the class's room", key="lecture_start", type="primary", icon=":material/meeting_room:",
                   on_click=start_room, args=(plan_id,),
                   help="A room is this lecture given once: the projector, your notes and every student's screen meet "
@@ -132,14 +195,27 @@ with ui.guard("The lecture plan"):
                 st.image(students_qr(notes_link(base, code, key)), width=220, output_format="PNG")
                 st.caption("Whoever opens this link moves the room: don't show it on the projector.")
         export_button(code, key)
+        progress = warming(plan_id)
+        if progress is not None and progress.finished is None:
+            warming_steps(plan_id)
+        elif progress is not None:
+            took = sum(progress.seconds.values())
+            st.caption(f"Every step was drawn once on this server ({progress.total} steps in {took:.0f} s): Next and "
+                       "Reveal draw from what that made."
+                       + (f" Steps {', '.join(map(str, progress.failed))} did not finish in time." if progress.failed
+                          else ""))
     st.markdown(f"**Page:** {titles.get(step.page, step.page)} (`/{step.page}`)")
-    if step.state:
+    open_notes = notes_open(plan_id, rooms)
+    if step.state and open_notes:  # what a step opens with can be its answer (the explorer's picked cell)
         st.markdown("**Its settings:** " + ", ".join(f"`{k} = {v}`" for k, v in step.state))
     if step.question:
         (st.warning if step.predict_first else st.info)(
             ("**Predict first** (the figures stay hidden until you reveal them): " if step.predict_first
              else "**Ask first:** ") + step.question, icon=":material/help:")
-    if step.notes:
+    if not open_notes:
+        st.caption("The steps' notes, settings and expected answers are the lecturer's while a lecture of this plan "
+                   "runs.")
+    elif step.notes:
         st.markdown("**Notes**\n\n" + step.notes)
 
     st.subheader("Every step")

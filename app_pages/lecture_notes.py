@@ -1,8 +1,10 @@
 """Presenter notes, for the lecturer alone on any device (/lecture_notes?room=<code>&key=<presenter key>): the room's
-step, its notes, question and expected answer, whether it is revealed, the live answer count, the time on this step
-and in all against the plan's minutes, and Previous / Next / Reveal, which move the room: the projector and every
-follower follow it. Looks at the room every second (one fragment)."""
+step, its notes, question, right answer (computed for the step's own state, as on every screen) and why, whether it
+is revealed, what the class answered so far (each option's or key token's count, live, before Reveal: for the
+lecturer's eyes only), the time on this step and in all against the plan's minutes, and Previous / Next / Reveal,
+which move the room: the projector and every follower follow it. Looks at the room every second (one fragment)."""
 
+import contextlib
 import time
 
 import streamlit as st
@@ -12,12 +14,19 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.store import RoomState, StoreError
 from attnviz.lecture.store.base import clean_code
 from ui.lecture import plans
+from ui.lecture.class_so_far import class_so_far
+from ui.lecture.presenter_key import held_key, hold_key, key_in_link
 from ui.lecture.room_record import export_button
+from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store, store_message
 
 st.title("Presenter notes")
 st.html("<style>.st-key-notes_text p, .st-key-notes_text li { font-size: 1.35rem; line-height: 1.55; }</style>")
-raw_room, raw_key = st.query_params.get("room"), st.query_params.get("key")
+raw_room = st.query_params.get("room")
+raw_key = key_in_link()
+if raw_room is not None and raw_key is None:  # a reload: the key this browser was given with the notes' link
+    with contextlib.suppress(StoreError):
+        raw_key = held_key(clean_code(raw_room))
 if raw_room is None or raw_key is None:
     st.info("These notes are the lecturer's: open them from the Lecture page's \"Presenter notes\" link or its QR "
             "code (they carry the room's presenter key). To follow a lecture as a student, open /follow.",
@@ -38,6 +47,7 @@ except StoreError as err:
     store_message(err)
     st.stop()
 KEY = raw_key
+hold_key(code, KEY)  # out of the address bar (a phone's screen is seen too); this browser keeps it for a reload
 
 
 def move(action: str, step: int) -> None:
@@ -57,6 +67,16 @@ def planned(minutes: float | None) -> str:
     return f" of {minutes:g} min planned" if minutes else ""
 
 
+def right_answer_said(step) -> None:
+    """The right answer, for the step's own state: the same row and numbers as the projector's and the phones'."""
+    try:
+        right = right_answer(step)
+    except AttnvizError as err:
+        st.warning(f"The right answer cannot be computed: {err}", icon=":material/block:")
+        return
+    st.markdown(f"**Right answer:** {right.text} ({right.source})")
+
+
 @st.fragment(run_every=1.0)
 def notes() -> None:
     """The room's step now (rerun every second, alone: the rest of the page is not redone)."""
@@ -72,7 +92,8 @@ def notes() -> None:
             plan = plans.plan_by_id(state.plan_id)
             number, n = state.step, len(plan.steps)
             step = plan.step(number)
-            count = store.answer_count(code, number) if step.answer else 0
+            answers = [a.value for a in store.answers(code, number, KEY)] if step.answer else []
+            count = len(answers)
         except AttnvizError as err:
             store_message(err)
             return
@@ -100,14 +121,15 @@ def notes() -> None:
             facts.append("**revealed**" if revealed else "**not revealed yet**")
         if step.answer:
             facts.append(f"**{count}** answer{'s' if count != 1 else ''} ({step.answer.kind})")
-        if step.expected:
-            facts.append(f"expected answer (the plan's): **{step.expected}**")
-        if step.answer and step.answer.quantity:
-            facts.append("at Reveal the class's chart marks the value attnviz computes")
         if facts:
             st.markdown(" · ".join(facts))
+        if step.answer:
+            right_answer_said(step)
+            class_so_far(step, answers, revealed)
         with st.container(key="notes_text"):
             st.markdown(step.notes or "_No notes for this step._")
+        if step.explain:
+            st.markdown(f"**Why** ({'shown at Reveal and ' if step.answer else ''}in the handout): {step.explain}")
         st.divider()
         st.markdown(f"**Next:** {number + 1}. {plan.step(number + 1).title}" if number < n else "**Last step.**")
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 import ui
 from attnviz.lessons.transformer_map.figure import map_html
+from ui.lecture.bar import current_step, detour_query
 from ui.menu import page_titles
 
 view = ui.open_page("The Transformer map",
@@ -15,7 +16,9 @@ view = ui.open_page("The Transformer map",
 with ui.guard("The Transformer map"):
     with ui.figure("transformer_map"):
         # markdown, not st.html: st.html's sanitiser drops SVG (every text in it is escaped by map_html)
-        st.markdown(map_html(page_titles()), unsafe_allow_html=True)
+        # a step of a lecture: each block opens its page inside the lecture (the bar, back to the map, present mode)
+        lecture = current_step()
+        st.markdown(map_html(page_titles(), tuple(detour_query(lecture)) if lecture else ()), unsafe_allow_html=True)
     st.caption("Left, the encoder: N identical layers, each self-attention then a feed-forward network, each sub-layer "
                "wrapped in a residual connection (the thin arrows around it) and a normalisation. Right, the decoder: "
                "its self-attention is masked (a token sees only the tokens before it), then cross-attention reads the "

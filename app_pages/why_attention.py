@@ -40,8 +40,8 @@ def _try_it(text: str) -> None:
             return "no verdict"
         return "✓ right" if answer == al.expected else "✗ wrong"
 
-    # a table, not metrics: a long answer must be read whole, digit by digit
-    st.markdown("| | digits | |\n|---|---|---|\n"
+    # a table, not metrics: a long answer must be read whole, digit by digit; a lecture step's focus (the answers)
+    ui.figure("try_it").markdown("| | digits | |\n|---|---|---|\n"
                 f"| the right answer | `{al.expected or '—'}` | |\n"
                 f"| one fixed-size vector wrote | `{al.bottleneck_answer or '(nothing)'}` | {verdict(al.bottleneck_answer)} |\n"
                 f"| additive attention wrote | `{al.attention_answer or '(nothing)'}` | {verdict(al.attention_answer)} |")
@@ -70,7 +70,7 @@ view = ui.open_page("Why attention",
                     "Before attention, an encoder–decoder read the whole source into one vector of fixed size and "
                     "wrote the output from that vector alone. Here two small models trained by attnviz on the same "
                     "task differ in one thing: one has that single vector, the other attends over every source word.",
-                    settings=())
+                    settings=(), subject=ui.Subject("The number, in words", "wa_text", EXAMPLES["long"]))
 
 with ui.guard("The comparison"):
     # on a projector the chart comes first and the task's paragraph under it (the lecturer says it aloud)

@@ -22,6 +22,7 @@ SETTINGS_VARIABLE = "ATTNVIZ_SETTINGS"  # another settings file than .streamlit/
 BALANCER_VARIABLE = "ATTNVIZ_BEHIND_BALANCER"  # "1": this process serves through a balancer (class_server sets it)
 STORE_URL_VARIABLE = "ATTNVIZ_STORE_URL"  # a Redis URL: the lecture store every process shares (class_server sets it)
 FREE_FORM_POLICIES = ("local", "everyone", "nobody")
+LECTURER_POLICIES = ("local", "passphrase", "everyone")
 STORE_BACKENDS = ("memory", "redis")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
@@ -37,6 +38,9 @@ class ServerSettings:
     max_weights_gb: float = 2.0  # the biggest model (float32 weights) a hub name or a folder may load
     max_tokens: int = 512  # the longest text (in the model's tokens) a page runs
     public_url: str = ""  # the address students reach the app at ("" : found from the server's own address)
+    lecturers: str = "local"  # who may start a room and upload a plan (ui/lecture/lecturer.py): "local" (a browser on
+    #                           this machine, or one that typed the passphrase), "passphrase" (only that), "everyone"
+    lecture_passphrase: str = ""  # the lecturers' passphrase ("" : none; under "passphrase", nobody is admitted)
     store_backend: str = "memory"  # the lecture store: "memory" (this process) or "redis" (shared by processes)
     store_url: str = ""  # the Redis URL when store_backend is "redis"
     store_limits: StoreLimits = StoreLimits()
@@ -62,7 +66,8 @@ def read_settings(path: Path, known_models: tuple[str, ...], environ=os.environ)
         raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as err:
         raw, problems = {}, [f"{path} could not be read ({err}): every setting takes its default."]
-    models, texts, server, store = (_section(raw, name, problems) for name in ("models", "texts", "server", "store"))
+    models, texts, server, store, lecture = (_section(raw, name, problems)
+                                             for name in ("models", "texts", "server", "store", "lecture"))
     defaults = ServerSettings()
     offered = _offered(models.get("offered"), known_models, problems)
     free_form = models.get("free_form", defaults.free_form)
@@ -78,11 +83,33 @@ def read_settings(path: Path, known_models: tuple[str, ...], environ=os.environ)
         behind = True
     behind = behind or environ.get(BALANCER_VARIABLE, "").strip() not in ("", "0")
     public_url = _public_url(server.get("public_url", ""), problems)
+    lecturers, passphrase = _lecturers(lecture, problems)
     backend, url = _store_backend(store, environ.get(STORE_URL_VARIABLE, "").strip(), problems)
     limits = StoreLimits(**{f.name: _number(store, f.name, f.default, type(f.default), problems, "store.")
                             for f in fields(StoreLimits)})
-    return ServerSettings(offered, free_form, behind, gb, tokens, public_url, backend, url, limits,
-                          tuple(f"{path.name}: {p}" for p in problems))
+    return ServerSettings(offered, free_form, behind, gb, tokens, public_url, lecturers, passphrase, backend, url,
+                          limits, tuple(f"{path.name}: {p}" for p in problems))
+
+
+def _lecturers(lecture: dict, problems: list[str]) -> tuple[str, str]:
+    """(who may lecture, the passphrase): a wrong policy takes "local", a passphrase that is not text none (never
+    quoted in a message: it is a secret)."""
+    policy = lecture.get("lecturers", "local")
+    if policy not in LECTURER_POLICIES:
+        problems.append(f"lecture.lecturers must be one of {', '.join(map(repr, LECTURER_POLICIES))}, not {policy!r}: "
+                        "using 'local'.")
+        policy = "local"
+    passphrase = lecture.get("passphrase", "")
+    if not isinstance(passphrase, str):
+        problems.append("lecture.passphrase must be text in quotes: no passphrase is in use.")
+        passphrase = ""
+    passphrase = passphrase.strip()
+    if passphrase and len(passphrase) < 8:
+        problems.append("lecture.passphrase must have at least 8 characters: no passphrase is in use.")
+        passphrase = ""
+    if policy == "passphrase" and not passphrase:
+        problems.append("lecture.lecturers = 'passphrase' needs lecture.passphrase: nobody may start a room.")
+    return policy, passphrase
 
 
 def _public_url(value, problems: list[str]) -> str:

@@ -4,6 +4,13 @@ sentence and making 4 edits (text, scaling, mask, text) 1 s apart.
     python benchmarks/bench_class.py                 # 30 sessions; prints errors, p50/p95 s per rerun, peak RSS
     python benchmarks/bench_class.py --sessions 10
     python benchmarks/bench_class.py --profile text  # where one rerun's CPU goes (cProfile; or --profile toggle)
+    python benchmarks/bench_class.py --cold --sessions 20     # a fresh server: the class arrives at once
+
+--cold: a fresh `streamlit run app.py` with a lecturer's tab opened as it starts and left open (the browser `streamlit
+run` opens on a lecturer's machine: the default page, or --first-page lecture; the server warms its default model
+from that first run, ui/warm.py), and the whole class opening its links at once --after seconds from the start
+(default 20: the lecturer shows the link); --after 0 --unopened: the class is the server's very first visitors.
+Target (issue 47): p95 <= 3 s.
 
 Each session speaks the browser's protocol (BackMsg rerun_script with the link's query string and the
 widget values it changed; ForwardMsg deltas until script_finished), so the figures are the server's:
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import pstats
@@ -165,10 +173,77 @@ class Session:
             self.errors.append(f"session {self.index}: {type(err).__name__}: {err}")
 
 
-async def class_of(port: int, n: int) -> list[Session]:
+async def class_of(port: int, n: int, apart: float = 0.1) -> list[Session]:
     sessions = [Session(port, i) for i in range(n)]
-    await asyncio.gather(*(s.run(0.1 * i) for i, s in enumerate(sessions)))  # a class opens the link within 3 s
+    await asyncio.gather(*(s.run(apart * i) for i, s in enumerate(sessions)))  # a class opens the link within 3 s
     return sessions
+
+
+async def lecturer_and_class(port: int, n: int, first_page: str | None, after: float, started: float) -> list[Session]:
+    """The lecturer's tab (first_page: a page's url path, "" the default page; None: no tab) opened at once and left
+    open, as the browser `streamlit run` opens; the class arrives at once `after` seconds from the server's start."""
+
+    async def lecturer() -> None:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None, open_timeout=60) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string = ""
+            msg.rerun_script.page_script_hash = ""
+            msg.rerun_script.page_name = first_page
+            await ws.send(msg.SerializeToString())
+            with contextlib.suppress(Exception):  # drawn or not, the tab stays open until the class has left
+                while True:
+                    await ws.recv()
+
+    tab = asyncio.create_task(lecturer()) if first_page is not None else None
+    await asyncio.sleep(max(after - (time.perf_counter() - started), 0.0))
+    sessions = await class_of(port, n, apart=0.0)
+    if tab is not None:
+        tab.cancel()
+    return sessions
+
+
+def cold(n: int, after: float, first_page: str | None) -> None:
+    port = free_port()
+    started = time.perf_counter()
+    proc = start_server(port)
+    up = time.perf_counter() - started
+    watch = MemoryWatch(proc.pid)
+    watch.start()
+    try:
+        cpu0 = cpu_seconds(proc.pid)
+        sessions = asyncio.run(lecturer_and_class(port, n, first_page, after, started))
+        cpu = cpu_seconds(proc.pid) - cpu0
+        wall = time.perf_counter() - started - after
+    finally:
+        watch.stop.set()
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    errors = [e for s in sessions for e in s.errors]
+    firsts = sorted(s.times[0] for s in sessions if s.times)
+    edits = sorted(t for s in sessions for t in s.times[1:])
+    print(f"a fresh `streamlit run app.py` (health check answered {up:.1f} s after the start), "
+          + ("opened by nobody before the class, " if first_page is None
+             else f"a lecturer's tab on {'/' + first_page if first_page else 'the default page'} from the start, ")
+          + f"{n} sessions at once {after:.0f} s after the start, each opening a link + 4 edits 1 s apart; "
+          f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}")
+    print(f"errors: {len(errors)}")
+    for e in errors[:10]:
+        print("  ", e)
+    print(f"seconds per rerun: all {quantiles(sorted(firsts + edits))}   (target: p95 <= 3 s)")
+    print(f"   the first visits {quantiles(firsts)}; the edits {quantiles(edits)}")
+    print(f"server CPU from the start to the class's end: {cpu:.1f} s (the warming included); the class took "
+          f"{wall:.1f} s; server peak RSS {watch.peak / 2**30:.2f} GB")
+
+
+def quantiles(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"{values}"
+    q = statistics.quantiles(values, n=20)
+    return f"p50 {statistics.median(values):.2f}, p95 {q[18]:.2f}, max {max(values):.2f}"
 
 
 def load(n: int) -> None:
@@ -243,8 +318,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--profile", choices=["toggle", "text"], help="profile one rerun after this edit")
+    parser.add_argument("--cold", action="store_true", help="a fresh server; the class arrives at once (see above)")
+    parser.add_argument("--after", type=float, default=20.0, help="--cold: seconds from the start to the class")
+    parser.add_argument("--first-page", default="", help="--cold: the page the lecturer's tab opens at the start, by "
+                                                         "its url path (default: the default page; lecture: the Lecture page)")
+    parser.add_argument("--unopened", action="store_true", help="--cold: nobody opens the page before the class")
     args = parser.parse_args()
-    if args.profile:
+    if args.cold:
+        cold(max(1, min(args.sessions, 100)), max(args.after, 0.0), None if args.unopened else args.first_page)
+    elif args.profile:
         profile_one_rerun(args.profile)
     else:
         load(max(1, min(args.sessions, 100)))

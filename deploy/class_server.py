@@ -56,8 +56,8 @@ START_TIMEOUT = 300.0  # seconds a process may take to answer its health check a
 class Replica:
     """One `streamlit run app.py` process on a loopback port (restarted on the same port when it dies)."""
 
-    def __init__(self, index: int, port: int, env: dict, logs: Path):
-        self.index, self.port, self.env, self.logs = index, port, env, logs
+    def __init__(self, index: int, port: int, env: dict, logs: Path, script: str = "app.py"):
+        self.index, self.port, self.env, self.logs, self.script = index, port, env, logs, script
         self.name = f"p{index}"  # its name in HAProxy, and its cookie value
         self.proc: subprocess.Popen | None = None
 
@@ -68,7 +68,7 @@ class Replica:
     def start(self) -> None:
         log = open(self.logs / f"{self.name}.log", "ab")  # noqa: SIM115 - the child holds it
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", self.script, "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=die_with_parent)
@@ -306,7 +306,7 @@ def serve(args) -> None:
     redis = RedisServer(redis_binary, free_port(), store_password(secret), work / "redis") if own_store else None
     env = {**replica_env(secret, args.replicas, redis.url if redis else settings.store_url),
            CLASS_URL_VARIABLE: f"http://{public_host(args.bind)}:{args.port}"}  # the balancer's, not a process's
-    replicas = [Replica(i, free_port(), env, work) for i in range(args.replicas)]
+    replicas = [Replica(i, free_port(), env, work, args.script) for i in range(args.replicas)]
     balancer = None
     stopping = threading.Event()
     restarting: set[int] = set()  # replicas being started again
@@ -389,6 +389,8 @@ def main() -> None:
                         help="the address HAProxy listens on (default: every interface; 127.0.0.1: this machine only)")
     parser.add_argument("--logs", help="a folder for the processes' logs and the haproxy config, kept at the end "
                                        "(default: a temporary folder, removed)")
+    parser.add_argument("--script", default="app.py", help="the script each process runs (default app.py; the class "
+                                                            "benchmark runs a bare one: Streamlit's own floor)")
     args = parser.parse_args()
     if args.replicas < 1:
         parser.error("--replicas must be at least 1")

@@ -136,6 +136,15 @@ def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[st
     return values[0], meta["row_labels"], meta["col_labels"]
 
 
+def drawn_class_rows(at: AppTest, key: str = "lecture_class_row") -> tuple[np.ndarray, list[str], list[str]]:
+    """The class-against-the-model heatmap as (values, rows, columns), its rows the class's and the model's, however
+    the page stood it: a projector draws it upright beside the step's figure (a column each, a key token a row)."""
+    values, rows, cols = drawn_heatmap(at, key)
+    if cols and cols[-1] == "model":
+        return values.T, cols, rows
+    return values, rows, cols
+
+
 def has_heatmap(at: AppTest, key: str) -> bool:
     """Whether the page drew a heatmap under this key."""
     try:

@@ -68,6 +68,23 @@ max_tokens = 12.5
     assert len(settings.problems) == 4
 
 
+def test_who_may_lecture_and_the_passphrase_are_read_and_a_wrong_one_is_named_never_quoted(tmp_path):
+    settings = settings_from(tmp_path, '[lecture]\nlecturers = "passphrase"\npassphrase = " only lecturers know "\n'
+                                       '[store]\nrooms_per_browser = 2\nplans_per_browser = 4\nidle_minutes = 30.0\n')
+    assert (settings.lecturers, settings.lecture_passphrase) == ("passphrase", "only lecturers know")
+    limits = settings.store_limits
+    assert (limits.rooms_per_browser, limits.plans_per_browser, limits.idle_minutes) == (2, 4, 30.0)
+    assert not settings.problems
+    wrong = settings_from(tmp_path, '[lecture]\nlecturers = "students"\npassphrase = "short"\n')
+    assert (wrong.lecturers, wrong.lecture_passphrase) == ("local", "")
+    text = "\n".join(wrong.problems)
+    assert "lecturers must be one of 'local', 'passphrase', 'everyone'" in text and "at least 8 characters" in text
+    assert "short" not in text.replace("'short'", "")  # the passphrase itself is never in a message
+    assert "short" not in text
+    alone = settings_from(tmp_path, '[lecture]\nlecturers = "passphrase"\n')
+    assert "needs lecture.passphrase: nobody may start a room" in "\n".join(alone.problems)
+
+
 def test_the_balancer_variable_says_behind_a_balancer(tmp_path):
     assert settings_from(tmp_path, "", {BALANCER_VARIABLE: "1"}).behind_balancer
     assert not settings_from(tmp_path, "", {BALANCER_VARIABLE: "0"}).behind_balancer

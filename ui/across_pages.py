@@ -43,6 +43,12 @@ def restore_on_a_new_page(page: str) -> None:
             st.session_state[key] = value
 
 
+def current_page() -> str | None:
+    """The URL path of the page this run draws ("" : the explorer), as app.py told restore_on_a_new_page."""
+    memory = st.session_state.get(MEMORY)
+    return None if memory is None else memory["page"]
+
+
 def remember() -> None:
     """The shared settings as the widgets hold them now (after the page has drawn its pickers)."""
     memory = st.session_state.get(MEMORY)

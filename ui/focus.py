@@ -12,9 +12,11 @@ Without presentation mode `fig` does nothing: a student's page keeps its own ord
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from ui.present import presenting
 
@@ -22,10 +24,43 @@ URL_KEY = "fig"
 ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def figure(fid: str, where=None, **container_args):
+PANEL = "_attnviz_focus_panel"  # this run's panel for a figure: {"fid", "place", "slot", "drawn"} or None
+
+
+def figure(fid: str, where=None, tall: bool = False, **container_args):
     """The container of one of the page's figures (made in `where`, a container or column, else in the page);
-    `fid` is the id a lecture step's focus names."""
-    return (where or st).container(key=f"figure_{fid}", **container_args)
+    `fid` is the id a lecture step's focus names. A panel held for this figure (hold_panel) is drawn in it first.
+    tall: the figure fills a projector's first screen by itself (a claim told in words, a table and a grid): a
+    panel beside it would squeeze it off that screen, so the panel goes under it."""
+    box = (where or st).container(key=f"figure_{fid}", **container_args)
+    held = st.session_state.get(PANEL)
+    if held is not None and held["fid"] == fid:
+        held["drawn"] = True
+        return held["place"](box, tall)  # the part of the box the page's figure goes into
+    return box
+
+
+def hold_panel(fid: str, place) -> None:
+    """place(box, tall) (a revealed step's class answers) draws into figure `fid`'s box before the page fills it, and
+    returns the part of the box the page's figure goes into: the screen the step's focus brings up holds both the
+    figure that answers the question and what the class answered. Should the page not draw that figure (a plan that
+    names another page's), it is drawn at this place when the page is drawn (mark_drawn)."""
+    st.session_state[PANEL] = {"fid": fid, "place": place, "slot": st.container(), "drawn": False}
+
+
+def no_panel() -> None:
+    st.session_state[PANEL] = None
+
+
+def panel_left_out() -> None:
+    """The page is drawn: a held panel whose figure never came goes to its place (ui.state.mark_drawn)."""
+    held = st.session_state.get(PANEL)
+    if held is None or held["drawn"]:
+        return
+    held["drawn"] = True
+    # a part's rerun after a full run that never got here: its place is gone
+    with contextlib.suppress(StreamlitAPIException):
+        held["place"](held["slot"], False)
 
 
 def focused() -> str:
@@ -34,11 +69,18 @@ def focused() -> str:
     return raw if raw and ID.fullmatch(raw) and presenting() else ""
 
 
-def focus_style() -> None:
-    """On a projector with a focus in the link: the CSS and the script that bring that figure to the first screen."""
+def focus_style(hold: bool = False) -> None:
+    """On a projector with a focus in the link: the CSS and the script that bring that figure to the first screen.
+    hold: not yet (a lecture question waits for Reveal above the figures: it stays in view until then)."""
     fid = focused()
-    if fid:
-        st.html(FOCUS.replace("FIGURE_ID", fid), unsafe_allow_javascript=True)
+    if fid and not hold:
+        scroll_to(fid)
+
+
+def scroll_to(fid: str) -> None:
+    """Bring figure `fid` to the top of the screen once it is drawn (a projector's focus; a follower's phone at
+    Reveal), and keep it there while the figures around it finish drawing."""
+    st.html(FOCUS.replace("FIGURE_ID", fid), unsafe_allow_javascript=True)
 
 
 # The page's header bar covers the top 3.75rem: the figure stops just below it. The script is sent on every run but
@@ -58,8 +100,8 @@ FOCUS = """<style>
   state[id] = "waiting";
   let stopped = false;
   const stop = () => { stopped = true; };
-  // the lecturer's own scrolling (wheel, touch, the keys that scroll) ends the hold; a click (Reveal) and the
-  // clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
+  // the lecturer's own scrolling (wheel, touch, the keys that scroll) and a click once the figure is up end the hold;
+  // the Reveal click before it and the clicker's ArrowLeft/ArrowRight (the lecture bar's Previous/Next) do not
   const scrollKeys = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
   const onKey = (e) => { if (scrollKeys.has(e.key)) stop(); };
   const finish = () => { state[id] = "done"; win.removeEventListener("keydown", onKey); };  // the hold is over
@@ -86,7 +128,10 @@ FOCUS = """<style>
     if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {
         found = now;
-        for (const kind of ["wheel", "touchmove"]) win.addEventListener(kind, stop, {once: true, passive: true});
+        // and, once it is up, a click of the lecturer's own (the Students popover, a cell): Reveal's came before
+        for (const kind of ["wheel", "touchmove", "pointerdown"]) {
+          win.addEventListener(kind, stop, {once: true, passive: true});
+        }
         win.addEventListener("keydown", onKey, {passive: true});
         const main = doc.querySelector('[data-testid="stMainBlockContainer"]');
         sizes = new win.ResizeObserver(place);

@@ -16,7 +16,9 @@ from attnviz.draw.describe import mask_button_name
 from ui import pickers
 from ui.across_pages import remember
 from ui.focus import focus_style
-from ui.lecture.bar import draw_bar, predict_first_gate
+from ui.lecture.bar import draw_bar
+from ui.lecture.gate import asks_first, is_revealed, predict_first_gate
+from ui.lecture.question import Subject
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
@@ -27,7 +29,8 @@ IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the 
 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
               scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
-              settings: tuple[str, ...] = SHARED_SETTINGS, intro: Callable[[], None] | None = None) -> ViewState:
+              settings: tuple[str, ...] = SHARED_SETTINGS, intro: Callable[[], None] | None = None,
+              subject: Subject | None = None) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
@@ -41,6 +44,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     and the sidebar says that this page does not use them.
     intro: draws a newcomer's welcome under the title (the home page's), left out on a projector and in a lecture
     (a step, a follower, a student exploring away from the room), where the class has come for the step.
+    subject: what the page's lecture questions are about, when not the shared sentence: its own input (the number in
+    words, the source), shown with the question before Reveal (ui/lecture/question.py).
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     # a follower (a student's phone): the step's question and answer box come first, above the title and pickers,
@@ -53,7 +58,9 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     else:
         st.title(title, help=caption if presenting and caption else None)
     page_style(presenting)
-    focus_style()  # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py)
+    # a lecture step's figure (fig= in the link) first on a projector (ui/focus.py); a question waiting for its Reveal
+    # keeps the top of the screen until then
+    focus_style(hold=asks_first(lecture) and not is_revealed(lecture))
     if intro is not None and not presenting and lecture is None and st.query_params.get("room") is None:
         intro()
     sidebar = st.sidebar
@@ -92,7 +99,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     if waits_for_text:
         require_text(view, waits_for_text)
     with question_first if question_first is not None else nullcontext():
-        predict_first_gate(lecture, view)  # a predict-first step not yet revealed stops here, before the figures
+        # a predict-first step not yet revealed stops here, before the figures
+        predict_first_gate(lecture, view, subject, view.text if "text" in settings else "")
     return view
 
 

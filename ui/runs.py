@@ -49,6 +49,7 @@ def model_or_error(spec: str, device: str):
 
 
 RUNS = SharedCache(max_entries=64)
+TRUTH_MASK = "none"  # the check against transformers runs at the model's own mask and 1/√d_k (truth_for)
 
 
 def run_key(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool = False, layers: int | None = None,
@@ -67,6 +68,18 @@ def run_for(spec: str, device: str, text: str, mask_spec: str, scale, keep: bool
                                                              layers=layers, weights_only=weights_only))
 
 
+def run_through(spec: str, device: str, text: str, mask_spec: str, scale, layer: int):
+    """A run that holds layer `layer`'s attention weights and every layer's below it, for a page that draws one
+    layer: the whole run when it is held already or the truth check will make it anyway (at the model's own mask
+    and 1/√d_k, see truth_for), else only the layers up to `layer`, the last stopping at its weights (Model.run's
+    layers= and weights_only=: equal to the whole run's to the bit). A class's toggles and masks then cost a
+    sixth of a run on layer 0, not a whole one; the scale swap's flipped run (ui/scale_swap.py) is this run too."""
+    at_truth = mask_spec == TRUTH_MASK and scale is True  # `is`: the factor 1.0 equals True, but is not 1/√d_k
+    if at_truth or held_run(spec, device, text, mask_spec, scale) is not None:
+        return run_for(spec, device, text, mask_spec, scale)
+    return run_for(spec, device, text, mask_spec, scale, layers=layer + 1, weights_only=True)
+
+
 def held_run(spec: str, device: str, text: str, mask_spec: str, scale):
     """The whole run for these settings if it is held already, else None (nothing is computed)."""
     return RUNS.peek(run_key(spec, device, text, mask_spec, scale))
@@ -76,7 +89,7 @@ def held_run(spec: str, device: str, text: str, mask_spec: str, scale):
 def truth_for(spec: str, device: str, text: str):
     """The check against transformers: it depends on the text only, so no toggle ever redoes it. Our side is the
     run a page at the default mask and scale already made (shared): not a second model run."""
-    return check_against_transformers(model_for(spec, device), text, ours=run_for(spec, device, text, "none", True))
+    return check_against_transformers(model_for(spec, device), text, ours=run_for(spec, device, text, TRUTH_MASK, True))
 
 
 @shared(max_entries=8)

@@ -23,6 +23,7 @@ from attnviz.engine.models.catalog import spec_of
 from attnviz.errors import AttnvizError
 from ui import access, pickers, runs, streamlit_private
 from ui.across_pages import remember
+from ui.focus import panel_left_out
 from ui.memo import shared
 
 DRAWN = "_attnviz_drawn_view"  # the state the whole page was last drawn with (mark_drawn)
@@ -54,6 +55,12 @@ class ViewState:
         """This state's run (shared: fetched, not recomputed, after its first time)."""
         return runs.run_for(self.model_spec, self.device, self.text, self.mask_spec,
                             self.scale if scale is None else scale, keep, layers, weights_only)
+
+    def layer_run(self, scale=None):
+        """A run that holds this state's layer and those below it (ui.runs.run_through): for a page that draws one
+        layer; its attentions may stop there."""
+        return runs.run_through(self.model_spec, self.device, self.text, self.mask_spec,
+                                self.scale if scale is None else scale, self.layer)
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,7 @@ def mark_drawn(view: ViewState, lesson: LessonModel | None = None) -> None:
     holds everything the state draws)."""
     st.session_state[DRAWN] = (view, lesson)
     remember()  # pickers drawn inside the page (the explorer's Layer and Heads) are drawn by now
+    panel_left_out()  # a lecture's class answers waiting for a figure the page did not draw (ui/focus.py)
 
 
 def rerun_parts(parts: list[str], changes: tuple[str, ...] = ("scale",)) -> None:

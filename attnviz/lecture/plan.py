@@ -1,21 +1,22 @@
 """A lecture plan: its steps in order, read from a TOML file and checked against the app's pages.
 
-The file (attnviz/assets/lectures/attention.toml is the default):
+The file (attnviz/assets/lectures/attention.toml is the default; docs/lecture-plans.md is the reference):
 
     title = "Attention, from why to how"
     [[step]]
-    title = "Scores, scaled, softmaxed"      # required
-    page = "/step_by_step"                  # required: a page's URL path ("/" is the explorer)
-    state = { text = "The cat sat.", sbs_head = 3 }   # the page's URL parameters: strings, numbers, booleans,
-                                                      # or lists of them (repeated parameters, e.g. heads)
-    notes = "What to say."                  # presenter notes
-    question = "Which token will 'it' look at?"       # asked before revealing
-    predict_first = true                    # the page's figures stay hidden until Reveal (needs a question)
-    expected = "animal"                     # the answer the lecturer expects (presenter notes only)
-    minutes = 3                             # the time planned for this step
-    focus = "head"                          # the figure that fills the first screen after Reveal (ids: each
-                                            # page documents its own)
-    answer = { kind = "token" }             # what the class answers with (attnviz/lecture/answer_kinds.py)
+    title = "Who does 'it' look at?"                  # required
+    page = "/"                                        # required: a page's URL path ("/" is the explorer)
+    state = { text = "The animal didn't cross the street because it was too tired.", layer = 3 }
+                                                      # the page's URL parameters: strings, numbers, booleans, or
+                                                      # lists of them (repeated parameters, e.g. heads)
+    notes = "What to say."                            # presenter notes
+    question = "Which token will 'it' look at most?"  # asked before revealing; needs an answer and a focus
+    answer = { kind = "token", query = "it", layer = 3, head = 1 }   # what the class answers with, and the right
+                                                      # answer (attnviz/lecture/kinds/: token, choice, number)
+    explain = "Why the right answer is right."        # shown at Reveal and in the handout
+    predict_first = true                              # the page's figures stay hidden until Reveal
+    focus = "head"                                    # the figure that answers the question (ids: each page's own)
+    minutes = 3                                       # the time planned for this step
 
 Every problem is an AttnvizError whose message names the step (1-based, as the lecture counts) and the field,
 so a lecturer can fix the file without reading a traceback.
@@ -29,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture.answer_kinds import AnswerSpec, parse_answer
+from attnviz.lecture.kinds import AnswerSpec, parse_answer
 
 MAX_BYTES = 200_000  # a plan is a page of text: a bigger upload is a wrong file
 MAX_STEPS = 200
 PLAN_KEYS = ("title", "description", "step")
-STEP_KEYS = ("title", "page", "state", "notes", "question", "predict_first", "expected", "minutes", "focus", "answer")
+STEP_KEYS = ("title", "page", "state", "notes", "question", "answer", "explain", "predict_first", "focus", "minutes")
 MAX_MINUTES = 180
 RESERVED = ("present", "lecture", "step", "room", "key", "fig")  # set by the lecture itself (attnviz.lecture.links)
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -50,10 +51,10 @@ class Step:
     notes: str = ""
     question: str = ""
     predict_first: bool = False  # hide the page's figures until the lecturer reveals them
-    expected: str = ""  # the expected answer, for the lecturer's eyes
+    explain: str = ""  # why the right answer is right, or what the step shows: at Reveal and in the handout
     minutes: float | None = None  # the time planned for the step
-    focus: str = ""  # the id of the figure that comes first on a projector after Reveal ("" = the page's order)
-    answer: AnswerSpec | None = None  # what the class answers with, when the question takes answers
+    focus: str = ""  # the id of the figure that answers the question: first on a projector after Reveal
+    answer: AnswerSpec | None = None  # what the class answers with, and the right answer (a question has one)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,10 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
         raise AttnvizError(f"Step {number} is not a table: write it as a [[step]] table with a title and a page.")
     named = raw.get("title")
     where = f"Step {number}" + (f' ("{named.strip()}")' if isinstance(named, str) and named.strip() else "")
+    if "expected" in raw:
+        raise AttnvizError(f"{where}: expected belongs in the answer table now, as the right answer the kind checks "
+                           '(answer = { kind = "choice", options = ["a", "b"], expected = "b" }, or a bare number for '
+                           'kind = "number"); the words that explain it go in explain = "…".')
     unknown = sorted(set(raw) - set(STEP_KEYS))
     if unknown:
         raise AttnvizError(f"{where} has unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}. "
@@ -131,7 +136,7 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
         known = ", ".join("/" + p for p in pages)
         raise AttnvizError(f'{where}: page "{page}" is not a page of this app. The pages are: {known}.')
     texts = {}
-    for field in ("notes", "question", "expected"):
+    for field in ("notes", "question", "explain"):
         value = raw.get(field, "")
         if not isinstance(value, str):
             raise AttnvizError(f"{where}: {field} must be text (in quotes), not {type_name(value)}.")
@@ -151,8 +156,15 @@ def parse_step(number: int, raw: object, pages: dict[str, str]) -> Step:
     answer = parse_answer(where, raw.get("answer"))
     if answer is not None and not texts["question"]:
         raise AttnvizError(f"{where}: an answer needs a question to answer.")
+    if texts["question"] and answer is None:
+        raise AttnvizError(f"{where}: a question needs an answer table: what the class answers with and the right "
+                           'answer, e.g. answer = { kind = "choice", options = ["yes", "no"], expected = "no" } (an '
+                           "open question for discussion belongs in notes).")
+    if texts["question"] and not focus:
+        raise AttnvizError(f"{where}: a question names the figure that answers it: focus = \"<figure id>\" (each "
+                           "page's ids are in docs/lecture-plans.md); the projector shows it first at Reveal.")
     return Step(title.strip(), path, parse_state(where, raw.get("state", {})), texts["notes"], texts["question"],
-                predict, texts["expected"], None if minutes is None else float(minutes), focus, answer)
+                predict, texts["explain"], None if minutes is None else float(minutes), focus, answer)
 
 
 def parse_state(where: str, state: object) -> tuple[tuple[str, str], ...]:

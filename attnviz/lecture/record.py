@@ -1,139 +1,180 @@
-"""A lecture's record: one offline HTML file (attnviz.save_html's page and heatmaps) with each step's title and
-question, the class's answers beside the model's (for a token question, the students per key token beside the
-model's attention weight of the query, the model's largest marked; for a choice or a number, the counts with the
-right answer: the value attnviz computes where the plan names one, else the plan's), and the steps' figures: the
-model's attention for each step's settings, every layer and head, in the file's viewer (one entry per step).
-Nothing fetched: it opens from a disk, after class.
+"""A lecture's handout: one HTML file that opens offline and prints well (a print stylesheet: Print → PDF in any
+browser). For each step: its title, the question, the class's answers with the right answer marked (its kind draws
+them), the explanation, and the step's figures in the step's state, drawn static (SVG and tables print as they
+show); then a summary of what was covered and how the class answered. Under it, on screen only, the app's viewer of
+the model's attention for the steps that run the shared model, each opening at its step's layer. Nothing fetched.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from attnviz.draw.palette import CLASS, RIGHT
-from attnviz.lecture.answer_kinds import (
-    AnswerSpec,
-    choice_counts,
-    numbers,
-    right_choice,
-    right_number,
-    token_counts,
-)
-from attnviz.lecture.plan import Plan
+from attnviz.lecture.kinds import Ask, Right, answer_kind
+from attnviz.lecture.kinds.base import answers_said
+from attnviz.lecture.plan import Plan, Step
 from attnviz.notebook.document import document_bytes
 from attnviz.notebook.html import page_html
 from attnviz.notebook.inputs import AttentionSet
 
 STYLE = """<style>
-.avr { font-family: system-ui, sans-serif; max-width: 60rem; }
-.avr h1 { font-size: 1.6rem; } .avr h2 { font-size: 1.2rem; margin: 1.4rem 0 0.3rem; }
-.avr p { margin: 0.25rem 0; } .avr .muted { color: #666; }
-.avr table { border-collapse: collapse; margin: 0.3rem 0; } .avr td, .avr th { padding: 2px 8px; text-align: left; }
-.avr .bar { display: inline-block; height: 0.8rem; background: CLASS; vertical-align: middle; }
-.avr .right { color: RIGHT; font-weight: 600; }
+.avr { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 52rem; line-height: 1.45;
+  color: #111; }
+.avr h1 { font-size: 1.7rem; margin-bottom: 0.2rem; } .avr h2 { font-size: 1.25rem; margin: 0 0 0.4rem; }
+.avr h3 { font-size: 1.05rem; margin: 1rem 0 0.3rem; }
+.avr p { margin: 0.3rem 0; } .avr .muted { color: #555; }
+.avr section.step { border-top: 2px solid #ddd; padding-top: 0.8rem; margin-top: 1.2rem; }
+.avr .question { font-size: 1.05rem; }
+.avr table { border-collapse: collapse; margin: 0.4rem 0; font-size: 0.92rem; }
+.avr td, .avr th { padding: 2px 8px; text-align: left; border-bottom: 1px solid #eee; vertical-align: top; }
+.avr .bar { display: inline-block; height: 0.8rem; background: CLASS; vertical-align: middle;
+  print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+.avr .right { color: RIGHT; font-weight: 700; }
+.avr .explain { background: #f4f7f4; border-left: 4px solid RIGHT; padding: 0.4rem 0.7rem; margin: 0.5rem 0; }
+.avr figure { margin: 0.6rem 0; } .avr figcaption { font-size: 0.88rem; color: #444; margin-top: 0.2rem; }
+.avr figure svg { display: block; max-width: 100%; height: auto; max-height: 15cm; }
+.avr figure .map svg { max-height: 11cm; }
+.avr .summary ol li { margin-bottom: 0.25rem; }
+.avr code { font-size: 0.95em; }
+@page { size: A4; margin: 15mm 14mm; }
+@media print {
+  body { margin: 0 !important; }
+  #attnviz-root, .avr .screen-only { display: none !important; }
+  .avr { max-width: none; font-size: 10.5pt; }
+  .avr h2, .avr h3 { break-after: avoid; }
+  .avr figure, .avr table, .avr .explain { break-inside: avoid; }
+  .avr section.summary { break-before: page; }
+  .avr svg, .avr .explain, .avr .bar { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+}
 </style>""".replace("CLASS", CLASS).replace("RIGHT", RIGHT)  # attnviz/draw/palette.py: the class chart's colours
 
 
 @dataclass(frozen=True)
-class TokenRow:
-    """A token question's truth: the sentence's tokens, the query's position, the model's row and which weights."""
-
-    tokens: tuple[str, ...]
-    query: int
-    row: np.ndarray  # (n_keys,) attention weights after softmax
-    what: str  # "layer 0, head 1"
-
-
-@dataclass(frozen=True)
 class StepRecord:
-    """What the class answered at one step (values as the store keeps them), and the model's row for a token one."""
+    """What the class answered at one step (values as the store keeps them), and the right answer for the step's
+    own state (what was asked, to read the values back)."""
 
     number: int
     revealed: bool
     values: tuple[str, ...]
-    truth: TokenRow | None = None
-    truth_problem: str = ""  # why the model's row (or the computed number) could not be computed
-    computed: tuple[float, str] | None = None  # a number question's right value computed by attnviz, and what it is
+    right: Right | None = None
+    ask: Ask | None = None
+    problem: str = ""  # why the right answer could not be computed
 
 
 @dataclass(frozen=True)
 class StepFigure:
-    """A step's figure for the viewer: the model's attention for the step's settings (its run, every layer)."""
+    """One of a step's figures, static: an SVG or a table (escaped HTML), and what it shows in words."""
+
+    number: int
+    html: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class StepViewer:
+    """A step's entry in the viewer under the handout: the model's attention for the step's settings."""
 
     number: int
     attention: AttentionSet
+    layer: int = 0  # the layer the viewer opens at for this step
 
 
-def record_html(plan: Plan, room: str, records: list[StepRecord], figures: list[StepFigure]) -> str:
-    """The room's record as one HTML page (the steps in the plan's order)."""
+def paragraphs(text: str) -> str:
+    """A plan's text as HTML paragraphs (a blank line starts a new one)."""
+    return "".join(f"<p>{html.escape(' '.join(p.split()))}</p>" for p in re.split(r"\n\s*\n", text.strip()) if p.strip())
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of an explanation ("0.68" and "e.g." do not end it)."""
+    flat = " ".join(text.split())
+    return re.split(r"(?<=[a-z)\"”'’][.!?])\s+(?=[A-Z\"“])", flat, maxsplit=1)[0]
+
+
+def answers_html(step: Step, record: StepRecord) -> str:
+    """The class's answers to one step, the right answer marked (its kind draws them)."""
     esc = html.escape
-    parts = [STYLE, '<div class="avr">', f"<h1>{esc(plan.title)}</h1>",
-             f'<p class="muted">Lecture room {esc(room)}: every step, with the class\'s answers beside the model\'s. '
-             "Answers are anonymous.</p>"]
-    by_number = {r.number: r for r in records}
+    values = list(record.values)
+    head = f"<p><b>The class:</b> {answers_said(len(values))}"
+    head += "" if record.revealed else " (the step was not revealed)"
+    head += "</p>"
+    if record.right is None:
+        return head + f'<p class="muted">The right answer: {esc(record.problem)}</p>'
+    right = (f'<p><b>The right answer:</b> <span class="right">{esc(record.right.text)}</span> '
+             f"({esc(record.right.source)}).</p>")
+    return head + right + answer_kind(step.answer).record_html(step.answer, record.right, record.ask, values)
+
+
+def step_html(number: int, step: Step, record: StepRecord | None, figures: list[StepFigure]) -> str:
+    esc = html.escape
+    parts = [f'<section class="step" id="step-{number}"><h2>Step {number}: {esc(step.title)}</h2>']
+    if step.question:
+        parts.append(f'<p class="question"><b>Question.</b> {esc(step.question)}</p>')
+    if step.answer is not None and record is not None:
+        parts.append(answers_html(step, record))
+    if step.explain:
+        word = "Why" if step.question else "What it shows"
+        parts.append(f'<div class="explain"><b>{word}.</b> {paragraphs(step.explain)}</div>')
+    for figure in figures:
+        parts.append(f"<figure>{figure.html}<figcaption>{esc(figure.caption)}</figcaption></figure>")
+    if not figures:
+        parts.append(f'<p class="muted">This step\'s figures are interactive: open /{esc(step.page)} in attnviz with '
+                     "the step's settings to see them.</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def summary_html(plan: Plan, by_number: dict[int, StepRecord]) -> str:
+    """What was covered (each step's first sentence of explanation), and how the class answered each question."""
+    esc = html.escape
+    covered = "".join(f"<li><b>{esc(s.title)}.</b> {esc(first_sentence(s.explain))}</li>" if s.explain else
+                      f"<li><b>{esc(s.title)}.</b></li>" for s in plan.steps)
+    rows = []
     for number, step in enumerate(plan.steps, start=1):
-        parts.append(f"<h2>Step {number}: {esc(step.title)}</h2>")
-        if step.question:
-            parts.append(f"<p><b>Question.</b> {esc(step.question)}</p>")
         record = by_number.get(number)
         if step.answer is None or record is None:
             continue
-        parts.append(answers_html(step.answer, step.expected, record))
-    sets = [replace(f.attention, name=f"Step {f.number}: {plan.step(f.number).title}") for f in figures]
-    if not sets:  # nothing for the viewer: a plain page
-        return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(plan.title)}</title>' \
-               f'</head><body>{"".join(parts)}</div></body></html>'
-    parts.append("<h2>The figures</h2><p class=\"muted\">The model's attention for each step's settings "
-                 "(sentence, model, mask, scale): pick a step under “Attention”, then a layer.</p></div>")
-    document = document_bytes(sets, view="heads", title=f"{plan.title}: the model's attention, step by step",
-                              subtitle=f"room {room}")
-    return page_html(document, f"attnviz · {plan.title} · room {room}", "".join(parts))
+        if record.right is None:
+            tally = "—"
+        else:
+            kind = answer_kind(step.answer)
+            right = sum(kind.is_right(step.answer, record.right, v) for v in record.values)
+            tally = f"{right} of {answers_said(len(record.values))}" if record.values else "no answers"
+        answer = esc(record.right.text) if record.right else esc(record.problem)
+        rows.append(f"<tr><td>{number}</td><td>{esc(step.question)}</td><td class=\"right\">{answer}</td>"
+                    f"<td>{tally}</td></tr>")
+    quiz = ("<h3>The questions, and how the class answered</h3><table><tr><th>step</th><th>question</th>"
+            f"<th>right answer</th><th>right</th></tr>{''.join(rows)}</table>") if rows else ""
+    return (f'<section class="summary"><h2>Summary: what we covered</h2><ol>{covered}</ol>{quiz}</section>')
 
 
-def answers_html(spec: AnswerSpec, expected: str, record: StepRecord) -> str:
-    """The class's answers to one step as text and bars (counts), the right answer marked."""
+def record_html(plan: Plan, room: str, records: list[StepRecord], figures: list[StepFigure],
+                viewers: list[StepViewer] | None = None) -> str:
+    """The room's handout as one HTML page (the steps in the plan's order, then the summary and the viewer)."""
     esc = html.escape
-    values = list(record.values)
-    head = f"<p><b>The class:</b> {len(values)} answer{'s' if len(values) != 1 else ''}"
-    head += "" if record.revealed else " (the step was not revealed)"
-    head += "</p>"
-    if spec.kind == "token":
-        if record.truth is None:
-            return head + f'<p class="muted">The model\'s row: {esc(record.truth_problem)}</p>'
-        truth = record.truth
-        counts = token_counts(values, len(truth.tokens))
-        best = int(np.argmax(truth.row))
-        rows = "".join(f"<tr><td>{esc(t)}</td><td>{c}</td><td>{bar(c, max(counts + [1]))}</td>"
-                       f"<td>{truth.row[i]:.2f}</td></tr>" for i, (t, c) in enumerate(zip(truth.tokens, counts,
-                                                                                           strict=True)))
-        return (head + f"<p>Query '{esc(truth.tokens[truth.query])}' (token {truth.query}); the model's largest weight "
-                f"({esc(truth.what)}): <span class=\"right\">'{esc(truth.tokens[best])}'</span>, "
-                f"{truth.row[best]:.2f}.</p><table><tr><th>key token</th><th>students</th><th></th>"
-                f"<th>model's weight</th></tr>{rows}</table>")
-    if spec.kind == "choice":
-        counts = choice_counts(spec, values)
-        right = right_choice(spec, expected)
-        marked = {right: ' class="right"'}  # and the words "✓ right": not told by colour alone
-        rows = "".join(f"<tr><td{marked.get(o, '')}>{esc(o)}{' ✓ right' if o == right else ''}</td><td>{c}</td>"
-                       f"<td>{bar(c, max(counts + [1]))}</td></tr>" for o, c in zip(spec.options, counts, strict=True))
-        note = f"<p>The right answer (the plan's): <span class=\"right\">{esc(right)}</span>.</p>" if right else ""
-        return head + note + f"<table>{rows}</table>"
-    got = sorted(numbers(values))
-    if record.computed is not None:
-        value, what = record.computed
-        note = (f"<p>The right answer, computed by attnviz ({esc(what)}): <span class=\"right\">{value:.4g}</span>."
-                "</p>")
-    else:
-        right = right_number(expected)
-        note = f"<p>The right answer (the plan's): <span class=\"right\">{right:g}</span>.</p>" if right is not None else ""
-        if record.truth_problem:
-            note += f'<p class="muted">The computed value: {esc(record.truth_problem)}</p>'
-    listed = ", ".join(f"{v:g}" for v in got) or "none"
-    return head + note + f"<p>The class's numbers, smallest first: {esc(listed)}.</p>"
-
-
-def bar(count: int, most: int) -> str:
-    return f'<span class="bar" style="width: {12 * count / most:.2f}rem"></span>'
+    minutes = sum(s.minutes or 0 for s in plan.steps)
+    by_number = {r.number: r for r in records}
+    parts = [STYLE, '<div class="avr">', f"<h1>{esc(plan.title)}</h1>"]
+    if plan.description:
+        parts.append(f'<p class="muted">{esc(plan.description)}</p>')
+    parts.append(f'<p class="muted">Lecture room {esc(room)}: {len(plan.steps)} steps'
+                 + (f", {minutes:g} minutes planned" if minutes else "") + ". Each step with its question, the "
+                 "class's answers (anonymous) beside the right answer, why, and its figures for the step's settings. "
+                 "Print it (Print → Save as PDF) to keep it.</p>")
+    for number, step in enumerate(plan.steps, start=1):
+        parts.append(step_html(number, step, by_number.get(number), [f for f in figures if f.number == number]))
+    parts.append(summary_html(plan, by_number))
+    viewers = viewers or []
+    if not viewers:
+        parts.append("</div>")
+        return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(plan.title)}</title>'
+                f'</head><body>{"".join(parts)}</body></html>')
+    parts.append('<h2 class="screen-only">The model\'s attention, step by step</h2><p class="muted screen-only">'
+                 "For the steps that run the model on a sentence: pick a step under “Attention”; each opens at its "
+                 "step's layer. Hover or click a cell for its numbers.</p></div>")
+    sets = [replace(v.attention, name=f"Step {v.number}: {plan.step(v.number).title}") for v in viewers]
+    document = document_bytes(sets, view="heads", title=f"{plan.title}: the model's attention", subtitle=f"room {room}",
+                              opens_at=[v.layer for v in viewers])
+    return page_html(document, f"attnviz · {plan.title} · room {room}", "".join(parts))

@@ -6,6 +6,7 @@ a 4-byte boundary, so the browser reads its float32 in place). The head:
     {"title", "subtitle", "notes": [...], "view": "heads" | "model", "parts": count,
      "sets": [{"name", "rows", "cols", "row_labels", "col_labels", "layers": [layer indices], "heads": [head indices],
                "grids": [part of each layer's heads (attnviz/draw/head_grid.py)], "weight_error": [± per grid],
+               "opens_at": the index of the layer the viewer shows first,
                "row_stats": [part of each layer's float32 (heads, n_q, 3): row sum, key of the largest, the largest],
                "mosaic": part of the layers × heads thumbnails, "block": [query, key] tokens per thumbnail cell,
                "scores": [part of each layer's Q Kᵀ, float32 (heads, n_q, n_k)] or null, "allowed": part of the
@@ -149,8 +150,10 @@ def set_parts(s: AttentionSet, layers: list[int], heads: list[int], scores, part
 
 
 def document_bytes(sets: list[AttentionSet], *, view: str = "heads", layer=None, heads=None, scores="auto",
-                   title: str = "", subtitle: str = "", notes: list[str] | None = None) -> bytes:
-    """The document (see the module text) of `sets` for the layers and heads chosen."""
+                   title: str = "", subtitle: str = "", notes: list[str] | None = None,
+                   opens_at: list[int | None] | None = None) -> bytes:
+    """The document (see the module text) of `sets` for the layers and heads chosen. opens_at: per set, the layer
+    the viewer shows first when that set is picked (None: its first), e.g. a lecture step's layer in its record."""
     if view not in VIEWS:
         raise AttnvizError(f"view must be one of {', '.join(repr(v) for v in VIEWS)}, not {view!r}.")
     chosen_per_set = []
@@ -163,6 +166,8 @@ def document_bytes(sets: list[AttentionSet], *, view: str = "heads", layer=None,
                            "fewer with layer= or heads=.")
     parts: list[bytes] = []
     entries = [set_parts(s, ls, hs, scores, parts, s.name if len(sets) > 1 else "") for s, ls, hs in chosen_per_set]
+    for entry, (_, ls, _), first in zip(entries, chosen_per_set, opens_at or [None] * len(sets), strict=True):
+        entry["opens_at"] = ls.index(first) if first in ls else 0  # an index into the set's layers
     head = {"title": title, "subtitle": subtitle, "notes": list(notes or []), "view": view, "sets": entries,
             "parts": len(parts)}
     return wrap(MAGIC, head, parts)

@@ -222,6 +222,18 @@ def test_contribution_norms_equal_the_hand_computation(minilm_pair, llama_pair, 
         assert float(contribution_norms(model, res.traces, 1)[0, :, 2, 5].abs().max()) == 0.0
 
 
+def test_value_norms_head_by_head_equal_the_broadcast_product_to_the_bit(minilm_pair):
+    """value_vector_norms takes one head at a time (2.5× faster over the corpus, a 12th of the memory): the numbers of
+    the broadcast (B, nh, S, hs) @ (1, nh, hs, C) it replaced, to the bit, so the page's corpus shares did not move."""
+    model = minilm_pair[0]
+    batch = encode_corpus(model, load_corpus().subset(range(40)))
+    _, _, traces = ablated_forward(model, batch.ids, batch.mask, (), keep=True)
+    for layer in range(model.n_layers):
+        v = traces[layer].v.float()  # (B, nh, S, hs)
+        broadcast = (v @ model.per_head_weights(layer)["W_O"].to(v)[None]).norm(dim=-1)  # (B, nh, S)
+        assert torch.equal(value_vector_norms(model, traces, layer), broadcast)
+
+
 def test_value_norms_need_a_kept_run(minilm_pair):
     model = minilm_pair[0]
     with pytest.raises(AttnvizError, match="keep=True"):
@@ -298,6 +310,22 @@ def test_the_embedding_sweep_equals_one_knock_out_at_a_time(minilm_pair):
     for layer, head in [(0, 0), (3, 7), (5, 11)]:
         expected = 1 - float(embedding_cosines(model, batch, [(layer, head)]).mean())
         assert float(sweep[layer, head]) == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["zero", "mean"])
+def test_the_sweeps_knock_outs_together_equal_one_at_a_time_to_the_bit(minilm_pair, kind):
+    """embedding_sweep knocks out a layer's heads in copies of the batch, one forward for several: each value is the
+    one a knock-out of its own gives (ablated_forward from the clean streams, as the sweep did one by one before)."""
+    model = minilm_pair[0]
+    batch = corpus_batch(model, 5)
+    run = clean_run(model, batch.ids, batch.mask)
+    means = run.head_means(batch.real) if kind == "mean" else None
+    clean = mean_pooled(run.hidden, batch.real)
+    sweep = embedding_sweep(model, batch, kind, means)
+    for layer in range(model.n_layers):
+        for head in (0, 5, 11):
+            cos = embedding_cosines(model, batch, [(layer, head)], kind, means, clean, run.streams)
+            assert float(sweep[layer, head]) == float(1 - cos.mean()), (layer, head)
 
 
 def test_corpus_shares_from_the_runs_value_norms_equal_those_from_kept_traces(minilm_pair):

@@ -222,12 +222,14 @@ def test_other_pages_run_a_bart_as_its_encoder_and_say_so(bart, bart_folder):
     assert "matches transformers" in alerts(at, "success")
 
 
-@pytest.mark.parametrize("mask, label", [("none", "Mask: built-in causal (decoder)"),
-                                         ("causal", "Mask: built-in causal (decoder)"),
-                                         ("window", "Mask: built-in causal + window 1 (decoder)")])
+@pytest.mark.parametrize("mask, label", [
+    ("none", "Mask: cross: none · self: built-in causal"),
+    ("causal", "Mask: cross: none · self: built-in causal"),
+    ("window", "Mask: cross: none · self: built-in causal + window 1")])
 def test_the_projectors_mask_button_names_the_decoders_causal_mask_and_where_the_shared_one_applies(mask, label):
     """tiny-bart's decoder self-attention is causal and the shared mask applies to it alone (decoder_mask_spec):
-    the top row says so on the first frame and after a rerun, not "Mask: none"."""
+    the top row says so on the first frame and after a rerun, not "Mask: none", and says first that the
+    cross-attention grid under it is not masked (not "built-in causal (decoder)" alone)."""
     at = run_app({"present": "1", "mask": mask, "window": "1"}, page=PAGE)
     assert_healthy(at)
     labels = [p.proto.popover.label for p in at.get("popover") if p.proto.popover.label.startswith("Mask: ")]

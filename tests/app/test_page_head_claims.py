@@ -12,7 +12,7 @@ import torch
 from apptest_helpers import assert_healthy, drawn_heatmap, page_text, run_app
 
 from attnviz.analysis.ablation_effects import compare_with_same_size, coreference_closeness
-from attnviz.analysis.claims import claim_score, head_table, item_scores, run_corpus
+from attnviz.analysis.claims import claim_score, head_ranks, head_table, item_scores, run_corpus
 from attnviz.analysis.contribution import contribution_norms
 from attnviz.analysis.corpus import load_corpus
 from attnviz.analysis.corpus_shares import corpus_special_shares
@@ -151,3 +151,47 @@ def test_the_explorers_contribution_tab_shows_the_clicked_row(minilm):
     share = float(expected[2] / expected.sum())
     assert f"({share:.0%} of the row's total length)" in caption
     assert torch.isclose(res.attentions[2, 3, 4].sum(), torch.tensor(1.0))
+
+
+def test_a_first_visit_opens_on_the_relations_best_head_and_knocks_it_out(corpus_run):
+    """No head in the link: the pickers open on the head with the highest hit rate for the relation (computed here
+    with the API, not read off the page), the claim is that head's and the knock-out knocks it out."""
+    at = run_app({"text": TEXT, "hc_relation": "coreference"}, page=PAGE, timeout=900)
+    assert_healthy(at)
+    layer, head = head_ranks(item_scores(corpus_run, "coreference"))[0]
+    assert (at.selectbox(key="hc_layer").value, at.selectbox(key="hc_head").value) == (layer, head)
+    assert markdown_starting(at, f"**Layer {layer}, head {head}**")
+    assert at.multiselect(key="hc_ablate").value == [f"L{layer} H{head}"]
+    assert markdown_starting(at, f"Knocking out **L{layer} H{head}**")
+    # another relation: the pickers follow to its best head, since the page chose the one shown
+    at.selectbox(key="hc_relation").set_value("same_word").run(timeout=900)
+    layer, head = head_ranks(item_scores(corpus_run, "same_word"))[0]
+    assert (at.selectbox(key="hc_layer").value, at.selectbox(key="hc_head").value) == (layer, head)
+    assert markdown_starting(at, f"Knocking out **L{layer} H{head}**")
+
+
+def test_the_knock_out_follows_the_head_picked_and_a_picked_head_stays_on_another_relation():
+    """Before: after picking a head, the knock-out section still knocked out the head the page opened on (L0 H0)."""
+    at = run_app({"text": TEXT, "hc_relation": "coreference", "hc_layer": "0", "hc_head": "0"}, page=PAGE,
+                 timeout=900)
+    assert markdown_starting(at, "Knocking out **L0 H0**")  # the link's head, not the best one
+    at.selectbox(key="hc_layer").set_value(2).run(timeout=900)
+    at.selectbox(key="hc_head").set_value(5).run(timeout=900)
+    assert_healthy(at)
+    assert markdown_starting(at, "**Layer 2, head 5**")
+    assert at.multiselect(key="hc_ablate").value == ["L2 H5"]
+    assert markdown_starting(at, "Knocking out **L2 H5**")
+    at.selectbox(key="hc_relation").set_value("verb_subject").run(timeout=900)
+    assert (at.selectbox(key="hc_layer").value, at.selectbox(key="hc_head").value) == (2, 5)
+    assert markdown_starting(at, "**Layer 2, head 5**")
+
+
+def test_a_head_picked_after_the_page_chose_one_stays_on_another_relation(corpus_run):
+    at = run_app({"text": TEXT, "hc_relation": "coreference"}, page=PAGE, timeout=900)
+    best = head_ranks(item_scores(corpus_run, "coreference"))[0]
+    other = (best[0], (best[1] + 1) % 12)
+    at.selectbox(key="hc_head").set_value(other[1]).run(timeout=900)
+    at.selectbox(key="hc_relation").set_value("specials").run(timeout=900)
+    assert_healthy(at)
+    assert (at.selectbox(key="hc_layer").value, at.selectbox(key="hc_head").value) == other
+    assert markdown_starting(at, f"Knocking out **L{other[0]} H{other[1]}**")

@@ -3,6 +3,7 @@ the step's settings in the widgets and the lecture bar, and with the presenter k
 step hides the figures until Reveal; every step of the default plan opens its page with its settings applied.
 (Following, answers, the notes and wrong keys: test_page_follow.py.)"""
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -52,7 +53,7 @@ def test_the_lecture_page_steps_through_a_plan(three_steps):
     assert "Step 2 of 3: Scaling: a wide head" in text
     assert "Predict first" in text and "How spread out are the dot products at d_k = 256?" in text
     link = next(b for b in at.get("link_button") if "projector" in b.proto.label).proto.url
-    assert link == f"./scaling_lab?scale_dk=256&present=1&lecture={PLAN_ID}&step=2&room={code}&key={key}"
+    assert link == f"./scaling_lab?scale_dk=256&present=1&fig=dot_products&lecture={PLAN_ID}&step=2&room={code}&key={key}"
     notes = next(b for b in at.get("link_button") if "notes" in b.proto.label).proto.url
     assert notes == f"./lecture_notes?room={code}&key={key}"
     assert f"/follow?room={code}" in page_text(at) and key not in page_text(at)  # the class's link: no key
@@ -85,7 +86,9 @@ def test_a_step_opens_its_page_in_its_state_with_the_lecture_bar(three_steps):
     prev = urlsplit(bar.split('class="attnviz-lecture-prev" href="')[1].split('"')[0].replace("&amp;", "&"))
     assert prev.path == "./scaling_lab" and ("step", "2") in parse_qsl(prev.query)
     assert 'class="attnviz-lecture-next"' not in bar  # the last step: no Next link
-    assert f"key={key}" in prev.query  # the projector's links keep its key
+    assert "key" not in at.query_params and key not in bar  # the key left the address and the projector's links...
+    cookie = f"attnviz_key_{code}={key}; path=/; SameSite=Strict"
+    assert any(cookie in e.proto.body for e in at.get("html"))  # ...for this browser's cookie, which the next reads
     assert lecture_store().room(code).step == 3  # the projector's link moved the room: followers and notes follow
 
 
@@ -168,3 +171,89 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         assert at.session_state[SELECTION] == selection_from_params(dict(step.state))
     if step.focus:
         assert step.focus in figure_ids(at), f"fig={step.focus}: /{step.page} drew the figures {figure_ids(at)}"
+
+
+def blocks(node):
+    """Every node under `node` (AppTest's element tree)."""
+    yield node
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for child in children.values():
+            yield from blocks(child)
+
+
+def keyed(at, key: str):
+    """The block drawn with this key (st.container(key=...)), or None."""
+    return next((n for n in blocks(at._tree) if type(getattr(n, "proto", None)).__name__ == "Block"
+                 and n.proto.id.endswith(f"-{key}")), None)
+
+
+def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_the_focus_figure():
+    """Before Reveal the question says what it is about (the number in words, the sentence with its query in bold)
+    and a choice's options lettered A, B, C…, on the projector and on a phone (whose answer box carries the same
+    letters); after Reveal the class's answers are drawn inside the step's focus figure, the screen the focus brings
+    up, on the projector beside the figure, and a follower's phone is brought to that figure."""
+    plan = SHIPPED["attention"]
+    store = lecture_store()
+    code, key = store.create_room("attention")
+    number = next(k for k, s in enumerate(plan.steps, 1) if s.page == "why_attention" and s.answer)
+    store.go_to(code, key, number)
+    projector = run_app(dict(step_query(plan.step(number), lecture="attention", number=number, room=code, key=key)),
+                        page=FILES["why_attention"])
+    text = page_text(projector)
+    assert "The number, in words: «six hundred four million" in text
+    options = plan.step(number).answer.options
+    assert all(f"<b>{'ABCD'[i]}.</b> {o}" in text for i, o in enumerate(options))
+    follower = run_app(dict(step_query(plan.step(number), lecture="attention", number=number, room=code,
+                                       present=False)), page=FILES["why_attention"])
+    pills = follower.get("button_group")[0]
+    assert [pills.format_func(o) for o in options] == [f"{'ABCD'[i]}. {o}" for i, o in enumerate(options)]
+    assert "<b>A.</b>" not in page_text(follower)  # the answer box under the question holds the lettered options
+
+    token = next(k for k, s in enumerate(plan.steps, 1) if s.answer and s.answer.kind == "token")
+    step = plan.step(token)
+    store.go_to(code, key, token)
+    before = run_app(dict(step_query(step, lecture="attention", number=token, room=code, key=key)), page=FILES[""])
+    assert "<b>it</b>" in page_text(before)  # the query, in its sentence
+    store.reveal(code, key, token)
+    for present in (True, False):
+        at = run_app(dict(step_query(step, lecture="attention", number=token, room=code, key=key if present else None,
+                                     present=present)), page=FILES[""])
+        assert_healthy(at)
+        figure = keyed(at, f"figure_{step.focus}")
+        assert figure is not None and any(n.proto.id.endswith("-lecture_class") for n in blocks(figure)
+                                          if type(getattr(n, "proto", None)).__name__ == "Block")
+        scrolls = any(f'const id = "{step.focus}"' in e.proto.body for e in at.get("html"))
+        assert scrolls  # the projector's focus (fig= in its link), the phone's at Reveal
+
+
+def test_a_transformer_map_block_opened_in_a_lecture_stays_in_the_lecture():
+    """The map as step 1 on the projector: each block's link carries present=1 and the lecture's keys (never the
+    presenter key); the block's page keeps the lecture bar with the way back to the map and Next to step 2, honours its
+    fig=, asks nothing, and leaves the room at step 1."""
+    plan = SHIPPED["attention"]
+    assert plan.step(1).page == "transformer_map"
+    store = lecture_store()
+    code, key = store.create_room("attention")
+    at = run_app(dict(step_query(plan.step(1), lecture="attention", number=1, room=code, key=key)),
+                 page=FILES["transformer_map"])
+    assert_healthy(at)
+    drawn = " ".join(m.value for m in at.markdown)
+    masked = next(h for h in re.findall(r'href="([^"]+)"', drawn.replace("&amp;", "&")) if "masks_lab" in h)
+    link = urlsplit(masked)
+    query = parse_qsl(link.query)
+    assert query == [("fig", "causal_card"), ("present", "1"), ("lecture", "attention"), ("step", "1"),
+                     ("room", code)]
+    # the click, in the projector's browser: a page load that finds the room's presenter key in the browser's
+    # cookie (AppTest has no cookies: the link carries it here, as the lecturer's own link does)
+    block = run_app(dict([*query, ("key", key)]), page=FILES["masks_lab"])
+    assert_healthy(block)
+    bar = next(e.proto.body for e in block.get("html") if "attnviz-lecture-bar" in e.proto.body)
+    back = bar.split('class="attnviz-lecture-prev" href="')[1].split('"')[0].replace("&amp;", "&")
+    assert back.startswith("./transformer_map?") and ("step", "1") in parse_qsl(urlsplit(back).query)
+    assert "← Back to The Transformer map" in bar and "Step 1 of 15" in bar
+    after = bar.split('class="attnviz-lecture-next" href="')[1].split('"')[0].replace("&amp;", "&")
+    assert after.startswith(f"./{plan.step(2).page}?") and ("step", "2") in parse_qsl(urlsplit(after).query)
+    assert any('const id = "causal_card"' in e.proto.body for e in block.get("html"))  # fig= honoured
+    assert "lecture_reveal" not in [b.key for b in block.button] and key not in bar
+    assert store.room(code).step == 1

@@ -45,6 +45,16 @@ def test_every_block_links_inside_the_app_and_the_list_under_it_says_which_page(
     assert map_svg().count("<a ") == len(BLOCKS)
 
 
+def test_the_list_under_the_map_names_each_page_once():
+    """"→ *KV cache*: KV cache: a decoder takes…": what a page shows follows its title without repeating it."""
+    titles = {path: title for _, path, title in app_menu()}
+    items = re.findall(r"→ <i>([^<]+)</i>: ([^<]+)</li>", unescape(map_html(titles)))
+    assert len(items) >= len({(b.label, b.page) for b in BLOCKS}) - 1
+    for title, shows in items:
+        first = shows.lower().removeprefix("the ")
+        assert not first.startswith(title.lower().removeprefix("the ")), f"{title}: {shows}"
+
+
 @pytest.mark.parametrize("block", sorted({b.link(): b for b in BLOCKS}.values(), key=lambda b: b.key),
                          ids=lambda b: b.key)
 def test_each_block_opens_its_page_in_its_state(block):

@@ -66,6 +66,10 @@ def test_an_example_fills_the_box_and_rings_its_length(page):
     rings = layout["shapes"]
     assert len(rings) == 1 and (rings[0]["x0"], rings[0]["x1"]) == (-0.5, 0.5)  # "forty two": 2 words, bin 1–8
     assert layout["xaxis"]["ticktext"][0] == "<b>1–8: your sentence</b>"
+    # plotly does not wrap an axis title: at 1024 px (a projector) the chart's column holds about 45 characters of
+    # it, and the title was cut to "(2,000 held-out sentenc"
+    lines = layout["xaxis"]["title"]["text"].split("<br>")
+    assert max(map(len, lines)) <= 40 and "held-out sentences)" in lines[-1], lines
 
 
 @pytest.mark.parametrize("text, message", [

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import streamlit.proto.ClientState_pb2 as client_state_pb2
+import streamlit.proto.ForwardMsg_pb2 as forward_msg_pb2
 from apptest_helpers import app_menu, assert_healthy, has_heatmap, page_text, run_app
 from streamlit import config
 from streamlit.runtime.app_session import AppSession
@@ -65,6 +66,9 @@ def take_away(piece, live: Live, monkeypatch) -> None:
     owner = piece.owner(live)
     if owner is client_state_pb2.ClientState:
         monkeypatch.setattr(client_state_pb2, "ClientState", client_state_pb2.ContextInfo)
+        return
+    if owner is forward_msg_pb2.ForwardMsg:
+        monkeypatch.setattr(forward_msg_pb2, "ForwardMsg", forward_msg_pb2.ForwardMsgMetadata)
         return
     if isinstance(owner, type) and piece.attribute in getattr(owner, "__dataclass_fields__", {}):
         monkeypatch.delitem(owner.__dataclass_fields__, piece.attribute)

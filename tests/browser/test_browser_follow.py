@@ -41,11 +41,18 @@ ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundin
 TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
 
 
-def start_room(page, server) -> tuple[str, str, str]:
-    """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them."""
+def start_room(page, server, passphrase: str = "") -> tuple[str, str, str]:
+    """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them.
+    passphrase: the lecturers' (a server where this browser is not on the server's machine: the class server's)."""
     page.goto(f"{server}/lecture")
     wait_for_text(page, "Lecture mode")
     wait_for_app_idle(page)
+    if passphrase:
+        box = page.get_by_label("Lecturers' passphrase", exact=True).first
+        box.fill(passphrase)
+        box.press("Enter")
+        page.get_by_text("Use your own plan").wait_for(timeout=60_000)
+        wait_for_app_idle(page)
     page.get_by_text("Use your own plan").click()
     page.locator(UPLOAD).set_input_files(str(PLAN))
     wait_for_text(page, "The class answers", "Step 1 of 3: Where does 'ran' look?")
@@ -110,7 +117,8 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 
         notes = browser.new_context(viewport={"width": 390, "height": 844}).new_page()  # the lecturer's phone
         notes.goto(f"{server}/{notes_link[2:]}")
-        wait_for_text(notes, "Step 1 of 3", "expected answer (the plan's): dog", "3 answers (token)", "not revealed yet")
+        wait_for_text(notes, "Step 1 of 3", "Right answer: 'a' (token 1), weight 0.40", "3 answers (token)",
+                      "not revealed yet")
         notes.screenshot(path=str(ARTIFACTS / "follow_notes_phone.png"), full_page=True)
 
         intruder = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()  # a crafted link
@@ -140,11 +148,13 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         for page in [projector, *students]:
             follower_at(page, 2, "The causal mask")
             assert "/masks_lab?" in page.url
-        assert "key=" in projector.url and "present=1" in projector.url
+        # the projector followed as the projector: the presenter key is its browser's, never in its address
+        assert "key=" not in projector.url and "present=1" in projector.url
+        wait_for_text(projector, "answers so far")
         projector.screenshot(path=str(ARTIFACTS / "follow_projector_step2.png"))
         assert students[0].evaluate(ANSWER_TOP) < 844 - 60  # a page with pickers (masks lab): the box first too
-        pill(students[0], "causal").click()  # a choice question on a phone
-        wait_for_text(students[0], "Your answer is in: causal")
+        pill(students[0], "B. causal").click()  # a choice question on a phone: its options lettered as on the projector
+        wait_for_text(students[0], "Your answer is in: B. causal")
         assert students[0].evaluate(NO_SIDEWAYS)
         students[0].screenshot(path=str(ARTIFACTS / "follow_phone_choice.png"))
         wait_for_text(projector, "1 answer so far", timeout_ms=30_000)
@@ -159,8 +169,12 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         projector.screenshot(path=str(ARTIFACTS / "follow_projector_students_popover.png"))
         projector.keyboard.press("Escape")
 
-        wanderer = students[1]  # breaks away, then comes back
-        wanderer.get_by_role("link", name="Explore this view").click()
+        wanderer = students[1]  # breaks away, then comes back: once the step is revealed (its view shows the answer)
+        assert wanderer.get_by_role("link", name="Explore this view").count() == 0
+        assert "Explore this view after Reveal" in wanderer.inner_text('[data-testid="stMain"]')
+        notes.get_by_role("button", name="Reveal").click()
+        wait_for_text(notes, "Revealed")
+        wanderer.get_by_role("link", name="Explore this view").click(timeout=60_000)
         wait_for_text(wanderer, "Back to following", "Masks lab")
         assert "lecture=" not in wanderer.url and f"room={code}" in wanderer.url
         assert "Step 2 of 3" not in wanderer.inner_text('[data-testid="stMain"]')
@@ -182,8 +196,9 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         assert "<td>dog</td><td>2</td>" in record and "The class:</b> 3 answers" in record
         # the plan names the quantity: the record marks the Scaling lab's measured Var(q·k) at d_k = 256
         measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
-        assert f"computed by attnviz (Var(q·k) at d_k = 256, measured over 4000 random pairs by the Scaling lab" \
-               f"&#x27;s experiment (theory: d_k)): <span class=\"right\">{measured:.4g}</span>" in record
+        assert f"<b>The right answer:</b> <span class=\"right\">{measured:.4g}</span> (computed by attnviz: Var(q·k) " \
+               "at d_k = 256, measured over 4000 random pairs by the Scaling lab&#x27;s experiment (theory: d_k))" \
+               in record
         for page in [lecturer, projector, notes, *students]:
             assert not exceptions_on(page)
 

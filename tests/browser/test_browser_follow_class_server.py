@@ -43,10 +43,17 @@ pytestmark = pytest.mark.browser
 TOKENS = ("dog", "a", "dog", "home")  # the four students' answers; students 0 and 2 are on process p0
 
 
+PASSPHRASE = "only the lecturer knows this"
+
+
 @pytest.fixture
 def class_server(tmp_path):
+    """Two processes behind HAProxy; behind a balancer no browser is the server's own, so the lecturers' passphrase
+    (in the class server's settings file) admits the lecturer."""
     port = free_port()
-    server = ClassServer(2, port, tmp_path)
+    settings = tmp_path / "attnviz.toml"
+    settings.write_text(f'[lecture]\npassphrase = "{PASSPHRASE}"\n', encoding="utf-8")
+    server = ClassServer(2, port, tmp_path, env={"ATTNVIZ_SETTINGS": str(settings)})
     try:
         server.wait_for(r"^ready http://", timeout=420)
         yield server, f"http://127.0.0.1:{port}"
@@ -96,7 +103,8 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
     # the lecturer in the worker's tab; everyone else in a browser context of their own (own cookies)
     with people_browser() as browser, chromium_page(1280, 900) as lecturer:
         pin(lecturer.context, base, "p0")  # cleared with the tab
-        projector_link, notes_link, follow_link = start_room(lecturer, base)  # the plan and room go to Redis
+        # the plan and room go to Redis
+        projector_link, notes_link, follow_link = start_room(lecturer, base, PASSPHRASE)
         key = projector_link.split("key=", 1)[1].split("&", 1)[0]
         projector = pinned(browser, base, "p1", 1024, 768)  # the room made on p0, opened on p1
         projector.goto(f"{base}/{projector_link[2:]}")
@@ -165,8 +173,11 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
         assert decode_qr(qr.screenshot()) == follow_link
         projector.keyboard.press("Escape")
 
-        wanderer = students[1]
-        wanderer.get_by_role("link", name="Explore this view").click()
+        wanderer = students[1]  # explores once the step is revealed (before, the view would show its answer)
+        assert wanderer.get_by_role("link", name="Explore this view").count() == 0
+        notes.get_by_role("button", name="Reveal").click()
+        wait_for_text(notes, "Revealed")
+        wanderer.get_by_role("link", name="Explore this view").click(timeout=60_000)
         wait_for_text(wanderer, "Back to following", "Masks lab")
         wanderer.get_by_role("link", name="Back to following").click()
         follower_at(wanderer, 2, "The causal mask")

@@ -72,7 +72,11 @@ def links_in_the_popover(page) -> list[dict]:
 
 
 def students_qr(page) -> bytes:
-    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it."""
+    """Open the bar's Students popover; a screenshot of its QR code (PNG bytes), as a phone's camera sees it. On a step
+    with a focus figure the page holds that figure at the top (ui/focus.py) until the lecturer scrolls: as a lecturer
+    does, the wheel takes the page back up to the bar first."""
+    page.mouse.move(500, 400)
+    page.mouse.wheel(0, -20_000)
     open_students(page, ".st-key-lecture_qr img")
     qr = page.locator(".st-key-lecture_qr img")
     page.wait_for_timeout(500)
@@ -124,10 +128,16 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_text(beamer, "Step 1 of 3", "Masks lab")
             wait_for_app_idle(beamer)
             assert text_box(beamer, "The cat sat on the mat.") == "The cat sat on the mat."
+            # the key the link carried left the address bar (anyone in the room reads a projector's): the browser
+            # holds it, and the next steps' page loads (→, a clicker) still move the room and reveal
+            beamer.wait_for_function("() => !new URLSearchParams(location.search).has('key')", timeout=30_000,
+                                     polling=100)
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step1_present.png"))
 
             page.goto(f"{server}/{notes[2:]}")  # the lecturer's laptop: the notes follow the projector
             wait_for_text(page, "Step 1 of 3: Masks: the causal pattern", "Row 0 sees itself alone.")
+            page.wait_for_function("() => !new URLSearchParams(location.search).has('key')", timeout=30_000,
+                                   polling=100)
 
             beamer.keyboard.press("ArrowRight")  # → the predict-first step: the question, not the figures
             wait_for_text(beamer, "Step 2 of 3", "Predict first.", "How spread out are the dot products")
@@ -138,7 +148,8 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_text(page, "Step 2 of 3: Scaling: a wide head", "Predict first", "not revealed yet")
             page.screenshot(path=str(ARTIFACTS / "lecture_notes_1920.png"))
 
-            beamer.get_by_role("button", name="Reveal").click()
+            beamer.locator("h1").first.click()  # the clicker's "blank screen" key reveals
+            beamer.keyboard.press("b")
             beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
             wait_for_text(beamer, "d_k = 256")
             wait_for_app_idle(beamer)
@@ -161,6 +172,13 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_text(beamer, "toy · layer 0, head 1 of 2")  # the step's model and head
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step3_present.png"))
 
+            # its question takes the class's answers: this view's code waits for Reveal (the clicker's Enter here)
+            assert beamer.locator(".st-key-lecture_question").count() == 1
+            beamer.locator("h1").first.click()
+            beamer.keyboard.press("Enter")
+            beamer.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=120_000,
+                                     polling=100)
+            wait_for_app_idle(beamer)
             box = beamer.get_by_label("Text", exact=True)  # a live change: the QR code follows it
             box.fill("Dogs bark at night.")
             box.press("Control+Enter")

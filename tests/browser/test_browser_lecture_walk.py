@@ -1,8 +1,9 @@
-"""Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1): the
-first step opened from its link, each later one reached with → (the bar's Next, a page load of that step's own link)
-from the step before. On every step, once
-drawn (and revealed, where it asks first):
-- the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too;
+"""Every step of every shipped lecture plan, walked as a lecturer walks it on a 1024×768 projector (?present=1), in
+the plan's own room (started on the Lecture page, whose link the projector opens): the first step opened from its
+link, each later one reached with → (the bar's Next, a page load of that step's own link) from the step before. On
+every step, once drawn (and revealed, where it asks first):
+- the step's focus figure is inside the first screen, its heatmaps' token labels (both axes) and titles too, and on a
+  question that takes answers the class's answers beside it (their chart, or their heatmap's labels);
 - every figure's text (plotly's SVG text, the heatmaps' labels, titles and numbers printed in cells, the SVG charts
   and the Transformer map, at the size the browser draws it) is at least 20 px, and the focus figure's heatmaps label every token;
 - nothing is clipped: no "…" in the lecture bar, no heatmap title cut mid-word, every row of a table of up to 16 rows
@@ -90,6 +91,27 @@ CLIPPED = """() => {
   }
   return out;
 }"""
+# the question before Reveal: the px of its text (the question, what it refers to, the options), its options' words,
+# and whether any of its lines lies below the screen
+QUESTION = """() => {
+  const parts = [...document.querySelectorAll('.st-key-lecture_question .lq p, .st-key-lecture_question .lq li')];
+  return {sizes: parts.map(e => parseFloat(getComputedStyle(e).fontSize)),
+          options: [...document.querySelectorAll('.st-key-lecture_question .lq li')].map(e => e.innerText.trim()),
+          offScreen: parts.some(e => e.getBoundingClientRect().bottom > window.innerHeight + 1)};
+}"""
+# the class's answers after Reveal: whether they sit in the focus figure, and their chart's top and bottom on the screen
+# (a plotly chart; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's box)
+# (a plotly chart or the projector's tally; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's
+# box), and, where they sit under the figure, the figure's own height above them
+CLASS_PANEL = """(focus) => {
+  const panel = document.querySelector('.st-key-lecture_class');
+  if (!panel) return null;
+  const chart = panel.querySelector('[data-testid="stPlotlyChart"] .main-svg, table.tally');
+  const r = chart && chart.getBoundingClientRect();
+  const box = focus && panel.closest('.st-key-figure_' + focus);
+  const above = box ? panel.getBoundingClientRect().top - box.getBoundingClientRect().top : 0;
+  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, above};
+}"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,
   heatmaps: Object.entries(window.attnvizHeatmaps || {}).map(([k, h]) => [k, !!h.drawn]),
@@ -127,21 +149,41 @@ def projector(server):
         shared.empty_tab()
 
 
-def drawn(page, plan_id: str, number: int) -> None:
+def asks_first(step) -> bool:
+    """A step whose Reveal the lecturer presses: it hides its figures, or takes the class's answers."""
+    return step.predict_first or step.answer is not None
+
+
+def drawn(page, plan_id: str, number: int) -> list[str]:
     """Wait until step `number` is drawn: its bar, the run over, revealed where it asks first, every heatmap drawn,
-    and its focus figure brought to the first screen."""
+    and its focus figure brought to the first screen. What was wrong with its question before Reveal: the question
+    and what it refers to in type under 32 px, a choice's options not all lettered on the screen."""
     plan = PLANS[plan_id]
     step = plan.step(number)
+    problems = []
     try:
         wait_for_text(page, f"Step {number} of {len(plan.steps)}", timeout_ms=120_000)
-        if step.predict_first:
+        if asks_first(step):
+            page.locator(".st-key-lecture_reveal button").first.wait_for(timeout=120_000)
+            with contextlib.suppress(PlaywrightTimeout):  # drawn, and brought up where it runs past the screen
+                page.wait_for_function(f"() => {{ const q = ({QUESTION})(); return q.sizes.length && !q.offScreen; }}",
+                                       timeout=5_000, polling=100)
+            asked = page.evaluate(QUESTION)
+            where = f"{plan_id} step {number} before Reveal"
+            if not asked["sizes"] or min(asked["sizes"]) < 32:
+                problems.append(f"{where}: the question's type is under 32 px: {asked['sizes']}")
+            options = getattr(step.answer, "options", ()) or ()
+            wanted = [f"{chr(65 + i)}. {o}" for i, o in enumerate(options)]
+            if [o for o in wanted if o not in asked["options"]] or asked["offScreen"]:
+                problems.append(f"{where}: the lettered options {wanted} are not all on the screen: {asked}")
             reveal(page)
         page.evaluate("() => { window.__walkSettled = null; }")
-        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, step.predict_first], timeout=240_000,
+        page.wait_for_function(SETTLED, arg=[number, len(plan.steps), step.focus, asks_first(step)], timeout=240_000,
                                polling=50)
     except PlaywrightTimeout:
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}_stuck.png"))
         raise AssertionError(f"{plan_id} step {number} was not drawn: {page.evaluate(STATE)}") from None
+    return problems
 
 
 def reveal(page) -> None:
@@ -191,6 +233,15 @@ def check(page, plan_id: str, number: int, how: str) -> list[str]:
             thinned = [s for s, rows in box["labelSteps"] if s > 1 and rows <= 24]
             if thinned:
                 problems.append(f"{where}: the focus figure's heatmap skips token labels: {box['labelSteps']}")
+    if step.answer is not None:
+        panel = page.evaluate(CLASS_PANEL, step.focus or "")
+        if panel is None:
+            problems.append(f"{where}: no class's answers after Reveal")
+        elif not panel["inFocus"] and step.focus:
+            problems.append(f"{where}: the class's answers are not in the focus figure {step.focus!r}")
+        elif panel["chart"] and not 59 <= panel["chart"][0] <= panel["chart"][1] <= HEIGHT + 1 \
+                and panel["above"] < HEIGHT - 60 - 200:  # under a figure that fills the screen by itself: no room
+            problems.append(f"{where}: the class's chart is not on the first screen: {panel}")
     return problems
 
 
@@ -202,10 +253,11 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
     link opens fresh: the address after → is checked to be exactly that link. (Until 2026-11-26 every step was also
     opened with goto: the same address loaded into the same tab a second time, which doubled the walk's time.)"""
     page, problems, plan = projector, [], PLANS[plan_id]
-    page.goto(server + "/" + step_link(plan.step(1), lecture=plan_id, number=1)[2:])
+    room, key = start_room(page, server, plan_id)
+    page.goto(server + "/" + step_link(plan.step(1), lecture=plan_id, number=1, room=room, key=key)[2:])
     for number in range(1, len(plan.steps) + 1):
         if number > 1:
-            link = server + "/" + step_link(plan.step(number), lecture=plan_id, number=number)[2:]
+            link = server + "/" + step_link(plan.step(number), lecture=plan_id, number=number, room=room)[2:]
             try:
                 # the address loaded, as the browser asked for it (the page then drops from its address bar what
                 # equals a default, so location.href is not that address)
@@ -218,10 +270,22 @@ def test_every_step_of_the_plan_on_the_projector_from_its_link_and_by_next(serve
                 raise AssertionError(f"{plan_id}: → on step {number - 1} did not open step {number}") from None
             opened = loaded.value.url
             assert same_address(opened, link), f"{plan_id} step {number}: → loaded {opened}, its link is {link}"
-        drawn(page, plan_id, number)
+        problems += drawn(page, plan_id, number)
         problems += check(page, plan_id, number, "from its link" if number == 1 else "after Next")
         page.screenshot(path=str(ARTIFACTS / f"lecture_walk_{plan_id}_{number}.png"))
     assert not problems, "\n".join(problems)
+
+
+def start_room(page, server: str, plan_id: str) -> tuple[str, str]:
+    """The lecturer starts the plan's room on the Lecture page, in the projector's browser -> (code, presenter key)."""
+    page.goto(f"{server}/lecture?lecture={plan_id}")
+    wait_for_text(page, "Lecture mode", timeout_ms=120_000)
+    page.wait_for_function(IDLE, timeout=120_000, polling=100)
+    page.get_by_role("button", name="Start the class's room").click()
+    link = page.get_by_role("link", name="Open step 1 on the projector")
+    link.wait_for(timeout=120_000)
+    query = dict(parse_qsl(urlsplit(link.get_attribute("href")).query))
+    return query["room"], query["key"]
 
 
 def same_address(a: str, b: str) -> bool:

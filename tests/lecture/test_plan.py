@@ -2,6 +2,8 @@
 step and the field; the QR code decodes to the link it was made of."""
 
 import io
+import re
+import tomllib
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -31,14 +33,45 @@ SHIPPED = sorted(LECTURES.glob("*.toml"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
-def test_every_shipped_plan_names_pages_of_the_app_and_says_what_it_asks(path):
+def test_every_shipped_plan_names_pages_of_the_app_and_marks_every_right_answer(path):
     plan = load_plan(path, PAGES)
     assert all(s.notes for s in plan.steps), "every step has notes for the lecturer"
     assert all(s.minutes for s in plan.steps), "every step has its minutes"
+    assert all(s.explain for s in plan.steps), "every step says what it shows (at Reveal and in the handout)"
     for s in plan.steps:
         if s.question:
-            assert s.expected, f"{s.title}: a question needs its expected answer"
-    assert "checked against Hugging Face" not in path.read_text(encoding="utf-8")
+            assert s.answer is not None and s.focus, f"{s.title}: a question has an answer and a focus"
+    text = path.read_text(encoding="utf-8")
+    assert "checked against Hugging Face" not in text and "\nexpected =" not in text
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_a_plans_stated_length_is_the_sum_of_its_steps_minutes(path):
+    """The notes' "in all … of N min planned" is the sum of the steps' minutes; the description says the same N."""
+    plan = load_plan(path, PAGES)
+    total = sum(s.minutes for s in plan.steps)
+    stated = re.search(r"(\d+) minutes", plan.description)
+    assert stated and int(stated[1]) == total, (plan.description, total)
+
+
+def test_a_shipped_token_question_names_its_row():
+    """The row the class is told about is the one the question names: layer, head and query, in the plan."""
+    tokens = [(path.stem, s) for path in SHIPPED for s in load_plan(path, PAGES).steps
+              if s.answer is not None and s.answer.kind == "token"]
+    assert tokens, "the default plan asks a token question"
+    for _, s in tokens:
+        raw = tomllib.loads(path_text(s))["answer"]
+        assert {"query", "layer"} <= set(raw) and ({"head"} & set(raw) or {"heads"} & set(raw)), s.title
+
+
+def path_text(step) -> str:
+    """The answer table of a shipped step, as written in its file (a TOML line)."""
+    for path in SHIPPED:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if line == f'title = "{step.title}"':
+                return next(x for x in lines[i:] if x.startswith("answer = "))
+    raise AssertionError(step.title)
 
 
 def test_the_default_plan_is_a_50_minute_lecture_that_opens_and_closes_on_the_transformer_map():
@@ -56,9 +89,10 @@ def test_the_default_plan_is_a_50_minute_lecture_that_opens_and_closes_on_the_tr
     # the steps whose question needs a particular state: it -> animal on layer 3 head 1, GQA on tiny-llama
     who = next(s for s in plan.steps if "'it'" in s.question)
     assert (who.page, dict(who.state)["layer"], dict(who.state)["sbs_head"]) == ("", "3", "1")
-    assert who.answer.kind == "token" and who.answer.query == "it" and who.expected.startswith("animal")
+    assert (who.answer.kind, who.answer.query, who.answer.layer, who.answer.heads) == ("token", "it", 3, (1,))
     gqa = next(s for s in plan.steps if "key/value head" in s.question)
-    assert dict(gqa.state)["model"] == "tiny-llama" and gqa.expected.startswith("2")
+    assert dict(gqa.state)["model"] == "tiny-llama" and gqa.answer.quantity == "heads_per_kv"
+    assert gqa.predict_first, "its answer is in the table beside the question: it waits for Reveal"
     assert all(s.answer for s in plan.steps if s.question and s.page != "transformer_map"), \
         "every question the class can answer has an answer kind"
     text = DEFAULT_PLAN.read_text(encoding="utf-8")
@@ -69,13 +103,13 @@ def test_a_plan_round_trips_through_its_links():
     plan = load_plan(THREE_STEPS, PAGES)
     assert plan.title == "Three steps" and len(plan.steps) == 3
     step = plan.step(3)
-    assert (step.page, step.predict_first, step.question) == ("step_by_step", False,
-                                                             "Which key will the first query weigh most?")
+    assert (step.page, step.predict_first, step.question) == ("step_by_step", False, "Which key will 'dog' weigh most?")
     link = step_link(step, lecture="three_steps", number=3, room="AB2C")
     parts = urlsplit(link)
     assert parts.path == "./step_by_step"
     assert parse_qsl(parts.query) == [("model", "toy"), ("text", "A dog ran home."), ("sbs_head", "1"),
-                                      ("present", "1"), ("lecture", "three_steps"), ("step", "3"), ("room", "AB2C")]
+                                      ("present", "1"), ("fig", "pair"), ("lecture", "three_steps"), ("step", "3"),
+                                      ("room", "AB2C")]
     assert step_link(plan.step(1), present=False).startswith("./masks_lab?mask=causal&text=")
     # the explorer is the default page: its link is the app's root
     explorer = parse_plan('title = "t"\n[[step]]\ntitle = "x"\npage = "/"\nstate = { layer = 2 }\n', PAGES).step(1)
@@ -158,16 +192,24 @@ def test_a_file_that_is_not_a_plan_is_refused_clearly():
         load_plan(ROOT / "no-such-plan.toml", PAGES)
 
 
-def test_the_new_step_fields_are_read_and_checked():
-    """expected, minutes, focus and answer: read into the step, and each wrong value named with its step."""
+def test_the_step_fields_are_read_and_checked():
+    """explain, minutes, focus and answer: read into the step, and each wrong value named with its step."""
     head = 'title = "t"\n[[step]]\ntitle = "a"\npage = "/"\nquestion = "Who?"\n'
-    step = parse_plan((head + 'expected = "animal"\nminutes = 3\nfocus = "head"\n'
-                       'answer = { kind = "choice", options = ["x", "y"] }\n').encode(), {"": "Explorer"}).steps[0]
-    assert (step.expected, step.minutes, step.focus) == ("animal", 3.0, "head")
-    assert (step.answer.kind, step.answer.options) == ("choice", ("x", "y"))
-    for bad, said in [("minutes = 0", "minutes"), ("minutes = true", "minutes"), ('focus = "a b"', "focus"),
-                      ('answer = { kind = "x" }', "answer.kind"), ('answer = { kind = "choice", options = ["x"] }',
-                                                                    "options"),
-                      ('answer = { kind = "number", query = "it" }', "answer.query")]:
-        with pytest.raises(AttnvizError, match=said):
+    step = parse_plan((head + 'explain = "Because."\nminutes = 3\nfocus = "head"\n'
+                       'answer = { kind = "choice", options = ["x", "y"], expected = "y" }\n').encode(),
+                      {"": "Explorer"}).steps[0]
+    assert (step.explain, step.minutes, step.focus) == ("Because.", 3.0, "head")
+    assert (step.answer.kind, step.answer.options, step.answer.expected) == ("choice", ("x", "y"), "y")
+    answer = 'answer = { kind = "number", expected = 1 }\n'
+    for bad, said in [("minutes = 0\nfocus = \"head\"\n" + answer, "minutes"),
+                      ('focus = "a b"\n' + answer, "focus"),
+                      ('focus = "head"\nanswer = { kind = "x" }', "answer.kind"),
+                      ('focus = "head"\nanswer = { kind = "choice", options = ["x"], expected = "x" }', "options"),
+                      ('focus = "head"\nanswer = { kind = "number", query = "it", expected = 1 }', "answer.query"),
+                      ('focus = "head"\n', "a question needs an answer table"),
+                      (answer, "a question names the figure that answers it: focus"),
+                      ('focus = "head"\nexpected = "y"\n' + answer, "expected belongs in the answer table"),
+                      ('focus = "head"\nexplain = 3\n' + answer, "explain must be text")]:
+        with pytest.raises(AttnvizError, match=said) as err:
             parse_plan((head + bad + "\n").encode(), {"": "Explorer"})
+        assert str(err.value).startswith('Step 1 ("a")'), err.value

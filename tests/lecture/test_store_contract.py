@@ -118,6 +118,26 @@ def test_the_presenter_moves_and_reveals_and_every_change_grows_the_version(stor
     assert store.room(code) == back
 
 
+def test_a_steps_clock_goes_on_from_where_it_stopped_when_the_lecture_comes_back_to_it(store):
+    """The notes' "on this step" is now - step_started: 60 s on step 2, 40 s on step 3, back to step 2 for 10 s
+    reads 70 s, not 10 (the clock restarted at every return); step 3, never left twice, then reads its 40 s + more."""
+    code, key = store.create_room("attention")
+    store.go_to(code, key, 2)
+    store.clock.now += 60
+    store.go_to(code, key, 3)
+    store.clock.now += 40
+    back = store.go_to(code, key, 2)
+    store.clock.now += 10
+    assert store.clock.now - back.step_started == pytest.approx(70)
+    assert store.clock.now - store.room(code).step_started == pytest.approx(70)
+    again = store.go_to(code, key, 3)
+    store.clock.now += 5
+    assert store.clock.now - again.step_started == pytest.approx(45)
+    fresh = store.go_to(code, key, 4)  # a step never visited starts at 0
+    assert fresh.step_started == store.clock.now
+    assert fresh.started == T0
+
+
 @pytest.mark.parametrize("wrong", ["another room's", "malformed", "missing", "one letter off"])
 def test_a_wrong_key_changes_nothing(make_store, wrong):
     store = make_store()
@@ -261,6 +281,81 @@ def test_the_room_limit_and_a_room_forgotten_after_its_lifetime(make_store):
     store.create_room("attention")
 
 
+def test_a_flood_of_room_starts_from_student_browsers_leaves_a_lecturer_able_to_start_a_room(make_store):
+    """A server open to everyone (lecture.lecturers = "everyone"): 40 student browsers press Start three times each,
+    and a fourth (a reload). Each browser keeps at most its 3 rooms, the server its 10, a room with answers is never
+    pushed out, and the admitted lecturer's start pushes out a student's room without answers, as do the flood's
+    starts after it: the lecturer's room, and the student room with answers, stay."""
+    store = make_store(StoreLimits(rooms=10, rooms_per_browser=3))
+    students = [session() for _ in range(40)]
+    answered, _ = store.create_room("attention", students[0], admitted=False)
+    store.answer(answered, 1, session(), "cat")
+    for _ in range(4):
+        for student in students:
+            store.clock.now += 1
+            store.create_room("attention", student, admitted=False)
+    lecturer = session()
+    code, key = store.create_room("attention", lecturer, admitted=True)
+    for student in students:
+        store.clock.now += 1
+        store.create_room("attention", student, admitted=False)
+    assert store.room(code) is not None and store.is_presenter(code, key)
+    assert store.room(answered) is not None
+    assert store.rooms_running("attention") == 10
+    # the admitted lecturer's and the answered rooms fill the server: a student's start is refused, and said
+    full = make_store(StoreLimits(rooms=2, rooms_per_browser=3))
+    mine, _ = full.create_room("attention", lecturer, admitted=True)
+    theirs, _ = full.create_room("attention", students[0], admitted=False)
+    full.answer(theirs, 1, session(), "cat")
+    with pytest.raises(LimitReached, match="already holds 2 live rooms"):
+        full.create_room("attention", students[1], admitted=False)
+    full.clock.now += 3600  # an admitted lecturer's room without answers, unchanged for an hour, may go
+    third, _ = full.create_room("attention", students[1], admitted=False)
+    assert full.room(mine) is None and full.room(theirs) is not None and full.room(third) is not None
+
+
+def test_a_browser_keeps_at_most_its_rooms_its_own_oldest_without_answers_goes_first(make_store):
+    store = make_store(StoreLimits(rooms_per_browser=2))
+    me = session()
+    first, _ = store.create_room("attention", me)
+    store.clock.now += 1
+    second, _ = store.create_room("attention", me)
+    store.answer(first, 1, session(), "cat")  # the first has answers now: the second goes for a third
+    store.clock.now += 1
+    third, _ = store.create_room("attention", me)
+    assert store.room(first) is not None and store.room(second) is None and store.room(third) is not None
+    store.answer(third, 1, session(), "cat")
+    with pytest.raises(LimitReached, match="This browser already holds 2 live rooms with answers"):
+        store.create_room("attention", me)
+    store.create_room("attention", session())  # another browser: its own count
+    assert store.rooms_running("attention") == 3 and store.rooms_running("other") == 0
+
+
+def test_a_flood_of_uploads_from_student_browsers_leaves_a_lecturers_plan(make_store):
+    """The 65th upload pushed out the oldest plan, the lecturer's. Now a flood from student browsers pushes out only
+    students' plans that no live room runs; the admitted lecturer's plan and a plan in use stay; with nothing that may
+    go, a student's upload is refused."""
+    store = make_store(StoreLimits(plans=5, plans_per_browser=2, plan_bytes=100))
+    lecturer = session()
+    store.put_plan("ulecturer", b"mine", lecturer, admitted=True)
+    store.put_plan("urunning", b"a student's, in use", session(), admitted=False)
+    store.create_room("urunning", session(), admitted=False)
+    for n in range(60):
+        store.put_plan(f"uflood{n}", b"flood", session(), admitted=False)
+    assert store.plan("ulecturer") == b"mine" and store.plan("urunning") is not None
+    assert store.plan("uflood59") == b"flood" and store.plan("uflood0") is None
+    one = session()  # one browser: its own oldest goes past its 2
+    for n in range(3):
+        store.put_plan(f"uone{n}", b"one", one, admitted=False)
+    assert [store.plan(f"uone{n}") is not None for n in range(3)] == [False, True, True]
+    for n in range(3):  # the lecturer's own uploads: the admitted ones fill the rest
+        store.put_plan(f"ulecturer{n}", b"mine too", session(), admitted=True)
+    with pytest.raises(LimitReached, match="already holds 5 uploaded plans"):
+        store.put_plan("ulate", b"late", session(), admitted=False)
+    store.put_plan("ulecturer3", b"a lecturer's", session(), admitted=True)  # an admitted upload: the oldest admitted
+    assert store.plan("ulecturer") is None and store.plan("urunning") is not None  # no room runs it: it went
+
+
 # uploaded plans
 
 
@@ -354,7 +449,7 @@ def every_call(store) -> dict:
             "answers": lambda: store.answers(code, 1, key), "my_answer": lambda: store.my_answer(code, 1, who),
             "put_plan": lambda: store.put_plan("u1", b"x"), "plan": lambda: store.plan("u1"),
             "shorten": lambda: store.shorten("a=1"), "expand": lambda: store.expand("abcd1234"),
-            "ping": store.ping}
+            "rooms_running": lambda: store.rooms_running("attention"), "ping": store.ping}
 
 
 def test_a_redis_that_cannot_be_reached_is_store_unavailable_on_every_call():

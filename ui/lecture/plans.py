@@ -51,9 +51,10 @@ def upload_id(data: bytes) -> str:
     return "u" + hashlib.sha256(data).hexdigest()[:10]
 
 
-def add_upload(data: bytes) -> str:
-    """Check an uploaded plan (AttnvizError with the problem) and keep it in the store; its id for links."""
+def add_upload(data: bytes, owner: str = "", admitted: bool = True) -> str:
+    """Check an uploaded plan (AttnvizError with the problem) and keep it in the store, uploaded by browser `owner`
+    (an admitted lecturer or not: attnviz/lecture/store/base.py); its id for links."""
     checked_plan(data, tuple(page_titles().items()))
     plan_id = upload_id(data)
-    lecture_store().put_plan(plan_id, data)
+    lecture_store().put_plan(plan_id, data, owner, admitted)
     return plan_id

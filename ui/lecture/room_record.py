@@ -1,95 +1,62 @@
-"""The room's record for download (attnviz.lecture.record): the class's answers from the store, and for each token
-question the model's row (for a number question that names a quantity, its computed value) from the from-scratch
-run for the step's settings (its URL state read as its page reads
-it: the model, text, mask, scale, layer and heads; defaults where the step names none)."""
+"""The room's handout for download (attnviz.lecture.record): the class's answers from the store; for each question
+the right answer and for each step its figures, both for the step's own state (ui/lecture/step_state.py); and the
+viewer's entries for the steps whose page runs the shared model (their run, opening at the step's layer)."""
 
 from __future__ import annotations
 
 import contextlib
 import html
+import logging
 
 import streamlit as st
 
-from attnviz.engine.mask_kinds import MASKS
 from attnviz.errors import AttnvizError
 from attnviz.lecture.plan import Step
-from attnviz.lecture.record import StepFigure, StepRecord, TokenRow, record_html
+from attnviz.lecture.record import StepFigure, StepRecord, StepViewer, record_html
 from attnviz.notebook.inputs import run_input
-from ui import pickers, runs
-from ui.access import server_settings
-from ui.lecture.answers import number_truth, token_truth
+from ui.lecture.handout_figures import MAKERS, head_of, shared_run, step_figures
 from ui.lecture.plans import plan_by_id
+from ui.lecture.step_state import asked, right_answer, step_view
 from ui.lecture.store import lecture_store
-from ui.state import ViewState, applied_mask
 
-
-def step_settings(step: Step) -> dict:
-    """The step's URL state as the widgets would hold it (numbers as numbers, switches as booleans)."""
-    state: dict = {}
-    numbers = {p.name: type(p.default) for kind in MASKS.values() for p in kind.parameters}
-    for key, value in step.state:
-        if key == "heads":
-            state.setdefault("heads", []).append(int(value))
-        elif key == "layer":
-            state[key] = int(value)
-        elif key == "factor":
-            state[key] = float(value)
-        elif key == pickers.SCALE_SWITCH:
-            state[key] = value == "true"
-        elif numbers.get(key) in (int, float):
-            state[key] = numbers[key](value)
-        else:
-            state[key] = value
-    return state
-
-
-def step_view(step: Step) -> ViewState:
-    """The view a step's page opens with (no lesson model swap: a token question sits on a page of the shared model)."""
-    state = step_settings(step)
-    choice, spec = pickers.read_model(state)
-    device = pickers.read_device(state)
-    model = runs.model_for(spec, device)
-    text, mask_choice = pickers.read_text(state), pickers.read_mask(state)
-    mask_spec, _, problem = applied_mask(spec, device, text, mask_choice, server_settings().max_tokens)
-    layer, heads = pickers.read_layer_and_heads(state, model.n_layers, model.n_heads)
-    return ViewState(choice, spec, text, mask_choice, mask_spec, pickers.read_scale(state), device, layer, heads,
-                     None, (), problem)
+log = logging.getLogger(__name__)
 
 
 def room_record(code: str, key: str) -> str:
-    """The room's record as one HTML page (StoreError and WrongKey as the store raises them)."""
+    """The room's handout as one HTML page (StoreError and WrongKey as the store raises them)."""
     store = lecture_store()
     state = store.room(code)
     if state is None:
         raise AttnvizError(f"There is no room {code} any more.")
     plan = plan_by_id(state.plan_id)
-    records, figures = [], []
+    records, figures, viewers = [], [], []
     for number, step in enumerate(plan.steps, start=1):
-        if shows_the_shared_run(step):
-            # a step whose text cannot run has no figure in the record (its page says why)
-            with contextlib.suppress(AttnvizError):
-                figures.append(StepFigure(number, run_input(step_view(step).run()).sets[0]))
+        figures += handout_figures(number, step)
+        if MAKERS.get(step.page) is shared_run:
+            with contextlib.suppress(AttnvizError):  # a step whose text cannot run has no entry (its figures say why)
+                viewers.append(StepViewer(number, run_input(step_view(step).run()).sets[0], head_of(step)[0]))
         if step.answer is None:
             continue
         values = tuple(a.value for a in store.answers(code, number, key))
-        truth, problem, computed = None, "", None
+        right, ask, problem = None, None, ""
         try:
-            if step.answer.kind == "token":
-                found = token_truth(step_view(step), step.answer)
-                truth = TokenRow(found.tokens, found.query, found.row, found.what)
-            elif step.answer.quantity:
-                right = number_truth(step_view(step), step.answer)
-                computed = (right.value, right.what)
+            right = right_answer(step)
+            ask = asked(step, right)
         except AttnvizError as err:
             problem = str(err)
-        records.append(StepRecord(number, number in state.revealed, values, truth, problem, computed))
-    return record_html(plan, code, records, figures)
+        records.append(StepRecord(number, number in state.revealed, values, right, ask, problem))
+    return record_html(plan, code, records, figures, viewers)
 
 
-def shows_the_shared_run(step: Step) -> bool:
-    """A step whose figures are the shared model's attention: it asks a token question, or names a text or a model
-    (a lab with models of its own, such as the scaling lab, names neither)."""
-    return (step.answer is not None and step.answer.kind == "token") or any(k in ("text", "model") for k, _ in step.state)
+def handout_figures(number: int, step: Step) -> list[StepFigure]:
+    """The step's figures; one that cannot be made is said in its place (the rest of the handout is made)."""
+    try:
+        return [StepFigure(number, f.html, f.caption) for f in step_figures(step)]
+    except AttnvizError as err:
+        return [StepFigure(number, "", f"This step's figure could not be made: {err}")]
+    except Exception as err:  # a handout of the other steps is worth more than none
+        log.exception("The handout's figure of step %s failed", number)
+        return [StepFigure(number, "", f"This step's figure could not be made ({type(err).__name__}).")]
 
 
 def export_button(code: str, key: str, where=None) -> None:
@@ -105,5 +72,6 @@ def export_button(code: str, key: str, where=None) -> None:
 
     (where or st).download_button("Export the lecture (one HTML file)", made, file_name=f"lecture-{code}.html",
                                   mime="text/html", key="lecture_export", icon=":material/download:",
-                                  on_click="ignore", help="Each step's title and question, the class's answers "
-                                  "beside the model's, the heatmaps of the app: one file that opens offline.")
+                                  on_click="ignore", help="The handout: each step's question, the class's answers "
+                                  "beside the right answer, why, and its figures; a summary at the end. One file that "
+                                  "opens offline and prints well (Print → Save as PDF).")

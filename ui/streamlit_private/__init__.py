@@ -22,13 +22,17 @@ app does without it; the page that needs the feature says so (say_missing); and 
                Without it the lecture page asks for the public address to be set.
     rerun      the exception st.rerun raises for a part the last run did not draw (ui/state.py).
                Without it any exception from that call means the whole page reruns.
+    warm       a page run once in a session with no browser, when a lecture's room starts (ui/lecture/warm.py).
+               Without it each step's first draw waits for the class to open it.
 
 When bumping the pin: docs/streamlit-upgrade.md; tests/app/test_streamlit_private.py fails on a missing piece.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import threading
 from collections.abc import Callable
 
 import streamlit as st
@@ -52,8 +56,9 @@ from ui.streamlit_private.pieces import (
 __all__ = [  # the checks (pieces.py), then the calls (below)
     "FEATURES", "PIECES", "POLL_SECONDS", "Live", "Piece", "check_at_start", "missing_pieces", "say_missing", "works",
     "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
-    "reload_page_on_reconnect", "rerun_fragment", "rerun_refused", "server_running", "server_session", "session_id",
-    "session_is_idle", "write_bound_values_the_address_lacks",
+    "pages_run_without_a_browser", "reload_page_on_reconnect", "rerun_fragment", "rerun_refused",
+    "run_page_without_a_browser", "server_running",
+    "server_session", "session_id", "session_is_idle", "write_bound_values_the_address_lacks",
 ]
 
 
@@ -236,3 +241,64 @@ def write_bound_values_the_address_lacks() -> None:
                     address.set_corrected_value(key, as_written, metadata.value_type)
     except (ImportError, AttributeError, TypeError) as err:
         broke("address", err)
+
+
+class _NoBrowser:
+    """A session's client with no browser: it drops what the page sends, and notes when the page's run is over."""
+
+    def __init__(self):
+        self.finished = threading.Event()
+        self._early = importlib.import_module("streamlit.proto.ForwardMsg_pb2").ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+    def write_forward_msg(self, msg) -> None:
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished != self._early:
+            self.finished.set()  # the run is over (a run the page asked for again ends with the next one)
+
+    @property
+    def client_context(self):
+        return None
+
+
+def _server_loop():
+    """The running server's event loop, or None (no server; AppTest's stand-in runtime has no loop of its own)."""
+    if not works("warm") or not server_running():
+        return None
+    try:
+        loop = _runtime().instance()._get_async_objs().eventloop
+    except (ImportError, AttributeError, RuntimeError) as err:
+        broke("warm", err)
+        return None
+    return loop if isinstance(loop, asyncio.AbstractEventLoop) and loop.is_running() else None
+
+
+def pages_run_without_a_browser() -> bool:
+    """Whether this process can run a page in a session that no browser holds (a served app, with `warm`)."""
+    return _server_loop() is not None
+
+
+def run_page_without_a_browser(page: str, query: str, timeout: float) -> bool:
+    """From a thread of the app's own (never a page's run): run the app's page at URL path `page` ("" : the default
+    page) with this query once, in a session of this server that no browser holds, and close it. A first draw made so
+    (imports, models, runs, figures' caches) is one a class no longer waits for. True when its run ended in time."""
+    loop = _server_loop()
+    if loop is None:
+        return False
+    try:
+        runtime = _runtime().instance()
+        client = _NoBrowser()
+        state = importlib.import_module("streamlit.proto.ClientState_pb2").ClientState(query_string=query,
+                                                                                        page_name=page)
+
+        async def start() -> str:
+            made = runtime.connect_session(client=client, user_info={})
+            runtime.get_app_session(made).request_rerun(state)
+            return made
+
+        made = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout)
+        try:
+            return client.finished.wait(timeout)
+        finally:
+            loop.call_soon_threadsafe(runtime.close_session, made)
+    except (ImportError, AttributeError, TypeError, ValueError, RuntimeError) as err:
+        broke("warm", err)
+        return False

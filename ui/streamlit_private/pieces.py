@@ -29,6 +29,8 @@ FEATURES = {  # feature -> (what it does, what the app does without it), for the
     "component": ("registering the heatmap component once", "it is registered again on every use"),
     "network": ("finding this machine's network address", "set public_url in .streamlit/attnviz.toml for the class"),
     "rerun": ("rerunning only the parts a switch changes", "the whole page reruns"),
+    "warm": ("drawing a lecture's steps once when its room starts, in a session with no browser",
+             "each step's first draw waits for the class to open it (a few seconds more on the first Next)"),
 }
 
 
@@ -78,7 +80,7 @@ PIECES = (
     Piece("ThreadState.get", _in(CTX, "ThreadState"), "get", ("wake",), "the running fragment's state"),
     Piece("FragmentThreadState.fragment_id", _in(CTX, "FragmentThreadState"), "fragment_id", ("wake",),
           "the id of the fragment running now, as a client's rerun request names it"),
-    Piece("AppSession.request_rerun", _in(SESSION, "AppSession"), "request_rerun", ("wake",),
+    Piece("AppSession.request_rerun", _in(SESSION, "AppSession"), "request_rerun", ("wake", "warm"),
           "rerun with a ClientState (a fragment's id in it: that fragment), as the file watcher does"),
     Piece("AppSession._event_loop", lambda live: live.session, "_event_loop", ("wake",),
           "the server's event loop, where a session may be asked to rerun", live=True),
@@ -86,7 +88,8 @@ PIECES = (
           "None exactly when no run is going and the last run's messages have all been sent", live=True),
     Piece("AppSession._client_state", lambda live: live.session, "_client_state", ("wake",),
           "the ClientState of the browser's last rerun request (its query and widget values)", live=True),
-    Piece("ClientState", _module("streamlit.proto.ClientState_pb2"), "ClientState", ("wake",), "the rerun request"),
+    Piece("ClientState", _module("streamlit.proto.ClientState_pb2"), "ClientState", ("wake", "warm"),
+          "the rerun request (a page's first: query_string, and page_name matched to a page's URL path)"),
     Piece("ClientState.fragment_id", _in("streamlit.proto.ClientState_pb2", "ClientState"), "fragment_id", ("wake",),
           "the fragment to rerun"),
     Piece("ClientState.is_auto_rerun", _in("streamlit.proto.ClientState_pb2", "ClientState"), "is_auto_rerun",
@@ -123,6 +126,14 @@ PIECES = (
           "the address `streamlit run` prints as its Network URL"),
     Piece("errors.StreamlitAPIException", _module("streamlit.errors"), "StreamlitAPIException", ("rerun",),
           "what st.rerun raises for a part the last run did not draw"),
+    Piece("Runtime._get_async_objs", _in(RUNTIME, "Runtime"), "_get_async_objs", ("warm",),
+          "the runtime's asyncio objects: .eventloop, where sessions are made and closed"),
+    Piece("Runtime.connect_session", _in(RUNTIME, "Runtime"), "connect_session", ("warm",),
+          "a new session for a SessionClient (write_forward_msg, client_context), on the event loop"),
+    Piece("Runtime.close_session", _in(RUNTIME, "Runtime"), "close_session", ("warm",),
+          "a session shut down for good, on the event loop"),
+    Piece("ForwardMsg.script_finished", _in("streamlit.proto.ForwardMsg_pb2", "ForwardMsg"), "script_finished",
+          ("warm",), "the message that ends a run (FINISHED_EARLY_FOR_RERUN: another run follows)"),
 )
 
 

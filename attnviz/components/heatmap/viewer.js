@@ -16,7 +16,7 @@ export function readDocument(u8) {  // {head, parts} of a document's bytes
 export function startViewer(root, u8, onSelect) {
   const doc = readDocument(u8), v = root.__avviewer || (root.__avviewer = { root });
   v.doc = doc; v.onSelect = onSelect;
-  v.set = 0; v.view = doc.head.view; v.layerAt = 0; v.cell = null;
+  v.set = 0; v.view = doc.head.view; v.layerAt = doc.head.sets[0].opens_at || 0; v.cell = null;
   build(v);
   draw(v);
   return v;
@@ -31,7 +31,7 @@ function build(v) {  // the DOM, made anew for a new document (find-or-create wo
   for (const note of head.notes) el("div", "avv-note", box, note);
   const bar = el("div", "avv-bar", box);
   if (head.sets.length > 1) {
-    v.setPick = picker(bar, "Attention", head.sets.map((s) => s.name), (i) => { v.set = i; v.layerAt = 0; v.cell = null; draw(v); });
+    v.setPick = picker(bar, "Attention", head.sets.map((s) => s.name), (i) => { v.set = i; v.layerAt = head.sets[i].opens_at || 0; v.cell = null; draw(v); });
   }
   v.viewPick = picker(bar, "View", ["heads of one layer", "every layer × head"], (i) => { v.view = i ? "model" : "heads"; draw(v); });
   v.viewPick.select.dataset.role = "view";

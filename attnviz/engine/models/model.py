@@ -255,9 +255,9 @@ class Model:
         caches: one KVCache per layer holding the earlier tokens (S = cached + T keys), or None (S = T).
         n_layers: stop after this many layers (hidden is then their output, without the final norm).
         weights_only: the last of them stops at its weights (see run); hidden is then the stream entering it.
-        head_ablation: {layer: (heads, values (len(heads), d_head))}: those heads' outputs are replaced by values
-            before W_O (stack.attention_sublayer); a layer not named runs as usual. Built and checked by
-            attnviz.analysis.ablation.
+        head_ablation: {layer: (heads, values (len(heads), d_head) or (B, len(heads), T, d_head))}: those heads'
+            outputs are replaced by values before W_O (stack.attention_sublayer); a layer not named runs as usual.
+            Built and checked by attnviz.analysis.ablation.
         resume: (layer, x): start at that layer from x (B, T, C), the residual stream entering it in an earlier run
             of the same ids (a kept trace's x_in); the layers below are skipped, not recomputed (an ablation sweep
             changes nothing below the ablated layer). Weights and traces then start at that layer.

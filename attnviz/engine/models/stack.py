@@ -159,7 +159,9 @@ def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=
     cache: a KVCache holding earlier tokens' k, v (generation); the new ones are appended and all attended to.
     ablate: None, or (heads, values): the query heads (a list of indices) whose outputs weights @ V are replaced,
         before W_O, by values (len(heads), hs), the same vector at every position (zeros: zero-ablation; a mean
-        over a corpus: mean-ablation). See attnviz.analysis.ablation. The weights themselves are left as computed.
+        over a corpus: mean-ablation), or by values (B, len(heads), T, hs), one per row and position (a sweep that
+        knocks out a different head in each block of its rows, and puts the others' outputs back as computed).
+        See attnviz.analysis.ablation. The weights themselves are left as computed.
     Returns (out (B, T, C), the AttentionTrace, (q, k before RoPE, k and v as cached, k and v repeated per head)).
     """
     B, T, _ = x.shape
@@ -179,7 +181,9 @@ def attention_sublayer(x, lw: LayerWeights, cfg: ModelConfig, mask, scale, rope=
     if ablate is not None:  # 6b) head_h := values[h] at every position, for the ablated heads only
         heads, values = ablate
         replaced = att.output.clone()  # (B, nh, T, hs)
-        replaced[:, heads] = values.to(replaced)[None, :, None, :]  # (1, len(heads), 1, hs) broadcast over B, T
+        values = values.to(replaced)
+        # (len(heads), hs) -> (1, len(heads), 1, hs), broadcast over B and T; (B, len(heads), T, hs) as it is
+        replaced[:, heads] = values[None, :, None, :] if values.dim() == 2 else values
         att = dataclasses.replace(att, output=replaced)
     out = linear(merge_heads(att.output), lw.w_o, lw.b_o)  # 7) Concat(head_1 .. head_nh) · W_O   (B, T, C)
     return out, att, (q_in, k_in, k, v, k_rep, v_rep)

@@ -5,6 +5,18 @@ A room is one lecture given once: its plan, the step the projector shows, the st
 and a presenter key (a random secret made with the room; only links for the lecturer carry it). Without the key
 nobody moves the room, reveals a step, or reads a step's answers before it is revealed.
 
+Rooms and uploaded plans are the lecturers': the app lets only an admitted lecturer make them (ui/lecture/lecturer.py),
+and the store keeps a flood of them from pushing a lecturer's out. Each is made by a browser (`owner`, its anonymous
+id) and says whether that browser was an admitted lecturer (`admitted`: on the server's own machine, or with the
+lecturers' passphrase) or merely allowed because the server lets everyone (lecture.lecturers = "everyone").
+- Rooms: a browser keeps at most `rooms_per_browser` live rooms (a new one pushes out its own oldest that has no
+  answers). With `rooms` live rooms on the server, a new room pushes out the least recently changed room that has no
+  answers and is not an admitted lecturer's, else an admitted one's unchanged for `idle_minutes`; a room with answers
+  never goes, and with none to push out the new room is refused (LimitReached).
+- Plans: a browser keeps at most `plans_per_browser` uploads (its own oldest that no live room runs goes first). With
+  `plans` kept, a new upload pushes out the oldest plan that no live room runs, not an admitted lecturer's before
+  another's, and an admitted lecturer's only for another admitted lecturer's upload; else it is refused.
+
 Every call that a browser's input reaches checks that input here (codes, keys, answers, ids), so a crafted link
 gets an AttnvizError worded for the screen, never a backend's exception.
 """
@@ -49,12 +61,15 @@ class StoreLimits:
 
     answer_chars: int = 200  # the longest answer kept (a token, a choice, a number are far shorter)
     answers_per_minute: int = 30  # per browser session, across steps: a flood gets a message, not a store full
-    rooms: int = 200  # rooms alive at once; the oldest idle one goes first
+    rooms: int = 200  # rooms alive at once; the least recently changed one without answers goes first
     room_hours: float = 12.0  # a room (and its answers) is forgotten this long after its last change
     plans: int = 64  # uploaded plans kept
     link_chars: int = 8_000  # the longest query a short link may stand for
     link_days: float = 30.0  # a short link is forgotten this long after it was made
     plan_bytes: int = 200_000  # the biggest uploaded plan kept (the Lecture page's uploader says 200 kB)
+    rooms_per_browser: int = 3  # live rooms one browser may hold (a lecturer's reload, a second tab)
+    idle_minutes: float = 60.0  # an admitted lecturer's room without answers, unchanged this long, may go for a new one
+    plans_per_browser: int = 8  # uploads one browser keeps (a lecturer's edits of one plan: its oldest goes)
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,8 @@ class RoomState:
     plan_id: str
     step: int  # 1-based step the projector shows
     revealed: frozenset[int]  # steps whose figures (and answers) were revealed
-    step_started: float  # time.time() when `step` was entered
+    step_started: float  # when `step`'s clock started: time.time() at entering it, less the time spent on it before
+    #                      (a step the lecture comes back to goes on counting from where it stopped)
     started: float  # time.time() when the room was made
     version: int  # grows with every change: a follower compares it to know whether to redraw
 
@@ -101,6 +117,11 @@ def clean_key(key: object) -> str:
         raise WrongKey("This link's presenter key is missing or malformed: only the lecturer's link can change "
                        "the room. Nothing was changed.")
     return text
+
+
+def clean_owner(owner: object) -> str:
+    """A room's or plan's browser id ("" for none), or StoreError."""
+    return "" if owner in ("", None) else clean_session(owner)
 
 
 def clean_session(session: object) -> str:
@@ -172,6 +193,16 @@ def plan_bytes(data: object, limits: StoreLimits) -> bytes:
     return bytes(data)
 
 
+def browser_full(limit: int, what: str) -> LimitReached:
+    return LimitReached(f"This browser already holds {limit} {what}, each still in use: nothing was pushed out. "
+                        "Ask the server's keeper to raise the setting if you need more.")
+
+
+def server_full(limit: int, what: str, setting: str) -> LimitReached:
+    return LimitReached(f"This server already holds {limit} {what} ({setting}), each in use by a lecture: try again "
+                        "later, or raise the setting.")
+
+
 class LectureStore(ABC):
     """Rooms, answers, uploaded plans and short links. Every method may raise StoreUnavailable."""
 
@@ -179,9 +210,13 @@ class LectureStore(ABC):
 
     # rooms
     @abstractmethod
-    def create_room(self, plan_id: str) -> tuple[str, str]:
-        """A new room for this plan at step 1 -> (code, presenter key). LimitReached past `limits.rooms` live
-        rooms (after forgetting expired ones)."""
+    def create_room(self, plan_id: str, owner: str = "", admitted: bool = True) -> tuple[str, str]:
+        """A new room for this plan at step 1 -> (code, presenter key), made by browser `owner` ("" : none counted),
+        an admitted lecturer or not (the module's docstring: which room goes for it). LimitReached when none may go."""
+
+    @abstractmethod
+    def rooms_running(self, plan_id: str) -> int:
+        """How many live rooms run this plan (a plan in use: its notes are the lecturer's)."""
 
     @abstractmethod
     def room(self, code: str) -> RoomState | None:
@@ -224,8 +259,9 @@ class LectureStore(ABC):
 
     # uploaded plans
     @abstractmethod
-    def put_plan(self, plan_id: str, data: bytes) -> None:
-        """Keep an uploaded plan's bytes under its id (the oldest goes past `limits.plans`)."""
+    def put_plan(self, plan_id: str, data: bytes, owner: str = "", admitted: bool = True) -> None:
+        """Keep an uploaded plan's bytes under its id, uploaded by browser `owner`, an admitted lecturer or not (the
+        module's docstring: which plan goes for it). LimitReached when none may go."""
 
     @abstractmethod
     def plan(self, plan_id: str) -> bytes | None:

@@ -19,15 +19,18 @@ from attnviz.lecture.store.base import (
     StoreLimits,
     WrongKey,
     answer_text,
+    browser_full,
     clean_code,
     clean_key,
     clean_link_id,
+    clean_owner,
     clean_plan_id,
     clean_session,
     link_query,
     new_code,
     new_key,
     plan_bytes,
+    server_full,
     step_number,
 )
 
@@ -38,6 +41,12 @@ class _Room:
     key: str
     touched: float
     answers: dict[int, dict[str, str]] = field(default_factory=dict)  # step -> session -> value
+    spent: dict[int, float] = field(default_factory=dict)  # step -> seconds on it in the visits before the current one
+    owner: str = ""  # the browser that made it
+    admitted: bool = True  # made by an admitted lecturer (base.py: which rooms may go for a new one)
+
+    def answered(self) -> bool:
+        return any(self.answers.values())
 
 
 MAX_ANSWERS = 100_000  # answers one step keeps (a class is far smaller: this bounds a flood of sessions)
@@ -49,7 +58,8 @@ class MemoryStore(LectureStore):
         self._clock = clock
         self._lock = threading.Lock()
         self._rooms: OrderedDict[str, _Room] = OrderedDict()
-        self._plans: OrderedDict[str, bytes] = OrderedDict()
+        self._plans: OrderedDict[str, bytes] = OrderedDict()  # oldest upload first
+        self._plan_makers: dict[str, tuple[str, bool]] = {}  # plan id -> (owner, admitted)
         self._links: dict[str, tuple[str, float]] = {}
         self._recent: dict[str, deque[float]] = {}  # session -> times of its last answers (the flood limit)
 
@@ -74,21 +84,40 @@ class MemoryStore(LectureStore):
         self._rooms.move_to_end(room.state.code)
         return room.state
 
-    def create_room(self, plan_id: str) -> tuple[str, str]:
-        plan_id = clean_plan_id(plan_id)
+    def create_room(self, plan_id: str, owner: str = "", admitted: bool = True) -> tuple[str, str]:
+        plan_id, owner = clean_plan_id(plan_id), clean_owner(owner)
         with self._lock:
             now = self._clock()
             self._forget_expired(now)
+            by_age = sorted(self._rooms.values(), key=lambda r: r.touched)  # least recently changed first
+            if owner:
+                own = [r for r in by_age if r.owner == owner]
+                if len(own) >= self.limits.rooms_per_browser:
+                    gone = next((r for r in own if not r.answered()), None)
+                    if gone is None:
+                        raise browser_full(self.limits.rooms_per_browser, "live rooms with answers")
+                    del self._rooms[gone.state.code]
+                    by_age.remove(gone)
             if len(self._rooms) >= self.limits.rooms:
-                raise LimitReached(f"This server already holds {self.limits.rooms} live rooms (store.rooms): try again "
-                                   "later, or raise the setting.")
+                idle = self.limits.idle_minutes * 60
+                may_go = [r for r in by_age if not r.answered() and (not r.admitted or now - r.touched >= idle)]
+                gone = min(may_go, key=lambda r: (r.admitted, r.touched), default=None)
+                if gone is None:
+                    raise server_full(self.limits.rooms, "live rooms", "store.rooms")
+                del self._rooms[gone.state.code]
             code = new_code()
             while code in self._rooms:
                 code = new_code()
             key = new_key()
             state = RoomState(code, plan_id, 1, frozenset(), now, now, 1)
-            self._rooms[code] = _Room(state, key, now)
+            self._rooms[code] = _Room(state, key, now, owner=owner, admitted=admitted)
             return code, key
+
+    def rooms_running(self, plan_id: str) -> int:
+        plan_id = clean_plan_id(plan_id)
+        with self._lock:
+            self._forget_expired(self._clock())
+            return sum(r.state.plan_id == plan_id for r in self._rooms.values())
 
     def room(self, code: str) -> RoomState | None:
         with self._lock:
@@ -124,7 +153,9 @@ class MemoryStore(LectureStore):
             step = step_number(step)
             if step == room.state.step:
                 return room.state
-            return self._changed(room, step=step, step_started=self._clock())
+            now = self._clock()
+            room.spent[room.state.step] = now - room.state.step_started  # the step left: its time so far
+            return self._changed(room, step=step, step_started=now - room.spent.get(step, 0.0))
 
     def reveal(self, code: str, key: str, step: int) -> RoomState:
         with self._lock:
@@ -181,13 +212,38 @@ class MemoryStore(LectureStore):
             return None if room is None else room.answers.get(step_number(step), {}).get(clean_session(session))
 
     # uploaded plans
-    def put_plan(self, plan_id: str, data: bytes) -> None:
-        plan_id, data = clean_plan_id(plan_id), plan_bytes(data, self.limits)
+    def put_plan(self, plan_id: str, data: bytes, owner: str = "", admitted: bool = True) -> None:
+        plan_id, data, owner = clean_plan_id(plan_id), plan_bytes(data, self.limits), clean_owner(owner)
         with self._lock:
+            self._forget_expired(self._clock())
+            if plan_id in self._plans:  # the same file again: its place is the newest; an admitted lecturer's now
+                self._plans[plan_id] = data
+                self._plans.move_to_end(plan_id)
+                if admitted and not self._plan_makers[plan_id][1]:
+                    self._plan_makers[plan_id] = (owner, True)
+                return
+            running = {r.state.plan_id for r in self._rooms.values()}
+            idle = [p for p in self._plans if p not in running]  # oldest first
+            if owner:
+                own = [p for p in self._plans if self._plan_makers[p][0] == owner]
+                if len(own) >= self.limits.plans_per_browser:
+                    gone = next((p for p in own if p in idle), None)
+                    if gone is None:
+                        raise browser_full(self.limits.plans_per_browser, "uploaded plans")
+                    self._drop_plan(gone)
+                    idle.remove(gone)
+            if len(self._plans) >= self.limits.plans:
+                may_go = [p for p in idle if admitted or not self._plan_makers[p][1]]
+                gone = min(may_go, key=lambda p: self._plan_makers[p][1], default=None)  # stable: oldest first
+                if gone is None:
+                    raise server_full(self.limits.plans, "uploaded plans", "store.plans")
+                self._drop_plan(gone)
             self._plans[plan_id] = data
-            self._plans.move_to_end(plan_id)
-            while len(self._plans) > self.limits.plans:
-                self._plans.popitem(last=False)
+            self._plan_makers[plan_id] = (owner, admitted)
+
+    def _drop_plan(self, plan_id: str) -> None:
+        del self._plans[plan_id]
+        del self._plan_makers[plan_id]
 
     def plan(self, plan_id: str) -> bytes | None:
         plan_id = clean_plan_id(plan_id)

@@ -4,11 +4,13 @@ so an acknowledged answer survives a crash of Redis too).
 
 Keys, all under one prefix (default "attnviz:"):
     room:<code>       hash: plan, step, revealed (",1,3,"), step_started, started, version, keyhash, touched,
-                      n:<step> (how many sessions answered the step)
+                      n:<step> (how many sessions answered the step), spent:<step> (seconds on a step left earlier),
+                      owner (the browser that made it), admitted ("1": an admitted lecturer's), answered ("1")
     answers:<code>    hash: "<step>:<session>" -> the answer (one per session per step: HSET replaces)
     rooms             sorted set: code -> when last touched (the room limit, and forgetting expired rooms)
     flood:<session>   sorted set: the times of a session's answers in the last minute
     plan:<id>, plans  an uploaded plan's bytes; sorted set id -> upload order (the oldest goes first)
+    plan-makers       hash: id -> "1" or "0" (an admitted lecturer's or not) followed by the owner's browser id
     link:<id>         hash: q (the query), t (when made)
 
 Every change is one Lua script (atomic: two processes answering at once, or Next pressed on two phones, cannot
@@ -39,37 +41,74 @@ from attnviz.lecture.store.base import (
     StoreUnavailable,
     WrongKey,
     answer_text,
+    browser_full,
     clean_code,
     clean_key,
     clean_link_id,
+    clean_owner,
     clean_plan_id,
     clean_session,
     link_query,
     new_code,
     new_key,
     plan_bytes,
+    server_full,
     step_number,
 )
 from attnviz.lecture.store.memory import MAX_ANSWERS, link_id_of
 
 TIMEOUT_S = 1.0  # a page waits at most about this long (twice, with the one retry) for an unreachable store
 
-# KEYS: room, answers, rooms. ARGV: code, keyhash, plan, now, ttl, ttl_seconds, room limit, key prefix
+# KEYS: room, answers, rooms. ARGV: code, keyhash, plan, now, ttl, ttl_seconds, room limit, key prefix, owner,
+# admitted ("1"/"0"), rooms per browser, idle seconds. Which room goes for a new one: attnviz/lecture/store/base.py.
 CREATE = """
 local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
-local members = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+local members = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')  -- least recently changed first
+local live = {}
 for i = 1, #members, 2 do
   local c, touched = members[i], tonumber(members[i + 1])
   local room = ARGV[8] .. 'room:' .. c
   if now - touched > ttl or redis.call('EXISTS', room) == 0 then
     redis.call('DEL', room, ARGV[8] .. 'answers:' .. c)
     redis.call('ZREM', KEYS[3], c)
+  else
+    local h = redis.call('HMGET', room, 'owner', 'admitted', 'answered')
+    live[#live + 1] = {c, touched, h[1] or '', h[2] ~= '0', h[3] == '1'}
   end
 end
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then return 'full' end
+local function drop(i)
+  local c = live[i][1]
+  redis.call('DEL', ARGV[8] .. 'room:' .. c, ARGV[8] .. 'answers:' .. c)
+  redis.call('ZREM', KEYS[3], c)
+  table.remove(live, i)
+end
+if ARGV[9] ~= '' then
+  local own, first = 0, nil
+  for i, r in ipairs(live) do
+    if r[3] == ARGV[9] then
+      own = own + 1
+      if not first and not r[5] then first = i end
+    end
+  end
+  if own >= tonumber(ARGV[11]) then
+    if not first then return 'browser' end
+    drop(first)
+  end
+end
+if #live >= tonumber(ARGV[7]) then
+  local pick = nil
+  for i, r in ipairs(live) do  -- the oldest without answers not an admitted lecturer's, else an admitted one's idle
+    if not r[5] then
+      if not r[4] then pick = i; break end
+      if not pick and now - r[2] >= tonumber(ARGV[12]) then pick = i end
+    end
+  end
+  if not pick then return 'full' end
+  drop(pick)
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
 redis.call('HSET', KEYS[1], 'plan', ARGV[3], 'step', 1, 'revealed', ',', 'step_started', ARGV[4], 'started', ARGV[4],
-           'version', 1, 'keyhash', ARGV[2], 'touched', ARGV[4])
+           'version', 1, 'keyhash', ARGV[2], 'touched', ARGV[4], 'owner', ARGV[9], 'admitted', ARGV[10])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 return 'ok'
@@ -91,7 +130,12 @@ end
 """
 GO_TO = PRESENTER + """
 if h[3] ~= ARGV[3] then
-  redis.call('HSET', KEYS[1], 'step', ARGV[3], 'step_started', ARGV[4])
+  -- the step left keeps its time so far; the step entered goes on from the time it had (a step come back to)
+  local started = tonumber(redis.call('HGET', KEYS[1], 'step_started'))
+  redis.call('HSET', KEYS[1], 'spent:' .. h[3], string.format('%.17g', now - started))
+  local before = redis.call('HGET', KEYS[1], 'spent:' .. ARGV[3])
+  local start = before and string.format('%.17g', now - tonumber(before)) or ARGV[4]
+  redis.call('HSET', KEYS[1], 'step', ARGV[3], 'step_started', start)
   touched()
 end
 return {'ok', redis.call('HGETALL', KEYS[1])}
@@ -120,6 +164,7 @@ redis.call('ZADD', KEYS[4], now, redis.call('INCR', KEYS[5]))
 redis.call('EXPIRE', KEYS[4], 61)
 redis.call('HSET', KEYS[2], field, ARGV[4])
 if had == 0 then redis.call('HINCRBY', KEYS[1], 'n:' .. ARGV[2], 1) end
+redis.call('HSET', KEYS[1], 'answered', 1)
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'touched', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[7])
@@ -128,17 +173,66 @@ redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 return {'ok', redis.call('HGET', KEYS[1], 'n:' .. ARGV[2])}
 """
 
-# KEYS: plan:<id>, plans, plans sequence. ARGV: id, bytes, plans kept, key prefix
+# KEYS: plan:<id>, plans, plans sequence, plan-makers, rooms. ARGV: id, bytes, plans kept, key prefix, owner, admitted
+# ("1"/"0"), plans per browser, now, room ttl. Which plan goes for a new one: attnviz/lecture/store/base.py.
 PUT_PLAN = """
+local prefix = ARGV[4]
+local maker = redis.call('HGET', KEYS[4], ARGV[1])
+if maker or redis.call('EXISTS', KEYS[1]) == 1 then  -- the same file again: the newest; an admitted lecturer's now
+  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+  if ARGV[6] == '1' and (not maker or string.sub(maker, 1, 1) ~= '1') then
+    redis.call('HSET', KEYS[4], ARGV[1], '1' .. ARGV[5])
+  end
+  return 'ok'
+end
+local running = {}  -- the plans a live room runs
+local members = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  if tonumber(ARGV[8]) - tonumber(members[i + 1]) <= tonumber(ARGV[9]) then
+    local p = redis.call('HGET', prefix .. 'room:' .. members[i], 'plan')
+    if p then running[p] = true end
+  end
+end
+local info = {}
+for i, p in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do  -- oldest first
+  local m = redis.call('HGET', KEYS[4], p) or '1'  -- kept before makers were recorded: an admitted lecturer's
+  info[i] = {p, string.sub(m, 1, 1) == '1', string.sub(m, 2)}
+end
+local function drop(i)
+  local p = info[i][1]
+  redis.call('DEL', prefix .. 'plan:' .. p)
+  redis.call('ZREM', KEYS[2], p)
+  redis.call('HDEL', KEYS[4], p)
+  table.remove(info, i)
+end
+if ARGV[5] ~= '' then
+  local own, first = 0, nil
+  for i, r in ipairs(info) do
+    if r[3] == ARGV[5] then
+      own = own + 1
+      if not first and not running[r[1]] then first = i end
+    end
+  end
+  if own >= tonumber(ARGV[7]) then
+    if not first then return 'browser' end
+    drop(first)
+  end
+end
+if #info >= tonumber(ARGV[3]) then
+  local pick = nil
+  for i, r in ipairs(info) do  -- the oldest no room runs, not an admitted lecturer's first
+    if not running[r[1]] then
+      if not r[2] then pick = i; break end
+      if not pick and ARGV[6] == '1' then pick = i end
+    end
+  end
+  if not pick then return 'full' end
+  drop(pick)
+end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
-local extra = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
-if extra > 0 then
-  for _, old in ipairs(redis.call('ZRANGE', KEYS[2], 0, extra - 1)) do
-    redis.call('DEL', ARGV[4] .. 'plan:' .. old)
-  end
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, extra - 1)
-end
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[6] .. ARGV[5])
 return 'ok'
 """
 
@@ -198,21 +292,35 @@ class RedisStore(LectureStore):
         return touched is None or self._clock() - float(touched) > self._ttl
 
     # rooms
-    def create_room(self, plan_id: str) -> tuple[str, str]:
-        plan_id = clean_plan_id(plan_id)
+    def create_room(self, plan_id: str, owner: str = "", admitted: bool = True) -> tuple[str, str]:
+        plan_id, owner = clean_plan_id(plan_id), clean_owner(owner)
         key = new_key()
         for _ in range(20):
             code, now = new_code(), self._clock()
             with self._reach():
                 done = self._create(keys=self._room_keys(code),
                                     args=[code, key_hash(key), plan_id, repr(now), repr(self._ttl),
-                                          self._ttl_seconds(self._ttl), self.limits.rooms, self._prefix])
+                                          self._ttl_seconds(self._ttl), self.limits.rooms, self._prefix, owner,
+                                          "1" if admitted else "0", self.limits.rooms_per_browser,
+                                          repr(self.limits.idle_minutes * 60)])
+            if done == b"browser":
+                raise browser_full(self.limits.rooms_per_browser, "live rooms with answers")
             if done == b"full":
-                raise LimitReached(f"This server already holds {self.limits.rooms} live rooms (store.rooms): try "
-                                   "again later, or raise the setting.")
+                raise server_full(self.limits.rooms, "live rooms", "store.rooms")
             if done == b"ok":
                 return code, key
         raise StoreError("No free room code was found: try again.")
+
+    def rooms_running(self, plan_id: str) -> int:
+        plan_id = clean_plan_id(plan_id)
+        with self._reach():
+            codes = self._redis.zrange(self._k("rooms"), 0, -1)
+            with self._redis.pipeline(transaction=False) as pipe:
+                for code in codes:
+                    pipe.hmget(self._k("room", code.decode()), "plan", "touched")
+                held = pipe.execute()
+        return sum(plan is not None and plan.decode() == plan_id and not self._expired(touched)
+                   for plan, touched in held)
 
     def room(self, code: str) -> RoomState | None:
         code = clean_code(code)
@@ -310,11 +418,17 @@ class RedisStore(LectureStore):
         return None if value is None or self._expired(touched) else value.decode()
 
     # uploaded plans
-    def put_plan(self, plan_id: str, data: bytes) -> None:
-        plan_id, data = clean_plan_id(plan_id), plan_bytes(data, self.limits)
+    def put_plan(self, plan_id: str, data: bytes, owner: str = "", admitted: bool = True) -> None:
+        plan_id, data, owner = clean_plan_id(plan_id), plan_bytes(data, self.limits), clean_owner(owner)
         with self._reach():
-            self._put_plan(keys=[self._k("plan", plan_id), self._k("plans"), self._k("plans-sequence")],
-                           args=[plan_id, data, self.limits.plans, self._prefix])
+            done = self._put_plan(keys=[self._k("plan", plan_id), self._k("plans"), self._k("plans-sequence"),
+                                        self._k("plan-makers"), self._k("rooms")],
+                                  args=[plan_id, data, self.limits.plans, self._prefix, owner, "1" if admitted else "0",
+                                        self.limits.plans_per_browser, repr(self._clock()), repr(self._ttl)])
+        if done == b"browser":
+            raise browser_full(self.limits.plans_per_browser, "uploaded plans")
+        if done == b"full":
+            raise server_full(self.limits.plans, "uploaded plans", "store.plans")
 
     def plan(self, plan_id: str) -> bytes | None:
         plan_id = clean_plan_id(plan_id)

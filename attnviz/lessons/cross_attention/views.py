@@ -87,9 +87,10 @@ def decoder_mask_for(spec, n: int | None) -> tuple[str, str | None]:
 
 
 def decoder_mask_name(applied: str) -> str:
-    """The mask button's words for what the page applies (`applied`: decoder_mask_spec's spec): the decoder's
-    built-in causal mask, then the shared mask on top of it; cross-attention (and the encoder) take no mask."""
-    return mask_button_name(applied, causal_model=True) + " (decoder)"  # "built-in causal + window 1 (decoder)"
+    """The mask button's words for what the page applies (`applied`: decoder_mask_spec's spec): cross-attention, the
+    grid under the button, takes no mask; the decoder's self-attention its built-in causal mask, then the shared mask
+    on top of it ("built-in causal (decoder)" above the cross-attention grid read as if the grid were masked)."""
+    return f"cross: none · self: {mask_button_name(applied, causal_model=True)}"  # the decoder's self-attention
 
 
 def wordpiece_note(sides: dict[str, list[str]]) -> str | None:

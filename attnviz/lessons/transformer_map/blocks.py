@@ -28,11 +28,13 @@ class Block:
     h: float
     page: str  # the page's URL path ("" = the explorer)
     state: tuple[tuple[str, str], ...]  # its URL parameters
-    teaches: str  # what that page shows of this block, for the list under the figure
+    teaches: str  # what that page shows of this block, for the list under the figure (after the page's title: not
+    # starting with it again)
 
-    def link(self) -> str:
-        """The relative link that opens the block's page in its state."""
-        query = urlencode(self.state)
+    def link(self, extra: tuple[tuple[str, str], ...] = ()) -> str:
+        """The relative link that opens the block's page in its state (extra: more parameters, such as a lecture's
+        keys, so that a block opened from a lecture's step stays in the lecture)."""
+        query = urlencode(self.state + tuple(extra))
         return f"./{self.page}" + (f"?{query}" if query else "")
 
 
@@ -41,48 +43,47 @@ ENC_X, DEC_X, COL_W = 60, 480, 320
 BLOCKS = (
     Block("enc_embed", "Input embedding", "embed", ENC_X, 556, COL_W, 40, "step_by_step",
           (("model", "toy"), ("text", SHORT)),
-          "Step by step starts from X, one embedding row per token, and follows one head from X to its output."),
+          "From X, one embedding row per token, one head followed to its output."),
     Block("enc_pos", "+ positions", "embed", ENC_X + 75, 508, COL_W - 150, 34, "positions", (("fig", "shuffle"),),
-          "Positions: without them attention sees a set (the shuffle test); sinusoidal, learned and rotary positions."),
+          "Without them attention sees a set (the shuffle test); sinusoidal, learned and rotary positions."),
     Block("enc_attn", "Multi-head self-attention", "attention", ENC_X + 15, 446, COL_W - 30, 44, "",
           (("text", SENTENCE), ("layer", "3"), ("focus", "1"), ("sbs_head", "1"), ("sbs_query", "10: it"),
            ("sbs_key", "2: animal"), ("fig", "head")),
-          "The explorer: every head of a layer; layer 3, head 1, with the row of \u201cit\u201d picked."),
+          "Every head of a layer; layer 3, head 1, with the row of \u201cit\u201d picked."),
     Block("enc_norm1", "Add & Norm", "norm", ENC_X + 15, 398, COL_W - 30, 34, "encoder_layer",
           (("text", SHORT), ("enc_token", "2")),
-          "The encoder layer: the residual sum and the LayerNorm after attention, for one token, number by number."),
+          "The residual sum and the LayerNorm after attention, for one token, number by number."),
     Block("enc_ffn", "Feed-forward", "ffn", ENC_X + 15, 340, COL_W - 30, 44, "encoder_layer",
           (("text", SHORT), ("enc_token", "2")),
-          "The encoder layer: the two-layer feed-forward network that works on each token alone."),
+          "The two-layer feed-forward network that works on each token alone."),
     Block("enc_norm2", "Add & Norm", "norm", ENC_X + 15, 292, COL_W - 30, 34, "encoder_layer",
           (("text", SHORT), ("enc_token", "2")),
-          "The encoder layer: the second residual sum and LayerNorm."),
+          "The second residual sum and LayerNorm."),
     Block("dec_embed", "Output embedding", "embed", DEC_X, 556, COL_W, 40, "kv_cache", (("model", "tiny-llama"),),
-          "KV cache: a decoder takes the tokens it wrote so far as its input, one new token per step."),
+          "A decoder takes the tokens it wrote so far as its input, one new token per step."),
     Block("dec_pos", "+ positions", "embed", DEC_X + 75, 508, COL_W - 150, 34, "positions", (("fig", "shuffle"),),
-          "Positions: the same position signal on the decoder's side."),
+          "The same position signal on the decoder's side."),
     Block("dec_self", "Masked self-attention", "attention", DEC_X + 15, 446, COL_W - 30, 44, "masks_lab",
           (("fig", "causal_card"),),
-          "Masks lab: the causal mask, each token sees itself and the tokens before it."),
+          "The causal mask: each token sees itself and the tokens before it."),
     Block("dec_norm1", "Add & Norm", "norm", DEC_X + 15, 398, COL_W - 30, 34, "decoder_block",
           (("fig", "decoder_stages"),),
-          "The decoder block: masked self-attention, cross-attention, FFN, stage by stage, each with its residual "
-          "and LayerNorm."),
+          "Masked self-attention, cross-attention, FFN, stage by stage, each with its residual and LayerNorm."),
     Block("dec_cross", "Cross-attention", "attention", DEC_X + 15, 340, COL_W - 30, 44, "cross_attention", (),
-          "Cross-attention: the decoder's queries read the encoder's keys and values (a target × source grid)."),
+          "The decoder's queries read the encoder's keys and values (a target × source grid)."),
     Block("dec_norm2", "Add & Norm", "norm", DEC_X + 15, 292, COL_W - 30, 34, "decoder_block",
           (("fig", "decoder_stages"),),
-          "The decoder block: the residual and LayerNorm after cross-attention."),
+          "The residual and LayerNorm after cross-attention."),
     Block("dec_ffn", "Feed-forward", "ffn", DEC_X + 15, 234, COL_W - 30, 44, "decoder_block",
           (("fig", "decoder_stages"),),
-          "The decoder block: its feed-forward network, token by token."),
+          "Its feed-forward network, token by token."),
     Block("dec_norm3", "Add & Norm", "norm", DEC_X + 15, 186, COL_W - 30, 34, "decoder_block",
           (("fig", "decoder_stages"),),
-          "The decoder block: the last residual and LayerNorm."),
+          "The last residual and LayerNorm."),
     Block("out_linear", "Linear", "output", DEC_X + 55, 118, COL_W - 110, 34, "kv_cache", (("model", "tiny-llama"),),
-          "KV cache: the decoder's last vector becomes a score per vocabulary token and the next token is picked."),
+          "The decoder's last vector becomes a score per vocabulary token and the next token is picked."),
     Block("out_softmax", "Softmax", "output", DEC_X + 55, 70, COL_W - 110, 34, "kv_cache", (("model", "tiny-llama"),),
-          "KV cache: the scores become the next token's probabilities; the chosen token is fed back in."),
+          "The scores become the next token's probabilities; the chosen token is fed back in."),
 )
 ENCODER_BOX = (ENC_X, 282, COL_W, 216)  # x, y, w, h around the repeated encoder layer
 DECODER_BOX = (DEC_X, 176, COL_W, 322)  # around the repeated decoder layer

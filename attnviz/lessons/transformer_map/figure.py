@@ -61,12 +61,12 @@ def residual(sub: str, norm: str, side: float) -> str:
     return arrow([(x, start_y), (side, start_y), (side, n.y + n.h / 2), (n.x, n.y + n.h / 2)])
 
 
-def block_svg(b) -> str:
-    """A block: a rounded box and its label, inside a link to its page."""
+def block_svg(b, extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """A block: a rounded box and its label, inside a link to its page (extra: more of the link's parameters)."""
     esc = html.escape
     tip = esc(b.teaches)
     size = FONT if b.h >= 40 else FONT - 1
-    return (f'<a href="{esc(b.link())}" target="_self" data-block="{b.key}" aria-label="{esc(b.label)}: {tip}">'
+    return (f'<a href="{esc(b.link(extra))}" target="_self" data-block="{b.key}" aria-label="{esc(b.label)}: {tip}">'
             f'<title>{tip}</title>'
             f'<rect x="{b.x}" y="{b.y}" width="{b.w}" height="{b.h}" rx="7" fill="{COLOURS[b.kind]}" stroke="#444" '
             'stroke-width="1.5"/>'
@@ -74,8 +74,9 @@ def block_svg(b) -> str:
             f'fill="#111">{esc(b.label)}</text></a>')
 
 
-def map_svg() -> str:
-    """The whole figure: both stacks, their residuals, the encoder's output into cross-attention, the output head."""
+def map_svg(extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """The whole figure: both stacks, their residuals, the encoder's output into cross-attention, the output head
+    (extra: parameters every block's link adds, a lecture's keys)."""
     # a group, not an img: an img's content is one picture to a screen reader, and its links could not be reached
     # (axe: nested-interactive); as a group each block is a link read by its name, the arrows' words as text
     parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="group" aria-label="The Transformer: encoder and decoder '
@@ -112,13 +113,14 @@ def map_svg() -> str:
                      (BLOCKS_BY_KEY["dec_embed"], "outputs so far (shifted right)")):
         parts.append(f'<text x="{b.x + b.w / 2}" y="{b.y + b.h + 26}" font-size="{FONT - 3}" text-anchor="middle" '
                      f'fill="currentColor">{words}</text>')
-    parts += [block_svg(b) for b in BLOCKS]
+    parts += [block_svg(b, extra) for b in BLOCKS]
     parts.append("</svg>")
     return "".join(parts)
 
 
-def map_html(page_titles: dict[str, str]) -> str:
-    """The figure, and under it the same links as a list (readable on a phone): block, page, what it shows there."""
+def map_html(page_titles: dict[str, str], extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """The figure, and under it the same links as a list (readable on a phone): block, page, what it shows there.
+    extra: parameters every link adds (a lecture's keys: a block opened from a lecture's step stays in the lecture)."""
     esc = html.escape
     seen, items = set(), []
     for b in BLOCKS:
@@ -127,7 +129,7 @@ def map_html(page_titles: dict[str, str]) -> str:
         seen.add((b.label, b.page))
         where = "encoder" if b.key.startswith("enc") else "decoder" if b.key.startswith("dec") else "output"
         title = page_titles.get(b.page, b.page or "Explorer")
-        items.append(f'<li><a href="{esc(b.link())}" target="_self" data-block-list="{b.key}">{esc(b.label)}</a> '
+        items.append(f'<li><a href="{esc(b.link(extra))}" target="_self" data-block-list="{b.key}">{esc(b.label)}</a> '
                      f'({where}) → <i>{esc(title)}</i>: {esc(b.teaches)}</li>')
-    return (CSS + f'<div class="av-tmap" data-figure="transformer_map">{map_svg()}</div>'
+    return (CSS + f'<div class="av-tmap" data-figure="transformer_map">{map_svg(extra)}</div>'
             + '<ul class="av-tmap-list">' + "".join(items) + "</ul>")

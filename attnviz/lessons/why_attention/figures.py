@@ -26,10 +26,10 @@ def accuracy_figure(curve: LengthCurve, mark_bin: int | None = None) -> go.Figur
         fig.add_vrect(x0=mark_bin - 0.5, x1=mark_bin + 0.5, fillcolor=GREY, opacity=0.15, line_width=0)
         fig.update_xaxes(tickvals=curve.bins, ticktext=[f"<b>{b}: your sentence</b>" if i == mark_bin else b
                                                         for i, b in enumerate(curve.bins)])
-    fig.update_layout(barmode="group", height=360, margin={"l": 60, "r": 10, "t": 30, "b": 50},
+    fig.update_layout(barmode="group", height=370, margin={"l": 60, "r": 10, "t": 30, "b": 72},
                       legend={"orientation": "h", "y": 1.12, "x": 0}, font={"size": 15},
                       yaxis={"title": {"text": "written exactly right (%)"}, "range": [0, 112]},
-                      xaxis={"title": {"text": f"source length in words and commas ({curve.size:,} held-out sentences)"}})
+                      xaxis={"title": {"text": f"source length in words and commas<br>({curve.size:,} held-out sentences)"}})
     return fig
 
 
