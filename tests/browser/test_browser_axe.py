@@ -132,7 +132,7 @@ def answer(page, step) -> None:
     """A follower's answer to the step's question (its first option, token or a number), until it is confirmed."""
     box = page.locator(".st-key-lecture_answer")
     if step.answer.kind == "number":
-        field = box.get_by_role("spinbutton")
+        field = box.get_by_label("Your answer (a number)")
         field.fill("1")
         field.press("Enter")
     else:
