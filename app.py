@@ -13,6 +13,7 @@ import torch
 import ui.first_imports  # noqa: F401 - first: a fresh server's sessions load the app's modules one at a time
 from attnviz.engine.device import server_threads
 from ui.access import settings_problems
+from ui.accessibility import page_aids
 from ui.across_pages import restore_on_a_new_page
 from ui.address import write_bound_values_the_address_lacks
 from ui.collector import freeze_what_is_loaded
@@ -105,6 +106,7 @@ navigation = st.navigation(PAGES, position="top", expanded=True)  # a phone's si
 # before presentation mode decides the sidebar: a page switch keeps every setting (ui/across_pages.py)
 restore_on_a_new_page(navigation.url_path)
 st.set_page_config(initial_sidebar_state="collapsed" if presenting() else "auto")
+page_aids(navigation.title)  # its own document title, focus rings that show, motion only if wanted (ui/accessibility.py)
 for problem in settings_problems():  # the lecturer sees a wrong setting where they prepare; defaults are in use
     st.sidebar.warning(f"Server settings: {problem}", icon=":material/settings:")
 # Every page draws the shared sidebar itself: `view = ui.open_page(...)` (see ui/page.py).

@@ -337,6 +337,33 @@ def header_menu(page) -> dict[str, list[str]]:
     return menu
 
 
+# JS: the app idle and the header's menu drawn, unchanged for 500 ms (at a phone's width Streamlit moves it into the
+# sidebar; back at a desk's, it draws the header's sections, then folds those with no room into "N more", a moment
+# after: a click in between found neither)
+MENU_IN_HEADER = """() => {
+  const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
+  const nav = document.querySelector('[data-testid="stTopNav"]');
+  const shown = nav ? [...nav.querySelectorAll('button')].filter(b => b.getClientRects().length
+    && !b.closest('[aria-hidden="true"]')) : [];  // a section being measured for folding is aria-hidden
+  const now = performance.now(), look = shown.map(b => b.innerText.trim()).join('|');
+  if (state === 'running' || state === 'rerunRequested' || !shown.length || look !== window.__menuLook) {
+    window.__menuLook = look; window.__menuSince = now; return false;
+  }
+  return now - window.__menuSince >= 500;
+}"""
+
+
+def resized(page, width: int, height: int) -> None:
+    """The window at this size, once the app has laid itself out for it (and its header menu is back at a desk's
+    width): a walk that looks at a page at a phone's width goes on through the menu after."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(300)  # Streamlit's layout follows the width (the sidebar, columns, charts)
+    page.wait_for_function(IDLE, timeout=60_000, polling=100)
+    if width >= 1024:
+        page.evaluate("() => { delete window.__menuLook; }")
+        page.wait_for_function(MENU_IN_HEADER, timeout=60_000, polling=100)
+
+
 def through_the_menu(page, server: str, paths: list[str], query: str = ""):
     """Each of `paths` in turn, yielded once its title is drawn: the first loaded from its address (with `query`), the
     others opened from the menu (open_from_menu), so a walk over many pages pays one load of the app."""

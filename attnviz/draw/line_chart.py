@@ -57,7 +57,8 @@ def tick_label(v: float) -> str:
 
 
 def axes_svg(px, py, x_ticks: list[float], y_ticks: list[float], x_title: str, y_title: str) -> list[str]:
-    """The plot's frame, grid lines, tick labels and axis titles; px, py map values to drawing units."""
+    """The plot's frame, grid lines, tick labels and axis titles; px, py map values to drawing units. The words
+    outside the frame are in the page's text colour (currentColor): readable on a dark theme as on a light one."""
     esc = html.escape
     middle = (TOP + HEIGHT - BOTTOM) / 2
     parts = [f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
@@ -65,14 +66,14 @@ def axes_svg(px, py, x_ticks: list[float], y_ticks: list[float], x_title: str, y
     for t in x_ticks:
         parts.append(f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#e6e6e6"/>'
                      f'<text x="{px(t):.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="13" text-anchor="middle" '
-                     f'fill="#444">{tick_label(t)}</text>')
+                     f'fill="currentColor">{tick_label(t)}</text>')
     for t in y_ticks:
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e6e6e6"/>'
-                     f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" font-size="13" text-anchor="end" fill="#444">'
+                     f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" font-size="13" text-anchor="end" fill="currentColor">'
                      f'{tick_label(t)}</text>')
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" font-size="14" text-anchor="middle" '
-                 f'fill="#222">{esc(x_title)}</text><text x="14" y="{middle}" font-size="14" text-anchor="middle" '
-                 f'fill="#222" transform="rotate(-90 14 {middle})">{esc(y_title)}</text>')
+                 f'fill="currentColor">{esc(x_title)}</text><text x="14" y="{middle}" font-size="14" '
+                 f'text-anchor="middle" fill="currentColor" transform="rotate(-90 14 {middle})">{esc(y_title)}</text>')
     return parts
 
 

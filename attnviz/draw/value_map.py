@@ -74,7 +74,9 @@ def value_map_html(grid, row_labels: list[str], col_labels: list[str], *, title:
         body.append(f'<tr><th scope="row">{esc(str(label))}</th>{"".join(cells)}</tr>')
     gradient = ", ".join(CIVIDIS)
     return (f'{CSS}<div class="av-map"><div class="av-map-title">{esc(title)}</div>'
-            f'<div class="av-map-scroll"><table aria-label="{esc(title)}"><thead><tr><th scope="col">{esc(corner)}</th>'
+            # a box that scrolls sideways (a phone) takes the keyboard's focus, so arrow keys can scroll it (WCAG 2.1.1)
+            f'<div class="av-map-scroll" tabindex="0" role="region" aria-label="{esc(title)}, a table that scrolls '
+            f'sideways"><table aria-label="{esc(title)}"><thead><tr><th scope="col">{esc(corner)}</th>'
             f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
             f'<div class="av-map-legend"><span>{lo:.{digits}f}</span>'
             f'<span class="av-map-bar" style="background:linear-gradient(to right, {gradient})"></span>'

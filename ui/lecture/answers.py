@@ -15,6 +15,7 @@ import streamlit as st
 from attnviz.errors import AttnvizError
 from attnviz.lecture.kinds import NUMBER, PICK, Ask, Reveal, RowsFigure, answer_kind
 from attnviz.lecture.store import StoreError
+from ui.announce import announce
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
 from ui.lecture.beside import draw_beside
@@ -22,6 +23,15 @@ from ui.lecture.keypad import number_keypad
 from ui.lecture.step_state import asked, right_answer
 from ui.lecture.store import lecture_store, store_message
 from ui.shared_view import for_followers
+
+# the keyboard's way through a pick (a group of radio buttons: one stop of Tab, arrows between, Space to pick)
+PICK_BY_KEYS = "By keyboard: Tab to the options, move with ← →, press Space."
+
+
+def plain(markdown: str) -> str:
+    """A prompt's words without their markdown emphasis: the name a screen reader says for the group."""
+    return re.sub(r"[*_`]", "", markdown)
+
 
 SESSION = "_attnviz_student"  # this browser's anonymous id (session_state), also its cookie's name
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,32}")
@@ -119,12 +129,14 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
         st.session_state.pop(UNDRAWN, None)  # said: nothing more to draw
         return
     sent = dict(key=answer_key(at), on_change=send_answer, args=(at, ask))
-    st.markdown(ask.prompt)
     if ask.widget == PICK:
+        st.markdown(f"{ask.prompt} {PICK_BY_KEYS}")
         labels = dict(zip(ask.options, ask.labels, strict=True))
-        st.pills("Your answer", list(ask.options), format_func=labels.get, label_visibility="collapsed",
+        # the group's name is what a screen reader says on entering it: the question itself
+        st.pills(plain(ask.prompt), list(ask.options), format_func=labels.get, label_visibility="collapsed",
                  default=ask.option_of(mine), **sent)
     elif ask.widget == NUMBER:
+        st.markdown(ask.prompt)
         # a text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits, 1e400)
         # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
         st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
@@ -132,7 +144,9 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
         number_keypad()  # a phone's number keypad for that text box
     show_note()
     if mine:  # from the store, on every run that draws the box: never a one-run flag
-        st.success(confirmation(ask, mine), icon=":material/check:")
+        said = confirmation(ask, mine)
+        st.success(said, icon=":material/check:")
+        announce(said, key=f"answer {at.room} {at.number} {mine}")  # said once per answer, not per run
     st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 

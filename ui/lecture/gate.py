@@ -13,6 +13,7 @@ import streamlit as st
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture.store import StoreError
+from ui.announce import announce
 from ui.focus import hold_panel, no_panel, scroll_to
 from ui.lecture import answers
 from ui.lecture.lecture_step import LectureStep
@@ -22,6 +23,11 @@ from ui.lecture.store import lecture_store
 from ui.present import presenting
 
 REVEALED = "_attnviz_lecture_revealed"  # this session's revealed (plan, step) pairs, for a link without a room
+# what a screen reader is told at Reveal: (predict first, the class's answers shown)
+REVEALED_SAYS = {(True, True): "Revealed: the figures are on the page, and the class's answers beside the model's.",
+                 (True, False): "Revealed: the figures are on the page.",
+                 (False, True): "Revealed: answers are closed; the class's answers are beside the model's.",
+                 (False, False): "Revealed."}
 
 
 def is_revealed(at: LectureStep) -> bool:
@@ -80,6 +86,8 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
     if problem:
         st.warning(problem, icon=":material/block:")
     if revealed:
+        announce(REVEALED_SAYS[(at.step.predict_first, bool(at.room and at.step.answer))],
+                 key=f"revealed {at.plan_id} {at.number}")  # to a screen reader, once per page load
         answers.show_note()  # an answer sent as the step was revealed: refused, and said
         if at.room and at.step.answer:
             if at.step.focus:

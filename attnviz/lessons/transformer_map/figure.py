@@ -1,7 +1,9 @@
 """The Transformer map as an inline SVG: the encoder and decoder stacks, each block a link to the page that teaches it.
 
-An SVG written here, as attnviz/draw/line_chart.py's: no chart library, no request to another host, every word DOM text that a
-test can read and a screen reader can say. Its size follows its column: at most the first screen's height on a
+An SVG written here, as attnviz/draw/line_chart.py's: no chart library, no request to another host, every word DOM
+text that a test can read and a screen reader can say. The words, arrows and stack outlines outside the blocks are in
+the page's text colour (currentColor), so the figure reads on a dark theme too; the blocks keep their own light fills
+and dark words. Its size follows its column: at most the first screen's height on a
 projector (the text stays about 20 px at 1024 × 768), and the phone's width on a phone (where the list of links
 under it is the readable version).
 """
@@ -40,7 +42,7 @@ def arrow(points: list[tuple[float, float]], dashed: bool = False) -> str:
     """A polyline through the points with an arrowhead at its end."""
     path = " ".join(f"{x:.0f},{y:.0f}" for x, y in points)
     dash = ' stroke-dasharray="5 4"' if dashed else ""
-    return (f'<polyline points="{path}" fill="none" stroke="#555" stroke-width="2"{dash} '
+    return (f'<polyline points="{path}" fill="none" stroke="currentColor" stroke-width="2"{dash} '
             'marker-end="url(#av-tmap-head)"/>')
 
 
@@ -75,17 +77,19 @@ def block_svg(b, extra: tuple[tuple[str, str], ...] = ()) -> str:
 def map_svg(extra: tuple[tuple[str, str], ...] = ()) -> str:
     """The whole figure: both stacks, their residuals, the encoder's output into cross-attention, the output head
     (extra: parameters every block's link adds, a lecture's keys)."""
-    parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The Transformer: encoder and decoder '
+    # a group, not an img: an img's content is one picture to a screen reader, and its links could not be reached
+    # (axe: nested-interactive); as a group each block is a link read by its name, the arrows' words as text
+    parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="group" aria-label="The Transformer: encoder and decoder '
              'stacks; each block links to the page that teaches it" xmlns="http://www.w3.org/2000/svg">',
              '<defs><marker id="av-tmap-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
+             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="currentColor"/></marker></defs>']
     for (x, y, w, h), name, n_at in ((ENCODER_BOX, "Encoder layer", (ENC_X - 10, "end")),
                                      (DECODER_BOX, "Decoder layer", (DEC_X + COL_W + 10, "start"))):
-        parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="12" fill="#f4f4f6" stroke="#888" '
-                     'stroke-width="1.5"/>')
+        parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="12" fill="currentColor" '
+                     'fill-opacity="0.05" stroke="currentColor" stroke-opacity="0.5" stroke-width="1.5"/>')
         parts.append(f'<text x="{n_at[0]}" y="{y + h / 2 + 8}" font-size="{FONT + 2}" font-weight="bold" '
-                     f'text-anchor="{n_at[1]}" fill="#333">N×</text>')
-        parts.append(f'<text x="{x}" y="{y - 10}" font-size="{FONT - 2}" font-style="italic" fill="#333">{name}</text>')
+                     f'text-anchor="{n_at[1]}" fill="currentColor">N×</text>')
+        parts.append(f'<text x="{x}" y="{y - 10}" font-size="{FONT - 2}" font-style="italic" fill="currentColor">{name}</text>')
     # the data's path, bottom to top
     for chain in (("enc_embed", "enc_pos", "enc_attn", "enc_norm1", "enc_ffn", "enc_norm2"),
                   ("dec_embed", "dec_pos", "dec_self", "dec_norm1", "dec_cross", "dec_norm2", "dec_ffn", "dec_norm3",
@@ -99,16 +103,16 @@ def map_svg(extra: tuple[tuple[str, str], ...] = ()) -> str:
     bend_x = (ENC_X + COL_W + DEC_X) / 2
     parts.append(arrow([(top.x + top.w / 2, top.y), (top.x + top.w / 2, top.y - 34), (bend_x, top.y - 34),
                         (bend_x, cross.y + cross.h / 2), (cross.x, cross.y + cross.h / 2)]))
-    parts.append(f'<text x="{top.x + top.w / 2 + 10}" y="{top.y - 42}" font-size="{FONT - 3}" fill="#333">'
-                 "keys, values</text>")
+    parts.append(f'<text x="{top.x + top.w / 2 + 10}" y="{top.y - 42}" font-size="{FONT - 3}" '
+                 'fill="currentColor">keys, values</text>')
     soft = BLOCKS_BY_KEY["out_softmax"]
     parts.append(arrow([(soft.x + soft.w / 2, soft.y), (soft.x + soft.w / 2, soft.y - 24)]))
     parts.append(f'<text x="{soft.x + soft.w / 2}" y="{soft.y - 30}" font-size="{FONT - 2}" text-anchor="middle" '
-                 'fill="#333">next-token probabilities</text>')
+                 'fill="currentColor">next-token probabilities</text>')
     for b, words in ((BLOCKS_BY_KEY["enc_embed"], "inputs (the source tokens)"),
                      (BLOCKS_BY_KEY["dec_embed"], "outputs so far (shifted right)")):
         parts.append(f'<text x="{b.x + b.w / 2}" y="{b.y + b.h + 26}" font-size="{FONT - 3}" text-anchor="middle" '
-                     f'fill="#333">{words}</text>')
+                     f'fill="currentColor">{words}</text>')
     parts += [block_svg(b, extra) for b in BLOCKS]
     parts.append("</svg>")
     return "".join(parts)
