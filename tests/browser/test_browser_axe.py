@@ -1,43 +1,24 @@
-"""WCAG 2.1 A and AA by axe-core (tests/axe_check.py) in a real Chromium: every page of the menu, every step of every
-shipped lecture plan as the projector and as a follower see it (before and after Reveal, with an answer given), and
-the presenter notes, each at 1366×768 (a laptop, a projector) and at 390×844 (a phone). A violation fails unless the
-accessibility statement lists it as Streamlit's (docs/accessibility_faults.toml, with its upstream issue); a listed
-fault that no walk meets any more fails too (fixed upstream: take it off the list and the statement).
+"""WCAG 2.1 A and AA by axe-core (tests/axe_check.py) in a real Chromium: every page of the menu, each at 1366×768 (a
+laptop, a projector) and at 390×844 (a phone), the phone's menu opened too. A violation fails unless the accessibility
+statement lists it as Streamlit's (docs/accessibility_faults.toml, with its upstream issue). Every step of every
+shipped lecture plan is checked the same way, as the projector, a follower's phone and the presenter notes see it, by
+the lecture walk (tests/browser/test_browser_lecture_walk.py), which also asks that every listed fault is still met.
 
 Cost: one load of the app for the pages (the rest through the menu, axe put in once); a page is resized, not loaded
-again, for its second size. A plan's steps are loaded once each by the projector and by the follower, as in class.
+again, for its second size.
 """
 
 from __future__ import annotations
 
 import pytest
 from apptest_helpers import app_menu
-from axe_check import AxeLog, known_faults
-from browser_helpers import (
-    IDLE,
-    ROOT,
-    chromium_page,
-    people_browser,
-    resized,
-    through_the_menu,
-    wait_for_app_idle,
-    wait_for_text,
-    wait_until_settled,
-)
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-from attnviz.lecture import load_plan
-from attnviz.paths import LECTURES
+from axe_check import AxeLog, record_met
+from browser_helpers import chromium_page, resized, through_the_menu, wait_until_settled
 
 pytestmark = pytest.mark.browser
-ARTIFACTS = ROOT / "test-artifacts"
 
 DESK, PHONE = (1366, 768), (390, 844)
 PAGES = [path for _, path, _ in app_menu()]
-PLANS = {path.stem: load_plan(path, {p: t for _, p, t in app_menu()}) for path in sorted(LECTURES.glob("*.toml"))}
-MET: dict[str, int] = {}  # the listed faults the module's walks met (upstream issue -> elements)
-WALKS = 1 + len(PLANS)  # the walks below: every page, and each plan
-PASSED: list[str] = []  # the walks that ran to their end in this process
 
 
 def both_sizes(log: AxeLog, page, where: str, back: bool = True) -> None:
@@ -66,14 +47,7 @@ def phone_menu_checked(log: AxeLog, page, where: str) -> None:
     resized(page, *DESK)
 
 
-def finish(log: AxeLog, walk: str) -> None:
-    for upstream, count in log.seen.items():
-        MET[upstream] = MET.get(upstream, 0) + count
-    PASSED.append(walk)
-    assert not log.problems, log.report()
-
-
-def test_every_page_passes_axe_at_both_sizes(server):
+def test_every_page_passes_axe_at_both_sizes(server, axe_walks):
     log = AxeLog()
     with chromium_page(*DESK) as page:
         for path in through_the_menu(page, server, PAGES):
@@ -81,141 +55,5 @@ def test_every_page_passes_axe_at_both_sizes(server):
             both_sizes(log, page, f"/{path}")
             if path == PAGES[0]:
                 phone_menu_checked(log, page, f"/{path}")
-    finish(log, "pages")
-
-
-# JS: the step is drawn: its bar, no run going, every heatmap and plotly chart drawn; quiet for 250 ms
-DRAWN = """(step) => {
-  const main = document.querySelector('[data-testid="stMain"]');
-  const ok = !!main && main.innerText.includes(step)
-    && document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && Object.values(window.attnvizHeatmaps || {}).every(h => h.drawn)
-    && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
-  const now = performance.now();
-  if (!ok) { window.__axeQuiet = null; return false; }
-  window.__axeQuiet = window.__axeQuiet || now;
-  return now - window.__axeQuiet >= 250;
-}"""
-
-
-STATE = """() => ({url: location.href, state: document.querySelector('[data-testid="stApp"]')?.getAttribute(
-  'data-test-script-state'), status: !!document.querySelector('[data-testid="stStatusWidget"]'),
-  heatmaps: Object.entries(window.attnvizHeatmaps || {}).filter(([, h]) => !h.drawn).map(([k]) => k),
-  plots: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].filter(c => !c.querySelector('.main-svg')).length,
-  text: (document.querySelector('[data-testid="stMain"]')?.innerText || '').slice(0, 160)})"""
-
-
-def drawn(page, text: str, where: str) -> None:
-    """Until the page shows `text` and is drawn and quiet; else a failure that says what it was waiting for."""
-    try:
-        page.wait_for_function(DRAWN, arg=text, timeout=180_000, polling=100)
-    except PlaywrightTimeout:
-        page.screenshot(path=str(ARTIFACTS / f"axe_stuck_{where.replace(' ', '_').replace('/', '')}.png"))
-        raise AssertionError(f"{where}: not drawn with {text!r} in 180 s: {page.evaluate(STATE)}") from None
-
-
-def start_room(page, server, plan_id: str) -> tuple[str, str, str]:
-    """The Lecture page with this shipped plan, its room started: (projector link, notes link, follow link)."""
-    page.goto(f"{server}/lecture?lecture={plan_id}")
-    wait_for_text(page, "Lecture mode")
-    wait_for_app_idle(page)
-    page.get_by_role("button", name="Start the class's room").click()
-    projector = page.get_by_role("link", name="Open step 1 on the projector")
-    projector.wait_for(timeout=60_000)
-    notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
-    code = wait_for_text(page, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
-    return f"{server}/{projector.get_attribute('href')[2:]}", f"{server}/{notes[2:]}", f"{server}/follow?room={code}"
-
-
-def answer(page, step) -> None:
-    """A follower's answer to the step's question (its first option, token or a number), until it is confirmed."""
-    box = page.locator(".st-key-lecture_answer")
-    if step.answer.kind == "number":
-        field = box.get_by_label("Your answer (a number)")
-        field.fill("1")
-        field.press("Enter")
-    else:
-        box.get_by_role("radio").first.click()
-    wait_for_text(page, "Your answer is in", where=".st-key-lecture_answer", timeout_ms=60_000)
-
-
-def notes_checked(log: AxeLog, browser, link: str, plan_id: str, number: int, n: int) -> None:
-    """The presenter notes (a phone of the lecturer's) on this step, at both sizes; closed after: the notes look at
-    the room every second, a page that would cost its server and its browser a run a second for the whole walk."""
-    context = browser.new_context(viewport=dict(zip(("width", "height"), PHONE, strict=True)))
-    try:
-        notes = context.new_page()
-        notes.goto(link)
-        drawn(notes, f"Step {number} of {n}", f"{plan_id} notes on step {number}")
-        both_sizes(log, notes, f"{plan_id} notes on step {number}", back=False)
-    finally:
-        context.close()
-
-
-def reveal(projector, where: str) -> None:
-    """The projector's Reveal, once its run is over (a click during a run can be lost with it), until it is gone."""
-    button = projector.locator(".st-key-lecture_reveal").get_by_role("button", name="Reveal")  # the one shown
-    for _ in range(3):
-        projector.wait_for_function(IDLE, timeout=180_000, polling=100)
-        if not button.count():
-            return  # the click before was taken after all
-        button.first.click(timeout=30_000)
-        try:
-            projector.wait_for_function("() => !document.querySelector('.st-key-lecture_reveal')", timeout=180_000,
-                                        polling=100)
-            return
-        except PlaywrightTimeout:
-            continue
-    raise AssertionError(f"{where}: Reveal did not reveal")
-
-
-@pytest.mark.timeout(1800)
-@pytest.mark.parametrize("plan_id", list(PLANS))
-def test_every_step_of_the_plan_passes_axe_on_the_projector_on_a_phone_and_in_the_notes(server, plan_id):
-    """The lecturer starts the plan's room and walks it on the projector (presentation mode): Reveal where a step asks,
-    Next to the next step (a page load that moves the room); a follower (a phone) follows and answers each question.
-    Each step is checked on both screens at both sizes, before Reveal (the follower having answered) and after it;
-    the presenter notes at both sizes on the plan's first step and its first question."""
-    plan, log = PLANS[plan_id], AxeLog()
-    n = len(plan.steps)
-    with people_browser() as browser, chromium_page(*DESK) as projector:
-        projector_link, notes_link, follow_link = start_room(projector, server, plan_id)
-        follower = browser.new_context(viewport=dict(zip(("width", "height"), PHONE, strict=True))).new_page()
-        projector.goto(projector_link)
-        follower.goto(follow_link)
-        noted = False
-        for number in range(1, n + 1):
-            step = plan.step(number)
-            where = f"{plan_id} step {number} (/{step.page})"
-            for who, page in (("projector", projector), ("follower", follower)):
-                drawn(page, f"Step {number} of {n}", f"{where}, {who}")
-            gated = step.predict_first or step.answer
-            if step.answer:
-                answer(follower, step)
-            both_sizes(log, projector, f"{where}, projector", back=False)
-            both_sizes(log, follower, f"{where}, follower", back=False)
-            if number == 1 or (gated and not noted):
-                notes_checked(log, browser, notes_link, plan_id, number, n)
-                noted = bool(gated)
-            if gated:
-                reveal(projector, where)
-                for who, page in (("projector", projector), ("follower", follower)):
-                    page.wait_for_function("() => !document.querySelector('.st-key-lecture_question')",
-                                           timeout=180_000, polling=100)
-                    drawn(page, f"Step {number} of {n}", f"{where}, {who}, revealed")
-                both_sizes(log, projector, f"{where}, projector, revealed", back=False)
-                both_sizes(log, follower, f"{where}, follower, revealed", back=False)
-            if number < n:
-                projector.locator("a.attnviz-lecture-next").click()  # the bar's Next: the room moves, the class too
-    finish(log, plan_id)
-
-
-def test_every_listed_fault_is_still_met():
-    """Each fault the statement lists was met by the walks above: one that is gone (fixed upstream, or the app no
-    longer shows it) is taken off docs/accessibility_faults.toml and the statement. Asked only after every walk of
-    this module met its end in this process (a walk that failed or was not selected says nothing of the rest)."""
-    if len(PASSED) < WALKS:
-        pytest.skip(f"{WALKS - len(PASSED)} of the {WALKS} walks did not run to their end here: nothing to conclude")
-    gone = [f"{f.rule} at {f.where} ({f.upstream})" for f in known_faults() if f.upstream not in MET]
-    assert not gone, "listed, but met nowhere: " + "; ".join(gone)
+    record_met(axe_walks, "pages", log)  # a walk that ran to its end (tests/axe_check.py)
+    assert not log.problems, log.report()
