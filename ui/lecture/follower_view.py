@@ -129,12 +129,32 @@ def draw(code: str, state: RoomState, view: FollowerView) -> None:
             _answer(at, view.ask)
 
     where, live = st.container(), {answers.ANSWER_BOX: box}
+    st.html(NEW_STEP.replace("STEP", f"{code} {view.number}"), unsafe_allow_javascript=True)
     streamlit_private.draw_again(view.drawn[:1], where, live)  # the lecture bar
     if view.controls:
         where.caption(CONTROLS)
     streamlit_private.draw_again(view.drawn[1:], where, live)
 
 
+# A new step is drawn into the page the phone already shows (no page load): the phone goes back to its top, to the
+# step's bar, question and answer box, where a Reveal had brought it down to the last step's figure (an answer box
+# 1,960 px above the screen on a phone, the extended plan's step 4). The last step's figure hold ends (ui/focus.py:
+# it ends on the reader's own scroll, and this says one), and the next Reveal brings its figure up though the last one
+# had the same id.
+NEW_STEP = """<span class="attnviz-script" hidden></span><script>
+(() => {
+  const win = window.parent || window, doc = win.document;
+  if (win.__attnvizFollowedStep === "STEP") return;
+  const moved = win.__attnvizFollowedStep !== undefined;
+  win.__attnvizFollowedStep = "STEP";
+  if (!moved) return;  // the page's first step: the browser opened it at its top
+  win.dispatchEvent(new Event("wheel"));
+  win.__attnvizFocus = {};
+  const main = doc.querySelector('[data-testid="stMain"]');
+  if (main) main.scrollTop = 0;
+  win.scrollTo(0, 0);
+})();
+</script>"""
 CONTROLS = ("Following the lecture: the controls on this page show the step's settings and cannot be changed here "
             "(that is what **Explore this view**, in the bar, is for).")
 
