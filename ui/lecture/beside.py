@@ -40,9 +40,12 @@ def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal)
         rows = []
         for option, label, count in zip(ask.options, ask.labels, counts, strict=True):
             right_one = kind.is_right(spec, right, str(option))
+            # the bar under its option's words, not in a column of its own: beside a figure the column is a quarter
+            # of the screen, and a third column left long options ("It rises by about 4 nats, most of the way to
+            # chance") a word a line, the tally running off the projector's first screen
             rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(label)}"
-                        f"{' ✓' if right_one else ''}</th><td>{count}</td><td aria-hidden='true'><span "
-                        f"class='tally-bar' style='width:{6 * count / most:.2f}rem'></span></td></tr>")
+                        f"{' ✓' if right_one else ''}<span class='tally-bar' aria-hidden='true' "
+                        f"style='width:{6 * count / most:.2f}rem'></span></th><td>{count}</td></tr>")
         st.html(CSS + f"<table class='tally'><caption>The class's answers ({answers_said(sum(counts))}); ✓ the right "
                 f"one</caption>{''.join(rows)}</table>")
         st.markdown(reveal.headline)
@@ -59,8 +62,8 @@ CSS = """<style>
 .tally { border-collapse: collapse; font-size: 1.1rem; width: 100%; }
 .tally caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
 .tally th { text-align: left; font-weight: 400; padding: 0.2rem 0.5rem 0.2rem 0; }
-.tally td { padding: 0.2rem 0.3rem; text-align: right; }
+.tally td { padding: 0.2rem 0.3rem; text-align: right; vertical-align: bottom; }
 .tally tr.right th { font-weight: 700; color: #1b7a3a; }
-.tally-bar { display: inline-block; height: 0.9rem; background: #1c6e8c; vertical-align: middle; }
+.tally-bar { display: block; height: 0.8rem; margin-top: 0.15rem; background: #1c6e8c; }
 .tally tr.right .tally-bar { background: #1b7a3a; }
 </style>"""
