@@ -153,7 +153,7 @@ def scaling(step: Step, run: StepRun) -> list[Figure]:
     svg = line_chart_svg(list(D_K_GRID), {"Var(q·k) measured": v.unscaled_variance, "d_k (theory)":
                                           np.asarray(D_K_GRID, dtype=float),
                                           "Var(q·k / √d_k) measured": v.scaled_variance},
-                         x_title="d_k", y_title="variance", log_axes=True, marker_x=d_k, dashed=("d_k (theory)",),
+                         x_title="d_k", y_title="variance", log_axes=True, marker_x=d_k,
                          label="The variance of q·k against d_k")
     i = list(D_K_GRID).index(d_k) if d_k in D_K_GRID else None
     said = ("The variance of q·k grows like d_k; divided by √d_k it stays near 1 (4000 random pairs per d_k)."
