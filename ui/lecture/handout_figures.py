@@ -72,8 +72,11 @@ def shared_run(step: Step, run: StepRun) -> list[Figure]:
     which = f"layer {layer}, head {heads[0]}" if len(heads) == 1 else f"layer {layer}, the mean of heads " + \
         ", ".join(map(str, heads))
     title = f"{run.model.name}: {which}"
+    # a decoder applies its own causal mask whatever the spec adds (attnviz/engine/mask_rule.py): say the one applied
+    mask = run.view.mask_spec if not run.model.cfg.causal else \
+        "causal, the model's own" + ("" if run.view.mask_spec in ("none", "causal") else f", and {run.view.mask_spec}")
     said = (f"{run.model.name}'s attention weights after softmax, {which}, on “{run.view.text}” (mask "
-            f"{run.view.mask_spec}, {'scaled by 1/√d_k' if run.view.scale is True else 'scale ' + str(run.view.scale)})"
+            f"{mask}, {'scaled by 1/√d_k' if run.view.scale is True else 'scale ' + str(run.view.scale)})"
             ". Rows are queries, columns keys; each row sums to 1."
             + (f" The row of “{tokens[ring]}” is ringed." if ring is not None else ""))
     return [Figure(heatmap_svg(weights, tokens, tokens, title=title, ring_row=ring), said)]
