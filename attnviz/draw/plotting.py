@@ -165,7 +165,9 @@ def legend_below_axis_title(d: dict) -> dict:
         return d
     px = (lay.get("font") or {}).get("size") or 12
     margin = lay.setdefault("margin", {})
-    below = int(2 * px + 30)  # the tick labels and the axis title under the plot
+    # the tick labels and the axis title under the plot, and air: at 20 px (a projector's) 70 px put the legend's first
+    # row level with the axis title (the Scaling lab's "d_k" over "theory: d_k")
+    below = int(2 * px + 42)
     margin["b"] = max(margin.get("b") or 0, below + int(px * 1.6) + 12)  # ... and one row of legend
     plot_px = (lay.get("height") or 450) - (margin.get("t") or 100) - margin["b"]
     legend.update(y=-below / max(plot_px, 60), yanchor="top")
