@@ -48,14 +48,16 @@ async def run_page(url: str, query: str) -> dict:
 
 
 async def follow(url: str, code: str, within: float = 90) -> dict:
-    """/follow?room=<code> on this process: where its page sends the student (the room's step, read from Redis)."""
+    """/follow?room=<code> on this process: the step its page draws for the student (the room's step, read from
+    Redis), from the lecture bar of the runs it drew (the follow link stays open and draws the room's step in place)."""
     tab = Tab(url)
     await tab.load(f"/follow?room={code}")
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline and not ("step=" in tab.query and tab.drawn_at is not None):
+    while time.monotonic() < deadline and not tab.bar_runs:
         await asyncio.sleep(0.2)
     await tab.close()
-    return {"path": tab.path, "query": tab.query, "exceptions": tab.exceptions}
+    return {"path": tab.path, "query": tab.query, "exceptions": tab.exceptions,
+            "steps": [step for step, _ in tab.bar_runs]}
 
 
 def main() -> None:

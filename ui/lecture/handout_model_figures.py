@@ -38,8 +38,12 @@ TINY_LLAMA = "attnviz-tiny-llama"  # the Induction heads page's model when the s
 
 
 def settings_said(run: StepRun) -> str:
+    """'on “text” (mask …, scaled by 1/√d_k)': the run's settings, its mask as applied. A decoder applies its own
+    causal mask whatever the spec adds (attnviz/engine/mask_rule.py): a tiny-llama run was captioned "mask none"."""
     v = run.view
-    return (f"on “{v.text}” (mask {v.mask_spec}, {'scaled by 1/√d_k' if v.scale is True else 'scale ' + str(v.scale)})")
+    mask = v.mask_spec if not run.model.cfg.causal else \
+        "causal, the model's own" + ("" if v.mask_spec in ("none", "causal") else f", and {v.mask_spec}")
+    return f"on “{v.text}” (mask {mask}, {'scaled by 1/√d_k' if v.scale is True else 'scale ' + str(v.scale)})"
 
 
 def shared_run(step: Step, run: StepRun) -> list[Figure]:
