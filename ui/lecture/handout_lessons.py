@@ -48,8 +48,9 @@ def masks(step: Step, run: StepRun) -> list[Figure]:
     tokens = list(res.labels)
     weights = runner.pattern(res.attentions).float().numpy()  # (n, n)
     where = f"layer {runner.layer}, head {runner.head} of {runner.model.name}"
+    own = " (with the decoder's own causal mask)" if runner.model.cfg.causal else ""  # engine/mask_rule.py
     return [Figure(heatmap_svg(weights, tokens, tokens, title=f"{specs[kind]}: weights, {where}"),
-                   f"The mask {specs[kind]} applied in every layer: a forbidden key's score is −∞ before the softmax, "
+                   f"The mask {specs[kind]}{own} applied in every layer: a forbidden key's score is −∞ before the softmax, "
                    f"so its weight is exactly 0. The weights of {where} on “{run.view.text}”.", step.focus)]
 
 
