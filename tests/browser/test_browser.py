@@ -208,6 +208,9 @@ def test_every_page_opens_cleanly_asks_no_other_host_passes_axe_and_fits_a_proje
             if path == PAGES[0]:
                 phone_menu_checked(log, page, f"/{path}")
             resized(page, *DESK)  # the next page from the header's menu, at a desk's width
+            if path == PAGES[0]:  # the sidebar closed on the phone stays closed (Streamlit keeps it): open it again
+                page.get_by_role("button", name="Expand sidebar").click()
+                page.locator('[data-testid="stSidebar"][data-collapsed="false"]').wait_for(timeout=30_000)
         icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
 
         resized(page, *PROJECTOR_SIZES[0])
