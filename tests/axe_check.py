@@ -4,11 +4,6 @@ and 2.1 rules of levels A and AA, each violation matched against the faults the 
 
 axe is put into a page once per page load (inject): a switch through the app's menu keeps it, a lecture step's
 link (a page load) needs it again.
-
-The walks that run axe (every page's, tests/browser/test_browser_axe.py; every lecture plan's,
-tests/browser/test_browser_lecture_walk.py) may run in different test processes (pytest-xdist hands out whole files):
-each walk that ran to its end files the listed faults it met in the run's folder (record_met), and the check that
-every listed fault is still met somewhere reads them all (met_in_run).
 """
 
 from __future__ import annotations
@@ -16,7 +11,6 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from streamlit_servers import ROOT
 
@@ -118,14 +112,3 @@ class AxeLog:
             lines += [f"    {where}: {element} -- {why}" for _, where, element, why in rows[:examples]]
         return "\n".join(lines)
 
-
-def record_met(folder: Path, walk: str, log: AxeLog) -> None:
-    """A walk ran to its end: the listed faults it met (upstream issue -> elements), filed for the run."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{walk}.json").write_text(json.dumps(log.seen), encoding="utf-8")
-
-
-def met_in_run(folder: Path) -> tuple[list[str], set[str]]:
-    """(the walks that ran to their end in this run, the listed faults' upstream issues any of them met)."""
-    files = sorted(folder.glob("*.json")) if folder.exists() else []
-    return [f.stem for f in files], {issue for f in files for issue in json.loads(f.read_text(encoding="utf-8"))}

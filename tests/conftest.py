@@ -10,6 +10,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest
+from file_times import file_times_lines
 from streamlit_servers import stop_shared_server
 
 # torch, transformers (helpers_tiny_models) and attnviz are imported where they are used (noqa: PLC0415 below), not
@@ -153,3 +154,13 @@ def pytest_sessionfinish(session, exitstatus):
     if not hasattr(session.config, "workerinput"):  # the controller, after its workers: the browser server they shared
         # the run's base temporary folder, in which the workers' lie (pytest's tmp_path_factory; no fixture here)
         stop_shared_server(session.config._tmp_path_factory.getbasetemp())
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Each test file's seconds, slowest first (tests/file_times.py): where the suite's time goes, in CI's output."""
+    # every phase's report: passed setups and teardowns are kept under the category ""
+    reports = [r for kept in terminalreporter.stats.values() for r in kept if getattr(r, "when", None)]
+    if reports:
+        terminalreporter.write_sep("=", "seconds per test file, slowest first (summed over its tests' phases)")
+        for line in file_times_lines(reports):
+            terminalreporter.write_line(line)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import browser_helpers
 import pytest
+from axe_walks import run_folder
 from browser_helpers import CHROMIUM, ROOT, WorkerChromium
 from streamlit_servers import shared_streamlit_server, streamlit_server
 
@@ -28,14 +29,6 @@ def server(tmp_path_factory, worker_id):
     yield shared_streamlit_server(tmp_path_factory.getbasetemp().parent)  # stopped by the controller (tests/conftest.py)
 
 
-@pytest.fixture(scope="session")
-def axe_walks(tmp_path_factory, worker_id) -> Path:
-    """The run's folder where each axe walk files the listed faults it met (tests/axe_check.py record_met), shared by
-    the run's test processes (pytest-xdist's workers each have a folder under the run's)."""
-    base = tmp_path_factory.getbasetemp()
-    return (base if worker_id == "master" else base.parent) / "axe_walks"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def one_chromium_per_worker():
     """A test process's browser modules share one Chromium and one tab (chromium_page), emptied between tests
@@ -45,3 +38,10 @@ def one_chromium_per_worker():
     if browser_helpers.worker_chromium is None:
         browser_helpers.worker_chromium = WorkerChromium()
     yield
+
+
+@pytest.fixture(scope="session")
+def axe_run_folder(tmp_path_factory, worker_id):
+    """The folder the run's test processes share, where the axe walks file the listed faults they met
+    (tests/axe_walks.py)."""
+    return run_folder(tmp_path_factory, worker_id)

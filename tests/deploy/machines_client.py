@@ -48,14 +48,20 @@ async def run_page(url: str, query: str) -> dict:
 
 
 async def follow(url: str, code: str, within: float = 90) -> dict:
-    """/follow?room=<code> on this process: where its page sends the student (the room's step, read from Redis)."""
+    """/follow?room=<code> on this process: the step its page draws for the student (the room's step, read from
+    Redis), from the lecture bar of the runs it drew (the follow link stays open and draws the room's step in place)."""
     tab = Tab(url)
     await tab.load(f"/follow?room={code}")
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline and not ("step=" in tab.query and tab.drawn_at is not None):
+    while time.monotonic() < deadline and not tab.bar_runs:
         await asyncio.sleep(0.2)
     await tab.close()
-    return {"path": tab.path, "query": tab.query, "exceptions": tab.exceptions}
+    return {"path": tab.path, "query": tab.query, "exceptions": tab.exceptions,
+            "steps": [step for step, _ in tab.bar_runs]}
+
+
+async def both(runs) -> list:
+    return await asyncio.gather(*runs)
 
 
 def main() -> None:
@@ -65,9 +71,11 @@ def main() -> None:
     link_id = store.shorten(VIEW)
     code, key = store.create_room("attention")
     store.go_to(code, key, 4)
-    pages = {url: asyncio.run(run_page(url, f"v={link_id}")) for url in processes}
-    through = [asyncio.run(run_page(balancer, f"v={link_id}")) for _ in range(4)]
-    rooms = {url: asyncio.run(follow(url, code)) for url in processes}
+    # the two machines' processes at once, as two students open the link at once: each process's first run is a cold
+    # one (transformers' import, the model's load), and one after the other left one machine idle while the other ran
+    pages = dict(zip(processes, asyncio.run(both(run_page(url, f"v={link_id}") for url in processes)), strict=True))
+    through = [asyncio.run(run_page(balancer, f"v={link_id}")) for _ in range(4)]  # one by one: the balancer spreads them
+    rooms = dict(zip(processes, asyncio.run(both(follow(url, code) for url in processes)), strict=True))
     print(json.dumps({"ready": ready, "view": VIEW, "pages": pages, "through_balancer": through,
                       "room": [code, store.room(code).step], "rooms": rooms}))
     store.close()

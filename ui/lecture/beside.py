@@ -46,14 +46,15 @@ def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal)
             rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(label)}"
                         f"{' ✓' if right_one else ''}<span class='tally-bar' aria-hidden='true' "
                         f"style='width:{6 * count / most:.2f}rem'></span></th><td>{count}</td></tr>")
-        st.html(CSS + f"<table class='tally'><caption>The class's answers ({answers_said(sum(counts))}); ✓ the right "
-                f"one</caption>{''.join(rows)}</table>")
+        said = f"The class's answers ({answers_said(sum(counts))})" if sum(counts) else "The class gave no answers"
+        st.html(CSS + f"<table class='tally'><caption>{said}; ✓ the right one</caption>{''.join(rows)}</table>")
         st.markdown(reveal.headline)
         return
     got = sorted(numbers(values))
     hits = sum(kind.is_right(spec, right, v) for v in values)
     spread = f" Median {median(got):g}, from {got[0]:g} to {got[-1]:g}." if got else ""
-    st.markdown(f"**The class:** {answers_said(len(got))}, **{hits}** right.{spread}")
+    st.markdown(f"**The class:** {answers_said(len(got))}, **{hits}** right.{spread}" if got else
+                "**The class gave no answers.**")
     st.markdown(reveal.headline)
 
 

@@ -21,11 +21,14 @@ from ui.present import presenting
 class Subject:
     """What a page's lecture questions are about: the page's input, named for the room ("The number, in words"), read
     from its URL key as the page reads it (the step's state), else the page's default. NO_SUBJECT: a page whose
-    questions are about what it makes itself (the induction page's random block), not the shared sentence."""
+    questions are about what it makes itself (the induction page's random block), not the shared sentence.
+    says: where the questions are about a setting rather than a text (the Scaling lab's d_k), the sentence that says
+    what is measured, with {} where the setting's value goes; it is shown as written, not quoted as a text is."""
 
     label: str
     key: str
     default: str
+    says: str = ""
 
     def value(self) -> str:
         if not self.key:
@@ -65,7 +68,9 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
     parts = [f"<p class='lq-ask'><b>{label}</b> {esc(asked)}</p>"]
     what, text = (subject.label, subject.value()) if subject is not None else ("The sentence", sentence)
     spec = step.answer
-    if what and text.strip():
+    if subject is not None and subject.says:
+        parts.append(f"<p class='lq-about'>{esc(what)}: {esc(subject.says.format(text.strip()))}</p>")
+    elif what and text.strip():
         query = str(getattr(spec, "query", "") or "")  # a question about one query token: in bold in its sentence
         parts.append(f"<p class='lq-about'>{esc(what)}: «{marked(text.strip(), query)}»</p>")
     if options and ask is not None and ask.lettered:
@@ -79,24 +84,36 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
 
 
 # a question with long options ran past a 1024×768 projector's bottom: once drawn, its box (the question, what it
-# refers to, the options, Reveal) is scrolled up under the header, once per page load, unless the lecturer scrolled
+# refers to, the options, Reveal) is scrolled up into view, once per page load, unless the lecturer scrolled. Only as
+# far as it needs, and never so far that the lecture bar goes under Streamlit's header: scrolled to the box's top (as
+# it was), the bar's buttons and title were cut (the default plan's step 2 on a projector's first load)
 IN_VIEW = """<script>
 (() => {
   const win = window.parent || window, doc = win.document;
   if (win.__attnvizQuestionInView) return;
-  win.__attnvizQuestionInView = true;
+  win.__attnvizQuestionInView = performance.now();  // when it started (a test waits for its 5 s to pass)
   let stopped = false;
   const stop = () => { stopped = true; };
   win.addEventListener('wheel', stop, {once: true, passive: true});
   win.addEventListener('touchmove', stop, {once: true, passive: true});
+  const scroller = (e) => {  // the element that scrolls the page (Streamlit's main area)
+    for (let p = e.parentElement; p; p = p.parentElement)
+      if (p.scrollHeight > p.clientHeight + 1 && /auto|scroll/.test(win.getComputedStyle(p).overflowY)) return p;
+    return doc.scrollingElement;
+  };
   const start = performance.now();
   const timer = win.setInterval(() => {  // for 5 s: the page's last parts (fonts, pictures) still move it down
     const box = doc.querySelector('.st-key-lecture_question');
     if (stopped || performance.now() - start > 5000) { win.clearInterval(timer); return; }
-    if (box && box.querySelector('button') && box.getBoundingClientRect().bottom > win.innerHeight + 1) {
-      box.style.scrollMarginTop = '4rem';
-      box.scrollIntoView({block: 'start'});
-    }
+    if (!box || !box.querySelector('button')) return;
+    const below = box.getBoundingClientRect().bottom + 8 - win.innerHeight;  // the box's px under the screen's edge
+    // the bar's row: the bar and its Students button beside it (taller, so it starts higher)
+    const bar = doc.querySelector('.attnviz-lecture-bar'), header = doc.querySelector('[data-testid="stHeader"]');
+    const row = bar && (bar.closest('[data-testid="stHorizontalBlock"]') || bar);
+    const room = row && header ? row.getBoundingClientRect().top - header.getBoundingClientRect().bottom : below;
+    // whole pixels (a scroll moves by those): the bar's top stops at or below the header's bottom edge
+    const by = Math.floor(Math.min(below, room));
+    if (by >= 1) scroller(box).scrollBy(0, by);
   }, 200);
 })();
 </script>"""

@@ -126,16 +126,21 @@ def reveal(spec: TokenSpec, right: Right, asked: Ask, values: list[str]) -> Reve
     found: TokenRow = right.value
     counts = asked.counts(values)
     total = sum(counts)
-    share = np.asarray(counts, dtype=np.float32) / max(total, 1)  # (n_keys,) 0 everywhere before any answer
-    rows = np.stack([share, found.row.astype(np.float32)])  # (2, n_keys)
     query, best = found.tokens[found.query], found.best
     picked = ", ".join(f"'{found.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
     headline = (f"**The class ({answers_said(total)}) and the model ({found.what}):** where does '{query}' (token "
                 f"{found.query}) look? The right answer, the model's largest weight: **'{found.tokens[best]}' (token "
                 f"{best}), {found.row[best]:.2f}**" + (f"; {counts[best]} of {total} picked it." if total else "."))
-    caption = (f"Top row: the class's share of answers per key token ({picked or 'no answers'}). Bottom row: the "
-               f"model's attention weights of '{query}' ({found.what}); its largest: '{found.tokens[best]}' (token "
-               f"{best}), {found.row[best]:.2f}.")
+    # named "class" and "model", not "top row": a projector stands the rows upright beside its figure
+    model_said = (f"model: the model's attention weights of '{query}' ({found.what}); its largest: "
+                  f"'{found.tokens[best]}' (token {best}), {found.row[best]:.2f}.")
+    if not total:  # a share of no answers is no share: 0.00 under every token read as "nobody picked it"
+        return Reveal(headline, RowsFigure(found.row.astype(np.float32)[None, :], ("model",), found.tokens,
+                                           ("row", "key token"), ("weight", "value"), best),
+                      f"The class gave no answers, so only the model's row is drawn. {model_said}", "lecture_class_row")
+    share = np.asarray(counts, dtype=np.float32) / total  # (n_keys,)
+    rows = np.stack([share, found.row.astype(np.float32)])  # (2, n_keys)
+    caption = f"class ({total}): the class's share of answers per key token ({picked}). {model_said}"
     figure = RowsFigure(rows, (f"class ({total})", "model"), found.tokens, ("row", "key token"),
                         ("share / weight", "value"), best)
     return Reveal(headline, figure, caption, "lecture_class_row")
