@@ -52,8 +52,12 @@ def student_view_problems(page, step, room: str, key: str, t: Truth | None, wher
             problems.append(f"{where}: the step's {field} on the page: {said!r}")
     marks = [m for m in ("✓", "right answer", "Right answer") if m in seen["text"]]
     # a choice's right answer is one of the options on the screen; a token's or a computed number's is not
+    # a token's or a number's right answer ("'animal' (token 2), 0.68", "509.1"): not a choice's (one of the options
+    # on the screen), not a short one ("2" is everywhere), not one the question or the step's settings say themselves
+    # (d_k = 512: the variance it asks for is d_k)
     value = t.said.split(" (±")[0] if t is not None and step.answer.kind != "choice" else ""
-    if len(value) > 2 and value in seen["text"]:  # "'animal' (token 2), 0.68", "509.1" (not "2", found anywhere)
+    said = [step.question, *(v for _, v in step.state)]
+    if len(value) > 2 and value in seen["text"] and not any(value in s for s in said):
         marks.append(value)
     if marks:
         problems.append(f"{where}: the answer shows before Reveal: {marks}")

@@ -10,14 +10,16 @@ it another way; the presenter notes are opened on the plan's first step and its 
 - before Reveal, the question in type of at least 32 px with a choice's options lettered, on the screen; each phone
   shows no answer: its address is the room's follow link (no step setting, no key), and nothing on it (its text,
   hidden too, and its links) holds the presenter key, the step's notes or explanation, a right-answer mark or the
-  computed answer; on a predict-first step no figure;
+  computed answer; on a predict-first step no figure; its answer box is on its screen (a phone that followed on from a
+  revealed step, brought down to that step's figure, is back at its top);
 - at Reveal, the projector and the phone say the right answer the tests compute with the engine alone for the step's
   state (tests/lecture_truth.py: a token question's row, a computed number) or the plan marks, mark it ("✓" in the
   projector's tally, the phone's bar hatched and "✓ right", the dashed line), and count both phones' answers (2, one
   right); the phone is brought to the focus figure (inside its screen);
 - the lecture bar whole (no "…") and below Streamlit's header, on the projector and on the phone;
 - axe-core (tests/axe_check.py) on the projector and the phone at 1366×768 and 390×844, before Reveal (an answer
-  given) and after, and on the notes: each view resized, not loaded again, for its other sizes.
+  given) and after, and on the notes: each view resized, not loaded again, for its other sizes (the projector and the
+  phone together).
 One server, one Chromium; each step is loaded once by the projector and drawn once on the phone. Screenshots:
 test-artifacts/lecture_walk_<plan>_<k>[_asked][_phone].png."""
 
@@ -37,6 +39,7 @@ from browser_helpers import (
     exceptions_on,
     people_browser,
     resized,
+    resized_together,
     wait_for_text,
 )
 from lecture_truth import Truth, truth
@@ -163,12 +166,10 @@ def settled(page, plan_id: str, number: int) -> None:
         raise stuck(page, f"{plan_id}_{number}", where_of(plan_id, number, "projector")) from None
 
 
-def axe_both(log: AxeLog, page, where: str, first: tuple[int, int] | None = None) -> None:
-    """axe at both sizes: at `first` (else the page's size now, if it is one of them), then at the other; the page is
-    left at the second (a resize, not a new load: the page lays itself out for it, and draws its charts again)."""
-    now = page.viewport_size
-    first = first or ((now["width"], now["height"]) if (now["width"], now["height"]) in (DESK, PHONE) else DESK)
-    for size in (first, PHONE if first == DESK else DESK):
+def axe_both(log: AxeLog, page, where: str) -> None:
+    """axe at the page's size now (one of the two), then resized to the other (a resize, not a new load)."""
+    now = (page.viewport_size["width"], page.viewport_size["height"])
+    for size in (now, PHONE if now == DESK else DESK):
         resized(page, *size)
         log.check(page, f"{where} at {size[0]}×{size[1]}")
 
@@ -223,12 +224,13 @@ class Walk:
         finally:
             context.close()
 
-    def phone_state(self, number: int, state: str, at_phone) -> None:
-        """The phone in one state: at_phone() (what is read at 390×844), axe at 390×844 and at 1366×768, and back to a
-        phone's size (no wait: the phone's next look waits for its page to be drawn)."""
-        at_phone()
-        axe_both(self.log, self.phone, self.where(number, "phone" + state), PHONE)
-        self.phone.set_viewport_size(dict(zip(("width", "height"), PHONE, strict=True)))
+    def axe_views(self, number: int, state: str) -> None:
+        """axe on the projector and the phone at 1366×768, then at 390×844: both resized together (each its own
+        renderer: they lay themselves out side by side, and the waits overlap); both are left at a phone's size."""
+        for size in (DESK, PHONE):
+            resized_together([self.projector, self.phone], *size)
+            for page, who in ((self.projector, "projector"), (self.phone, "phone")):
+                self.log.check(page, f"{self.where(number, who + state)} at {size[0]}×{size[1]}")
 
     def phone_now(self, number: int) -> None:
         """The phone's bar whole, no exception, its screenshot."""
@@ -252,16 +254,14 @@ class Walk:
             wait_for_text(projector, "2 answers so far", timeout_ms=60_000)
         self.problems += bar_problems(projector, self.where(number, "projector before Reveal"))
         self.shot(projector, f"{number}_asked")
-        axe_both(self.log, projector, self.where(number, "projector before Reveal"))
-        self.phone_state(number, " before Reveal", lambda: self.shot(phone, f"{number}_asked_phone"))
+        self.shot(phone, f"{number}_asked_phone")
+        self.axe_views(number, " before Reveal")
         if not self.noted:
             self.notes(number, t)
             self.noted = True
-        for page, size in ((projector, (WIDTH, HEIGHT)), (phone, PHONE)):  # Reveal on the projector and a phone
-            page.set_viewport_size(dict(zip(("width", "height"), size, strict=True)))
-        for page in (projector, phone):  # laid out for it (no need to wait for the header's menu to settle)
-            page.wait_for_timeout(300)
-            page.wait_for_function(IDLE, timeout=60_000, polling=100)
+        projector.set_viewport_size({"width": WIDTH, "height": HEIGHT})  # the projector's own size for Reveal
+        projector.wait_for_timeout(300)  # laid out for it (its header's menu need not have settled)
+        projector.wait_for_function(IDLE, timeout=60_000, polling=100)
         reveal(projector)
 
     def revealed(self, number: int, t: Truth | None) -> None:
@@ -303,8 +303,8 @@ def test_every_step_of_the_plan_as_the_projector_two_phones_and_the_notes(server
             walk.shot(projector, f"{number}")
             if asks_first(step):
                 walk.revealed(number, t)
-            walk.phone_state(number, state, lambda number=number: walk.phone_now(number))
-            axe_both(walk.log, projector, where_of(plan_id, number, "projector" + state))
+            walk.phone_now(number)
+            walk.axe_views(number, state)
     projector.set_viewport_size({"width": WIDTH, "height": HEIGHT})  # the module's tab as the next test expects it
     for upstream, count in walk.log.seen.items():
         MET[upstream] = MET.get(upstream, 0) + count
