@@ -58,7 +58,8 @@ def placed_panel(at: LectureStep, view, box, tall: bool = False):
     pushed the figure's lower half off the screen the focus brings up (the sun's picture, the head's grid). Elsewhere
     (a phone) above it, and the gate's CSS puts them under it."""
     if presenting() and not tall:
-        content, side = box.columns([3.2, 1], gap="small")
+        # a third of the row: a quarter (230 px at 1024) wrapped each option over 3 to 5 lines
+        content, side = box.columns([2, 1], gap="small")
         with side:
             answers.class_panel(at, view, at.key, beside=True)
         return content

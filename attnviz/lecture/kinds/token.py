@@ -130,12 +130,14 @@ def reveal(spec: TokenSpec, right: Right, asked: Ask, values: list[str]) -> Reve
     rows = np.stack([share, found.row.astype(np.float32)])  # (2, n_keys)
     query, best = found.tokens[found.query], found.best
     picked = ", ".join(f"'{found.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
-    headline = (f"**The class ({answers_said(total)}) and the model ({found.what}):** where does '{query}' (token "
-                f"{found.query}) look? The right answer, the model's largest weight: **'{found.tokens[best]}' (token "
-                f"{best}), {found.row[best]:.2f}**" + (f"; {counts[best]} of {total} picked it." if total else "."))
-    caption = (f"Top row: the class's share of answers per key token ({picked or 'no answers'}). Bottom row: the "
-               f"model's attention weights of '{query}' ({found.what}); its largest: '{found.tokens[best]}' (token "
-               f"{best}), {found.row[best]:.2f}.")
+    # the right answer first: on a projector these words head the narrow column beside the figure
+    headline = (f"**The right answer:** **'{found.tokens[best]}' (token {best}), {found.row[best]:.2f}**, the largest "
+                f"weight of '{query}' (token {found.query}) in the model ({found.what})"
+                + (f"; {counts[best]} of {total} picked it." if total else "; the class gave no answers."))
+    # the caption of the rows as a phone draws them, one above the other (a projector prints them in a table)
+    caption = (f"The class ({answers_said(total)}) and the model ({found.what}). Top row: the class's share of answers "
+               f"per key token ({picked or 'no answers'}). Bottom row: the model's attention weights of '{query}'; its "
+               f"largest: '{found.tokens[best]}' (token {best}), {found.row[best]:.2f}.")
     figure = RowsFigure(rows, (f"class ({total})", "model"), found.tokens, ("row", "key token"),
                         ("share / weight", "value"), best)
     return Reveal(headline, figure, caption, "lecture_class_row")
