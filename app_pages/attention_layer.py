@@ -101,7 +101,7 @@ with ui.guard("The attention layer"):
         name = f"{query}: {qs.PRESETS[query].asks}" if query in qs.PRESETS else "custom"
         left, right = st.columns([3, 2])
         plotly_chart(ui.figure("picture", where=left), fg.picture_with_weights(png, regions, one.weights[0].numpy(),
-                                                  f"weights a_j of the query '{name}' over the {rows} × {cols} regions"),
+                                                  f"weights a_j of the query '{name}'<br>over the {rows} × {cols} regions"),
                           width="stretch", key="al_picture")
         left.caption(f"The clearest region has the largest weight ({float(one.weights.max()):.3f}); the darker a region, "
                      "the less weight; weight 0 would be 75 % dark. Hover a region for its weight.")

@@ -53,8 +53,8 @@ def tally_table(labels, counts: list[int], marks: list[bool]) -> str:
     for label, count, right_one in zip(labels, counts, marks, strict=True):
         rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(str(label))}"
                     f"{MARK_HTML if right_one else ''}{bar(count / most, 9)}</th><td>{count}</td></tr>")
-    return (f"<table class='tally'><caption>The class's answers ({answers_said(sum(counts))}); {MARK}: the right "
-            f"one</caption><tr><th scope='col'>option</th><th scope='col'>students</th></tr>{''.join(rows)}</table>")
+    return (f"<table class='tally'><caption>The class ({answers_said(sum(counts))}); {MARK}: the right one</caption>"
+            f"<tr><th scope='col'>option</th><th scope='col'>students</th></tr>{''.join(rows)}</table>")
 
 
 def model_table(labels, counts: list[int], marks: list[bool], figure: RowsFigure) -> str:

@@ -43,7 +43,9 @@ def picture_with_weights(png: bytes, regions: Regions, weights, title: str) -> g
     w = np.asarray(weights, dtype=np.float64)
     _add_weighted_picture(fig, png, regions, w, float(w.max()), show_values=regions.n <= 48)
     _picture_axes(fig)
-    fig.update_layout(height=390, margin={"l": 0, "r": 0, "t": 36, "b": 0}, title={"text": title, "font": FONT})
+    # a title of two lines (<br>): one did not fit the projector's column beside the class's answers, nor a phone
+    fig.update_layout(height=390 + 18 * title.count("<br>"), margin={"l": 0, "r": 0, "t": 36 + 18 * title.count("<br>"),
+                      "b": 0}, title={"text": title, "font": FONT})
     return fig
 
 
