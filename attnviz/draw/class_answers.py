@@ -16,6 +16,20 @@ from attnviz.draw.palette import CLASS, RIGHT
 
 BINS = 12
 MARK = "✓ right"  # the words on the right answer's bar
+NO_ANSWERS = "No answers from the class"  # said in the plot itself, where its bars would be
+
+
+def none_said(fig: go.Figure) -> None:
+    """A chart of no answers says so where its bars would be, and its students' axis holds 0 alone (an empty axis up
+    to 4 read as a scale of answers that were not there)."""
+    fig.add_annotation(text=NO_ANSWERS, xref="paper", yref="paper", x=0.5, y=0.55, showarrow=False,
+                       font={"size": 16}, bgcolor="rgba(255, 255, 255, 0.85)")  # over the right answer's line
+    fig.update_yaxes(range=[0, 1], tickvals=[0], dtick=None)
+
+
+def class_said(total: int) -> str:
+    """The chart's first title line: how many answered, or that nobody did."""
+    return f"The class's answers ({total})" if total else "The class gave no answers"
 
 
 def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None, right_from: str) -> go.Figure:
@@ -31,10 +45,12 @@ def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None
                            customdata=said, textposition="outside",
                            hovertemplate="%{x}: %{y} students%{customdata}<extra></extra>"))
     # two lines: plotly does not wrap a title, and on a phone one line was cut
-    title = f"The class's answers ({sum(counts)})" + (f"<br>hatched, {MARK}: the right answer" if right else "")
+    title = class_said(sum(counts)) + (f"<br>hatched, {MARK}: the right answer" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
     fig.update_layout(title={"text": title, "font": {"size": 15}}, yaxis_title="students", height=340,
                       margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False)
+    if not sum(counts):
+        none_said(fig)
     return fig
 
 
@@ -44,18 +60,24 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
     the title, not in a label on the line: a label above the plot ran over the title."""
     data = np.asarray(values, dtype=float)
     ends = [right - tolerance, right + tolerance] if right is not None else []
-    points = np.append(data, ends) if ends else data
-    low, high = (float(points.min()), float(points.max())) if points.size else (0.0, 1.0)
-    if high == low:
-        low, high = low - 0.5, high + 0.5
-    pad = (high - low) * 0.15  # the tolerance's band and the outer bars stay inside the axis
-    low, high = low - pad, high + pad
+    if not data.size and right is not None:
+        # no answers: the right number in the middle, its band a half of the axis (with no bars, plotly's own range
+        # was the band's ends, and the whole plot read as "right")
+        half = 2 * tolerance or max(1.0, abs(right) / 4)
+        low, high = right - half, right + half
+    else:
+        points = np.append(data, ends) if ends else data
+        low, high = (float(points.min()), float(points.max())) if points.size else (0.0, 1.0)
+        if high == low:
+            low, high = low - 0.5, high + 0.5
+        pad = (high - low) * 0.15  # the tolerance's band and the outer bars stay inside the axis
+        low, high = low - pad, high + pad
     size = (high - low) / BINS
     anchor = right if right is not None else low  # a bin centred on the right answer: a bar on its line is right
     start = anchor - size / 2 - math.ceil((anchor - low) / size) * size
     fig = go.Figure(go.Histogram(x=data, xbins={"start": start, "end": high + size, "size": size},
                                  marker_color=CLASS, hovertemplate="%{x}: %{y} students<extra></extra>"))
-    title = f"The class's answers ({data.size})"
+    title = class_said(data.size)
     if right is not None:
         if tolerance:
             fig.add_vrect(x0=right - tolerance, x1=right + tolerance, fillcolor=RIGHT, opacity=0.15, line_width=0)
@@ -64,4 +86,7 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if data.size <= 10 else None)  # whole students
     fig.update_layout(title={"text": title, "font": {"size": 15}}, xaxis_title="answer", yaxis_title="students",
                       height=340, margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
+    fig.update_xaxes(range=[low, high])  # the axis drawn is the one the bins and the band were laid on
+    if not data.size:
+        none_said(fig)
     return fig

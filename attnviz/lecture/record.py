@@ -36,6 +36,7 @@ STYLE = """<style>
 .avr figure { margin: 0.6rem 0; } .avr figcaption { font-size: 0.88rem; color: #444; margin-top: 0.2rem; }
 .avr figure svg { display: block; max-width: 100%; height: auto; max-height: 15cm; }
 .avr figure .map svg { max-height: 11cm; }
+.avr figure .row { display: flex; flex-wrap: wrap; gap: 0.6rem 1.5rem; align-items: flex-start; }
 .avr .summary ol li { margin-bottom: 0.25rem; }
 .avr code { font-size: 0.95em; }
 @page { size: A4; margin: 15mm 14mm; }
@@ -71,6 +72,7 @@ class StepFigure:
     number: int
     html: str
     caption: str
+    shows: str = ""  # the id of the page's figure it draws (a step's focus names one), "" when none
 
 
 @dataclass(frozen=True)
@@ -118,10 +120,13 @@ def step_html(number: int, step: Step, record: StepRecord | None, figures: list[
         word = "Why" if step.question else "What it shows"
         parts.append(f'<div class="explain"><b>{word}.</b> {paragraphs(step.explain)}</div>')
     for figure in figures:
-        parts.append(f"<figure>{figure.html}<figcaption>{esc(figure.caption)}</figcaption></figure>")
+        said = f"<figcaption>{esc(figure.caption)}</figcaption>" if figure.caption else ""
+        shows = f' data-figure="{esc(figure.shows)}"' if figure.shows else ""
+        parts.append(f"<figure{shows}>{figure.html}{said}</figure>" if figure.html else
+                     f'<p class="muted">{esc(figure.caption)}</p>')
     if not figures:
-        parts.append(f'<p class="muted">This step\'s figures are interactive: open /{esc(step.page)} in attnviz with '
-                     "the step's settings to see them.</p>")
+        parts.append(f'<p class="muted">attnviz makes no printed figure of the page /{esc(step.page)}: open it in '
+                     "attnviz with the step's settings to see this step's figures.</p>")
     parts.append("</section>")
     return "".join(parts)
 

@@ -142,8 +142,8 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert cols == tokens and rows == ["class (3)", "model"]
     np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
     np.testing.assert_allclose(values[1], truth, atol=1e-3)
-    assert "The class (3 answers) and the model (layer 0, head 1). Top row: the class's share of answers per key " \
-           "token ('a' 1, 'dog' 1, 'home' 1). Bottom row" in page_text(reloaded)
+    assert "The class (3 answers) and the model (layer 0, head 1). class (3): the class's share of answers per key " \
+           "token ('a' 1, 'dog' 1, 'home' 1). model: the model's attention weights of 'ran'" in page_text(reloaded)
 
 
 def blocks_keyed(at, key: str) -> list:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import browser_helpers
 import pytest
+from axe_walks import run_folder
 from browser_helpers import CHROMIUM, ROOT, WorkerChromium
 from streamlit_servers import shared_streamlit_server, streamlit_server
 
@@ -37,3 +38,10 @@ def one_chromium_per_worker():
     if browser_helpers.worker_chromium is None:
         browser_helpers.worker_chromium = WorkerChromium()
     yield
+
+
+@pytest.fixture(scope="session")
+def axe_run_folder(tmp_path_factory, worker_id):
+    """The folder the run's test processes share, where the axe walks file the listed faults they met
+    (tests/axe_walks.py)."""
+    return run_folder(tmp_path_factory, worker_id)

@@ -23,6 +23,7 @@ from browser_helpers import (
     wait_until_settled,
 )
 from PIL import Image
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ARTIFACTS = ROOT / "test-artifacts"
 PLAN = Path(__file__).resolve().parents[1] / "lecture" / "class_steps.toml"
@@ -79,8 +80,11 @@ def heard(page, words: str, timeout_ms: float = 30_000) -> None:
 
 
 def at_step(page, number: int, title: str) -> None:
-    page.wait_for_function("() => !location.pathname.endsWith('/follow')", timeout=60_000, polling=100)
-    wait_for_text(page, f"Step {number} of 3", timeout_ms=120_000)
+    try:
+        wait_for_text(page, f"Step {number} of 3", timeout_ms=120_000)  # drawn in place: the follow link stays open
+    except PlaywrightTimeout:
+        page.screenshot(path=str(ARTIFACTS / f"keyboard_follower_not_at_step_{number}.png"), full_page=True)
+        raise
     wait_for_app_idle(page)
     expected = f"Step {number} of 3: {title} · attnviz"
     page.wait_for_function("(t) => document.title === t", arg=expected, timeout=30_000, polling=100)

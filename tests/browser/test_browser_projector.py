@@ -1,6 +1,7 @@
-"""Projector-ready: every page at 1024×768 and 1920×1080 in a real headless Chromium, with no horizontal
-overflow anywhere and no LaTeX block wider than its column. Screenshots go to test-artifacts/ for a
-person to look at (test-artifacts/projector_<page>_<w>x<h>.png).
+"""Projector-ready, in a real headless Chromium: presentation mode's metric values and the numbers printed in heatmap
+cells at a projector's size. That every page fits 1024×768 and 1920×1080 (no horizontal overflow, no LaTeX block wider
+than its column) is checked by the one walk over every page (tests/browser/test_browser.py), which keeps its pictures
+in test-artifacts/projector_<page>_<w>x<h>.png.
 """
 
 import os
@@ -9,41 +10,9 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, through_the_menu, wait_until_settled
+from browser_helpers import chromium_page, exceptions_on, wait_until_settled
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-# find_head and qk_space check their own columns (tests/browser/test_browser_find_head_qk_space.py)
-PAGES = ["", "step_by_step", "compare", "masks_lab", "scaling_lab", "model_view", "why_attention", "attention_layer"]
-SIZES = [(1024, 768), (1920, 1080)]
-# A padding mask on the bundled model: the explorer's M must show its [PAD] columns.
-LINK = "?mask=padding&pad=3"
-
-# JS: is the page wider than the window; which formulas (KaTeX) or texts reach past the element that holds
-# them. KaTeX's own box is always 2 px wider than its content (italic overhang), so formulas are measured
-# by their drawn rectangle against their Streamlit element container, and their content's width too (KaTeX's
-# box is capped at its column while what it holds runs on past it).
-OVERFLOW = """() => {
-  const doc = document.documentElement;
-  const text = e => (e.innerText || '').replace(/\\s+/g, ' ').slice(0, 50);
-  const wide = [];
-  for (const k of document.querySelectorAll('.katex-display > .katex')) {
-    const box = k.closest('[data-testid="stElementContainer"]');
-    if (!box || k.offsetParent === null) continue;
-    const r = k.getBoundingClientRect(), b = box.getBoundingClientRect();
-    if (r.right > b.right + 1 || r.left < b.left - 1)
-      wide.push(`math ${text(k)} (${r.width.toFixed(0)} px in ${b.width.toFixed(0)} px)`);
-    // KaTeX's box stops at its column while its content runs on (no wrapping): the content's width counts
-    const content = k.parentElement.scrollWidth;
-    if (content > b.width + 1) wide.push(`math ${text(k)} (its content ${content} px in ${b.width.toFixed(0)} px)`);
-  }
-  for (const e of document.querySelectorAll('[data-testid="stMarkdownContainer"]')) {
-    if (e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
-      wide.push(`text ${text(e)} (${e.scrollWidth} > ${e.clientWidth} px)`);
-  }
-  return {scroll: doc.scrollWidth, inner: window.innerWidth, wide: wide};
-}"""
-
-MAIN_HEIGHT = """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
 
 pytestmark = pytest.mark.browser
 
@@ -53,30 +22,6 @@ def settle(page) -> None:
     run, then loads the model, and KaTeX and the charts draw after the run ends (one idle check can come too early).
     It waited 4 s for a run to start, which had often ended already, then 1 s, then 1 s more: 6 s a page."""
     wait_until_settled(page, quiet_ms=1_500)
-
-
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_page_fits_the_projector(server, size):
-    width, height = size
-    problems = []
-    with chromium_page(width=width, height=height) as page:
-        for path in through_the_menu(page, server, PAGES, LINK):  # the link's mask comes along through the menu
-            settle(page)  # KaTeX and charts too
-            name = path or "explorer"
-            if "mask=padding" not in page.url:
-                problems.append(f"{name}: the link's padding mask did not come along ({page.url})")
-            tall = page.evaluate(MAIN_HEIGHT)
-            page.set_viewport_size({"width": width, "height": min(max(height, tall), 12_000)})  # the whole page
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(ARTIFACTS / f"projector_{name}_{width}x{height}.png"))
-            page.set_viewport_size({"width": width, "height": height})
-            page.wait_for_timeout(500)
-            found = page.evaluate(OVERFLOW)
-            if found["scroll"] > found["inner"]:
-                problems.append(f"{name}: page scrolls sideways ({found['scroll']} > {found['inner']} px)")
-            problems += [f"{name}: too wide: {w}" for w in found["wide"]]
-            problems += [f"{name}: exception {e[:100]}" for e in exceptions_on(page)]
-    assert not problems, "\n".join(problems)
 
 
 METRIC_VALUE_PX = """() => parseFloat(getComputedStyle(document.querySelector(

@@ -111,6 +111,10 @@ def test_nothing_moves_for_a_reader_who_asks_for_reduced_motion(server):
         wait_until_settled(page, quiet_ms=500)
         for motion in ("no-preference", "reduce"):
             page.emulate_media(reduced_motion=motion)
+            # what the phase before started has ended (on a busy machine the expander's half-second close can run
+            # into the next phase, and would be counted there)
+            page.wait_for_function("() => !document.getAnimations().some(a => a.playState === 'running')",
+                                   timeout=30_000, polling=50)
             page.evaluate("() => { window.__moved = []; window.__watch = setInterval(() => window.__moved.push(...("
                           + MOVING + ")()), 20); }")
             page.get_by_text("Use your own plan").click()  # an expander opening

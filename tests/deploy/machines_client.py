@@ -60,6 +60,10 @@ async def follow(url: str, code: str, within: float = 90) -> dict:
             "steps": [step for step, _ in tab.bar_runs]}
 
 
+async def both(runs) -> list:
+    return await asyncio.gather(*runs)
+
+
 def main() -> None:
     redis_url, balancer, *processes = sys.argv[1:]
     ready = {url: healthy(url, 240) for url in [*processes, balancer]}
@@ -67,9 +71,11 @@ def main() -> None:
     link_id = store.shorten(VIEW)
     code, key = store.create_room("attention")
     store.go_to(code, key, 4)
-    pages = {url: asyncio.run(run_page(url, f"v={link_id}")) for url in processes}
-    through = [asyncio.run(run_page(balancer, f"v={link_id}")) for _ in range(4)]
-    rooms = {url: asyncio.run(follow(url, code)) for url in processes}
+    # the two machines' processes at once, as two students open the link at once: each process's first run is a cold
+    # one (transformers' import, the model's load), and one after the other left one machine idle while the other ran
+    pages = dict(zip(processes, asyncio.run(both(run_page(url, f"v={link_id}") for url in processes)), strict=True))
+    through = [asyncio.run(run_page(balancer, f"v={link_id}")) for _ in range(4)]  # one by one: the balancer spreads them
+    rooms = dict(zip(processes, asyncio.run(both(follow(url, code) for url in processes)), strict=True))
     print(json.dumps({"ready": ready, "view": VIEW, "pages": pages, "through_balancer": through,
                       "room": [code, store.room(code).step], "rooms": rooms}))
     store.close()

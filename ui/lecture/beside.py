@@ -42,7 +42,8 @@ def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal)
     got = sorted(numbers(values))
     hits = sum(kind.is_right(spec, right, v) for v in values)
     spread = f" Median {median(got):g}, from {got[0]:g} to {got[-1]:g}." if got else ""
-    st.markdown(f"**The class:** {answers_said(len(got))}, **{hits}** right.{spread}")
+    st.markdown(f"**The class:** {answers_said(len(got))}, **{hits}** right.{spread}" if got else
+                "**The class gave no answers.**")
 
 
 def tally_table(labels, counts: list[int], marks: list[bool]) -> str:
@@ -53,25 +54,32 @@ def tally_table(labels, counts: list[int], marks: list[bool]) -> str:
     for label, count, right_one in zip(labels, counts, marks, strict=True):
         rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(str(label))}"
                     f"{MARK_HTML if right_one else ''}{bar(count / most, 9)}</th><td>{count}</td></tr>")
-    return (f"<table class='tally'><caption>The class ({answers_said(sum(counts))}); {MARK}: the right one</caption>"
-            f"<tr><th scope='col'>option</th><th scope='col'>students</th></tr>{''.join(rows)}</table>")
+    return (f"<table class='tally'><caption>{class_said(sum(counts))}; {MARK}: the right one</caption><tr><th "
+            f"scope='col'>option</th><th scope='col'>students</th></tr>{''.join(rows)}</table>")
 
 
 def model_table(labels, counts: list[int], marks: list[bool], figure: RowsFigure) -> str:
-    """A key token a row: how many of the class picked it, then the model's weight, printed (the figure's rows after
-    the class's, a column each, as the table is read across)."""
+    """A key token a row: how many of the class picked it, then the model's weight, printed (the figure's last row,
+    under the class's share), as the table is read across. With no answers the class's column is left out, as the
+    figure leaves out its row: a column of 0s read as "nobody picked it"."""
+    total = sum(counts)
     most = max(counts, default=0) or 1
-    models = [(name, [float(v) for v in row]) for name, row in zip(figure.rows[1:], figure.values[1:], strict=True)]
-    head = (f"<tr><th scope='col'>{html.escape(figure.axis_words[1])}</th><th scope='col'>class</th>"
-            + "".join(f"<th scope='col'>{html.escape(name)}</th>" for name, _ in models) + "</tr>")
+    name, weights = figure.rows[-1], [float(v) for v in figure.values[-1]]
+    head = (f"<tr><th scope='col'>{html.escape(figure.axis_words[1])}</th>"
+            + ("<th scope='col'>class</th>" if total else "") + f"<th scope='col'>{html.escape(name)}</th></tr>")
     rows = []
-    for i, (label, count, right_one) in enumerate(zip(labels, counts, marks, strict=True)):
-        weights = "".join(f"<td>{row[i]:.2f}{bar(row[i], 2.5)}</td>" for _, row in models)
+    for label, count, weight, right_one in zip(labels, counts, weights, marks, strict=True):
+        picked = f"<td>{count}{bar(count / most, 1.5)}</td>" if total else ""
         rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(str(label))}"
-                    f"{MARK_HTML if right_one else ''}</th><td>{count}{bar(count / most, 1.5)}</td>{weights}</tr>")
-    said = " and ".join(f"the {name}'s weight" for name, _ in models)
-    return (f"<table class='tally rows'><caption>A {html.escape(figure.axis_words[1])} a row: how many picked it "
-            f"({answers_said(sum(counts))}), then {html.escape(said)}</caption>{head}{''.join(rows)}</table>")
+                    f"{MARK_HTML if right_one else ''}</th>{picked}<td>{weight:.2f}{bar(weight, 2.5)}</td></tr>")
+    said = (f"A {figure.axis_words[1]} a row: how many picked it ({answers_said(total)}), then the {name}'s weight"
+            if total else f"The class gave no answers: a {figure.axis_words[1]} a row, the {name}'s weight")
+    return f"<table class='tally rows'><caption>{html.escape(said)}</caption>{head}{''.join(rows)}</table>"
+
+
+def class_said(total: int) -> str:
+    """How many answered, or that nobody did (never "0 answers")."""
+    return f"The class ({answers_said(total)})" if total else "The class gave no answers"
 
 
 def bar(share: float, rem: float) -> str:

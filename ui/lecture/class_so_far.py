@@ -48,8 +48,8 @@ def class_so_far(step: Step, values: list[str], revealed: bool) -> None:
     with st.container(key="notes_class", border=True):
         st.markdown(f"**What the class answered{'' if revealed else ' so far'}** ({total} answer"
                     f"{'s' if total != 1 else ''}; {'on the projector too' if revealed else 'only you see this'})")
-        if not total:
-            st.caption("No answers yet.")
+        if not total:  # answers close at Reveal: then none is all there will be
+            st.caption("The class gave no answers: answers are closed." if revealed else "No answers yet.")
             return
         try:
             rows = rows_for(step, values)

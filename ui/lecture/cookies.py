@@ -33,4 +33,7 @@ def set_cookie(name: str, value: str) -> None:
     if not (NAME.fullmatch(name) and VALUE.fullmatch(value)):
         raise ValueError(f"not a cookie this app writes: {name!r}")
     text = json.dumps(f"{name}={value}; path=/; SameSite=Strict")
-    st.html(f"<script>(window.parent || window).document.cookie = {text};</script>", unsafe_allow_javascript=True)
+    # marked as a script alone (ui/accessibility.py): on a projector's first load its empty element took a row's gap
+    # above the lecture bar, and the question below ran past the screen's bottom
+    st.html(f'<span class="attnviz-script" hidden></span><script>(window.parent || window).document.cookie = {text};'
+            "</script>", unsafe_allow_javascript=True)

@@ -30,6 +30,7 @@ from attnviz.lecture import Plan, step_link, step_query
 from attnviz.lecture.kinds import Ask, Right
 from attnviz.lecture.store import RoomState, StoreError
 from ui import streamlit_private
+from ui.accessibility import document_title
 from ui.lecture import answers, wake
 from ui.lecture.follow import navigate
 from ui.lecture.lecture_step import LectureStep
@@ -124,6 +125,9 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
 def draw(code: str, state: RoomState, view: FollowerView) -> None:
     """The view in this run, the answer box this browser's own."""
     at = LectureStep(state.plan_id, view.plan, view.number, room=code, state=state)
+    # the step's own title in the browser, as the step's page sets it (a drawing replays elements, not the page's
+    # config): what a screen reader says of the tab, and its history entry
+    st.set_page_config(page_title=document_title(f"Step {view.number} of {len(view.plan.steps)}: {at.step.title}"))
     answers.show_note()  # an answer refused since the last run (sent as the step was revealed)
 
     def box(container) -> None:

@@ -79,24 +79,36 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
 
 
 # a question with long options ran past a 1024×768 projector's bottom: once drawn, its box (the question, what it
-# refers to, the options, Reveal) is scrolled up under the header, once per page load, unless the lecturer scrolled
+# refers to, the options, Reveal) is scrolled up into view, once per page load, unless the lecturer scrolled. Only as
+# far as it needs, and never so far that the lecture bar goes under Streamlit's header: scrolled to the box's top (as
+# it was), the bar's buttons and title were cut (the default plan's step 2 on a projector's first load)
 IN_VIEW = """<script>
 (() => {
   const win = window.parent || window, doc = win.document;
   if (win.__attnvizQuestionInView) return;
-  win.__attnvizQuestionInView = true;
+  win.__attnvizQuestionInView = performance.now();  // when it started (a test waits for its 5 s to pass)
   let stopped = false;
   const stop = () => { stopped = true; };
   win.addEventListener('wheel', stop, {once: true, passive: true});
   win.addEventListener('touchmove', stop, {once: true, passive: true});
+  const scroller = (e) => {  // the element that scrolls the page (Streamlit's main area)
+    for (let p = e.parentElement; p; p = p.parentElement)
+      if (p.scrollHeight > p.clientHeight + 1 && /auto|scroll/.test(win.getComputedStyle(p).overflowY)) return p;
+    return doc.scrollingElement;
+  };
   const start = performance.now();
   const timer = win.setInterval(() => {  // for 5 s: the page's last parts (fonts, pictures) still move it down
     const box = doc.querySelector('.st-key-lecture_question');
     if (stopped || performance.now() - start > 5000) { win.clearInterval(timer); return; }
-    if (box && box.querySelector('button') && box.getBoundingClientRect().bottom > win.innerHeight + 1) {
-      box.style.scrollMarginTop = '4rem';
-      box.scrollIntoView({block: 'start'});
-    }
+    if (!box || !box.querySelector('button')) return;
+    const below = box.getBoundingClientRect().bottom + 8 - win.innerHeight;  // the box's px under the screen's edge
+    // the bar's row: the bar and its Students button beside it (taller, so it starts higher)
+    const bar = doc.querySelector('.attnviz-lecture-bar'), header = doc.querySelector('[data-testid="stHeader"]');
+    const row = bar && (bar.closest('[data-testid="stHorizontalBlock"]') || bar);
+    const room = row && header ? row.getBoundingClientRect().top - header.getBoundingClientRect().bottom : below;
+    // whole pixels (a scroll moves by those): the bar's top stops at or below the header's bottom edge
+    const by = Math.floor(Math.min(below, room));
+    if (by >= 1) scroller(box).scrollBy(0, by);
   }, 200);
 })();
 </script>"""

@@ -14,7 +14,7 @@ from attnviz.errors import AttnvizError
 from attnviz.lecture.plan import Step
 from attnviz.lecture.record import StepFigure, StepRecord, StepViewer, record_html
 from attnviz.notebook.inputs import run_input
-from ui.lecture.handout_figures import MAKERS, head_of, shared_run, step_figures
+from ui.lecture.handout_figures import RUNS_THE_SENTENCE, head_of, step_figures
 from ui.lecture.plans import plan_by_id
 from ui.lecture.step_state import asked, right_answer, step_view
 from ui.lecture.store import lecture_store
@@ -32,7 +32,7 @@ def room_record(code: str, key: str) -> str:
     records, figures, viewers = [], [], []
     for number, step in enumerate(plan.steps, start=1):
         figures += handout_figures(number, step)
-        if MAKERS.get(step.page) is shared_run:
+        if step.page in RUNS_THE_SENTENCE:
             with contextlib.suppress(AttnvizError):  # a step whose text cannot run has no entry (its figures say why)
                 viewers.append(StepViewer(number, run_input(step_view(step).run()).sets[0], head_of(step)[0]))
         if step.answer is None:
@@ -51,7 +51,7 @@ def room_record(code: str, key: str) -> str:
 def handout_figures(number: int, step: Step) -> list[StepFigure]:
     """The step's figures; one that cannot be made is said in its place (the rest of the handout is made)."""
     try:
-        return [StepFigure(number, f.html, f.caption) for f in step_figures(step)]
+        return [StepFigure(number, f.html, f.caption, f.shows) for f in step_figures(step)]
     except AttnvizError as err:
         return [StepFigure(number, "", f"This step's figure could not be made: {err}")]
     except Exception as err:  # a handout of the other steps is worth more than none

@@ -149,7 +149,8 @@ def rerun_fragment(session, fragment: str) -> None:
         broke("wake", err)
 
 
-RECONNECT_JS = """<script>
+# marked as a script alone (ui/accessibility.py): it takes no room (a row's gap under the lecture bar)
+RECONNECT_JS = """<span class="attnviz-script" hidden></span><script>
 (() => {
   const w = window.parent || window;
   if (w.__attnvizReconnect) return;
