@@ -23,7 +23,7 @@ from attnviz.lecture.kinds.base import answers_said, numbers
 from ui.charts import plotly_chart
 
 MARK = "✓ right"  # the right option's word, beside its label
-BESIDE_CHART_PX = 250  # the histogram's height before the projector's type adds its room (about 100 px)
+BESIDE_CHART_PX = 200  # the histogram's height before the projector's type adds its room (about 100 px)
 
 
 def draw_beside(spec, right: Right, ask: Ask, values: list[str], reveal: Reveal) -> None:
@@ -69,9 +69,9 @@ def model_table(labels, counts: list[int], marks: list[bool], figure: RowsFigure
             + ("<th scope='col'>class</th>" if total else "") + f"<th scope='col'>{html.escape(name)}</th></tr>")
     rows = []
     for label, count, weight, right_one in zip(labels, counts, weights, marks, strict=True):
-        picked = f"<td>{count}{bar(count / most, 1.5)}</td>" if total else ""
+        picked = f"<td>{count}{bar(count / most, 1.2)}</td>" if total else ""
         rows.append(f"<tr{RIGHT_ROW if right_one else ''}><th scope='row'>{html.escape(str(label))}"
-                    f"{MARK_HTML if right_one else ''}</th>{picked}<td>{weight:.2f}{bar(weight, 2.5)}</td></tr>")
+                    f"{MARK_HTML if right_one else ''}</th>{picked}<td>{weight:.2f}{bar(weight, 2)}</td></tr>")
     said = (f"A {figure.axis_words[1]} a row: how many picked it ({answers_said(total)}), then the {name}'s weight"
             if total else f"The class gave no answers: a {figure.axis_words[1]} a row, the {name}'s weight")
     return f"<table class='tally rows'><caption>{html.escape(said)}</caption>{head}{''.join(rows)}</table>"
@@ -115,7 +115,9 @@ CSS = f"""<style>
 .tally .mark {{ white-space: nowrap; }}
 .tally-track {{ display: block; max-width: 100%; margin-top: 0.15rem; }}
 .tally-bar {{ display: block; height: 0.7rem; background: {CLASS}; }}
-.tally.rows .tally-track {{ display: inline-block; margin: 0 0 0 0.25rem; vertical-align: middle; }}
+.tally.rows {{ font-size: 1.05rem; }}
+.tally.rows th, .tally.rows td {{ padding-top: 0; padding-bottom: 0; line-height: 1.15; }}
+.tally.rows .tally-track {{ display: inline-block; margin: 0 0 0 0.2rem; vertical-align: middle; }}
 .tally tr.right .tally-bar {{ background: {RIGHT}; }}
 .chart-words {{ font-size: 1.05rem; margin: 0; }}
 </style>"""
