@@ -12,7 +12,7 @@ from attnviz.lecture import step_link
 from attnviz.lecture.store.base import clean_code
 from ui import streamlit_private
 from ui.lecture import follower_view
-from ui.lecture.follow import navigate
+from ui.lecture.follow import close_phone_sidebar, navigate
 from ui.lecture.plans import plan_by_id
 from ui.lecture.store import lecture_store, store_message
 
@@ -41,6 +41,7 @@ try:
             st.query_params["room"] = code
         follower_view.follow_room(code)  # first on the page, where a step's page has its bar
         streamlit_private.reload_page_on_reconnect()  # a page whose server process died loads its link again
+        close_phone_sidebar()  # a reload kept a phone's open menu over the step's bar
         st.stop()
     plan = plan_by_id(state.plan_id)
 except AttnvizError as err:

@@ -12,7 +12,7 @@ from attnviz.lessons.kv_cache.decoding import (
     trained_for,
     writes_text,
 )
-from attnviz.lessons.kv_cache.figures import memory_figure, timing_figure, timing_sentence
+from attnviz.lessons.kv_cache.figures import memory_figure, step_sentence, timing_figure, timing_sentence
 from attnviz.lessons.kv_cache.memory import human_bytes, known_models_table, variants_of
 from ui.charts import plotly_chart
 from ui.heatmap_widget import heatmap
@@ -80,13 +80,8 @@ with ui.guard("The KV-cache lesson"):
         head = pick[2].selectbox("Query head", list(range(model.n_heads)), key="kv_head", **ui.BOUND)
         v = _step_view(spec, view.device, prompt, int(n_new), step, layer, head)
         n = len(v.labels)
-        group = model.n_heads // model.n_kv_heads
-        st.markdown(f"Step {step}: the context holds **{n} tokens**; the newest, **{v.labels[-1]}**, asks what comes "
-                    f"next, and the model picks **{v.new_token}**. Query head {head} reads K/V head {v.kv_head} (shared "
-                    f"by {group} query heads). With the cache this step computed, in each layer, {model.n_heads} new "
-                    f"queries (one per query head) but only **{model.n_kv_heads} new keys** and {model.n_kv_heads} new "
-                    f"values (one per K/V head): the last row of K and V below; the other {n - 1} rows were read from "
-                    "memory.")
+        st.markdown(step_sentence(step, n, v.labels[-1], v.new_token, head, v.kv_head, model.n_heads,
+                                  model.n_kv_heads))
     heatmap(v.query, [v.labels[-1]], None, key="kv_q", kind="signed",
             title=f"the new query q (layer {layer}, head {head}, after RoPE)", x_title="feature of d_head")
     left, right = st.columns(2)

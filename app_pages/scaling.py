@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 from attnviz.lessons.scaling import figures as sf
 from attnviz.lessons.scaling.experiments import (
+    VARIANCE_SAMPLES,
     dot_product_variance_experiment,
     entropy_per_layer,
     gradient_experiment,
@@ -23,7 +24,12 @@ def _experiments(d_ks: tuple[int, ...]):
 view = ui.open_page("Scaling lab: why divide by √d_k?",
                     "Attention scores are dot products q·k. This page shows, with random vectors and then with the real "
                     "model, what happens to them, to the softmax and to its gradient when d_k grows, and what 1/√d_k "
-                    "fixes.", settings=("text", "model", "mask"))  # its own scale factors, not the shared one
+                    "fixes.", settings=("text", "model", "mask"),  # its own scale factors, not the shared one
+                    # a lecture's question here is about parts 1-3's random vectors at the slider's d_k, not the
+                    # sentence (part 4's): the question says what is measured
+                    subject=ui.Subject("What is measured", "scale_dk", "64", says=(
+                        f"q · k, the unscaled dot product, over {VARIANCE_SAMPLES:,} random pairs q, k of d_k = {{}} "
+                        "entries, each entry drawn from N(0, 1)")))
 
 with ui.guard("The scaling lab"):
     with st.spinner("Drawing random vectors (first time only)…"):

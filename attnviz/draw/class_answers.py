@@ -13,9 +13,26 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.draw.palette import CLASS, RIGHT
+from attnviz.draw.plotting import plain_text
 
 BINS = 12
 MARK = "✓ right"  # the words on the right answer's bar
+LABEL_LINE = 12  # characters per line of an option's label under its bar
+
+
+def wrapped(text: str, width: int = LABEL_LINE) -> str:
+    """A label in lines of about `width` characters, joined by <br>, broken between words (a word longer than that
+    keeps its line): plotly turns labels that do not fit side by side, and on a 390 px phone "every region the same"
+    turned and ran off the chart's bottom."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines) or text
+
+
 NO_ANSWERS = "No answers from the class"  # said in the plot itself, where its bars would be
 
 
@@ -47,7 +64,13 @@ def choice_figure(options: tuple[str, ...], counts: list[int], right: str | None
     # two lines: plotly does not wrap a title, and on a phone one line was cut
     title = class_said(sum(counts)) + (f"<br>hatched, {MARK}: the right answer" if right else "")
     fig.update_yaxes(tickformat="d", rangemode="tozero", dtick=1 if max(counts, default=0) <= 10 else None)
-    fig.update_layout(title={"text": title, "font": {"size": 15}}, yaxis_title="students", height=340,
+    # each option's label level, in lines (the wider the bars, the longer a line), and the margin under the plot
+    # grown to hold them, the chart with it past two lines
+    labels = [wrapped(plain_text(o), max(LABEL_LINE, 48 // max(len(options), 1))) for o in options]
+    lines = max((label.count("<br>") + 1 for label in labels), default=1)
+    fig.update_xaxes(tickvals=list(options), ticktext=labels, tickangle=0, automargin=True)
+    fig.update_layout(title={"text": title, "font": {"size": 15}}, yaxis_title="students",
+                      height=340 + 16 * max(lines - 2, 0),
                       margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False)
     if not sum(counts):
         none_said(fig)

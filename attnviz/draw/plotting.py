@@ -167,6 +167,8 @@ def legend_below_axis_title(d: dict) -> dict:
     margin = lay.setdefault("margin", {})
     below = int(2 * px + 30)  # the tick labels and the axis title under the plot
     margin["b"] = max(margin.get("b") or 0, below + int(px * 1.6) + 12)  # ... and one row of legend
-    plot_px = (lay.get("height") or 450) - (margin.get("t") or 100) - margin["b"]
-    legend.update(y=-below / max(plot_px, 60), yanchor="top")
+    # the legend at the figure's bottom edge (plotly's "container"), growing upwards, and the plot kept above it with
+    # room for the axis: placed in the plot's fractions, a legend that wrapped to more rows than one (four in a
+    # projector's narrow column) pushed the margin, the plot shrank, and its first row landed on the axis title
+    legend.update(yref="container", y=0, yanchor="bottom")
     return d

@@ -4,12 +4,16 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import re
+
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_heatmap, has_heatmap, page_text, run_app
 
 from attnviz.engine.kv_cache import HALF_BYTES, kv_cache_bytes_per_token
+from attnviz.lecture import load_plan
 from attnviz.lessons.kv_cache.decoding import agreement, step_view
+from attnviz.paths import LECTURES
 
 PAGE = "app_pages/kv_cache.py"
 PROMPT = "the cat sat on the mat . the cat"
@@ -98,6 +102,29 @@ def test_the_default_prompt_shows_tiny_llama_continuing_a_copy_and_says_what_it_
     text = page_text(at)
     assert f"wrote: **{' '.join(expected)}**" in text
     assert "attnviz-tiny-llama was trained on nothing but blocks of random words written twice" in text
+    # step 0, the page's first: the prefill computes every prompt token's keys (it said "only 2 new keys … the other
+    # 13 rows were read from memory", true of every later step alone)
+    assert f"Step 0 writes new token 1: the context holds **{wrote.n_prompt} tokens**" in text
+    assert f"keys and values of all {wrote.n_prompt} prompt tokens" in text
+    assert f"the other {wrote.n_prompt - 1} rows were read from memory" not in text
+
+
+def test_the_lectures_kv_step_opens_at_the_step_its_question_asks_about(tiny_llama):
+    """The default plan asks about "its 10th new token": the step opened at (kv_step) writes it, and says so; the
+    step opened at Step 0 until its state named one."""
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    s = next(s for s in plan.steps if s.page == "kv_cache")
+    asked = int(re.search(r"(\d+)(?:st|nd|rd|th) new token", s.question).group(1))
+    state = dict(s.state)
+    at = run_app(state, page=PAGE)
+    assert_healthy(at)
+    assert at.slider(key="kv_step").value == asked - 1
+    cached = tiny_llama.generate(at.text_input(key="kv_prompt").value, max_new_tokens=at.number_input(key="kv_new").value,
+                                 cache=True)
+    text = page_text(at)
+    n = cached.n_prompt + asked - 1
+    assert f"Step {asked - 1} writes new token {asked}: the context holds **{n} tokens**" in text
+    assert f"only **{tiny_llama.n_kv_heads} new keys**" in text and f"the other {n - 1} rows were read from memory" in text
 
 
 def test_one_new_token_draws_its_one_step_without_a_slider(tiny_llama):

@@ -210,6 +210,15 @@ def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_th
     assert [pills.format_func(o) for o in options] == [f"{'ABCD'[i]}. {o}" for i, o in enumerate(options)]
     assert "<b>A.</b>" not in page_text(follower)  # the answer box under the question holds the lettered options
 
+    # a question about a page's setting says what is measured at it, not the shared sentence the page also reads
+    # (step 9 showed «The animal didn't cross the street…» under "the variance of q · k at d_k = 512")
+    scaling = next(k for k, s in enumerate(plan.steps, 1) if s.page == "scaling_lab" and s.question)
+    at = run_app(dict(step_query(plan.step(scaling), lecture="attention", number=scaling)), page=FILES["scaling_lab"])
+    text = page_text(at)
+    assert (f"What is measured: q · k, the unscaled dot product, over 4,000 random pairs q, k of d_k = "
+            f"{dict(plan.step(scaling).state)['scale_dk']} entries, each entry drawn from N(0, 1)") in text
+    assert "The sentence:" not in text and "The animal" not in text
+
     token = next(k for k, s in enumerate(plan.steps, 1) if s.answer and s.answer.kind == "token")
     step = plan.step(token)
     store.go_to(code, key, token)

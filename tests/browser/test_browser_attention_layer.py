@@ -120,3 +120,26 @@ def test_on_a_phone_the_pictures_titles_do_not_overlap(server, step):
         page.locator(".st-key-figure_pictures").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_phone_titles.png"))
         assert not exceptions_on(page)
+
+
+# the one-query picture as drawn: its chart's box, its title's lines, the picture and the colour bar's fill
+PICTURE_PARTS = """() => { const chart = document.querySelector('.st-key-figure_picture [data-testid="stPlotlyChart"]');
+  const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, height: r.height}; };
+  return {chart: box(chart.querySelector('.main-svg')), title: [...chart.querySelectorAll('.gtitle')].map(box),
+          picture: box(chart.querySelector('image')), bar: box(chart.querySelector('.colorbar .cbfills'))}; }"""
+
+
+def test_on_a_phone_the_one_query_pictures_title_is_whole_and_its_colour_bar_no_taller(server):
+    """Step 3 of the default lecture on a 390×844 phone: the title ran past the chart ("…over the 6 ×", plotly does not
+    wrap it), and the colour bar, 0.9 of a plot the picture fills only part of, was twice the grid's height."""
+    with chromium_page(390, 844) as page:
+        page.goto(f"{server}/attention_layer?al_step=a&al_query=sun")
+        page.wait_for_function(f"() => ({PICTURES})() >= 1", timeout=120_000, polling=100)
+        wait_for_app_idle(page)
+        parts = page.evaluate(PICTURE_PARTS)
+        assert parts["title"] and all(t["left"] >= parts["chart"]["left"] - 1 and t["right"] <= parts["chart"]["right"] + 1
+                                      for t in parts["title"]), parts
+        assert 60 < parts["bar"]["height"] <= parts["picture"]["height"] + 1, parts
+        page.locator(".st-key-figure_picture").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "attention_layer_a_phone_picture.png"))
+        assert not exceptions_on(page)

@@ -51,6 +51,13 @@ KEYPAD = ("() => document.querySelector('.st-key-lecture_answer [data-testid=\"s
           " === 'decimal'")
 
 
+# the sidebar's width on screen, and whether something lies over the bar's "Explore this view" (or its closed label)
+EXPLORE_COVERED = """() => { const side = document.querySelector('[data-testid="stSidebar"]');
+  const e = document.querySelector('.attnviz-lecture-explore, .attnviz-lecture-none'), r = e && e.getBoundingClientRect();
+  const top = r && document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {sidebar: side ? Math.round(side.getBoundingClientRect().width) : 0, covered: e ? !e.contains(top) : null}; }"""
+
+
 def start_room(page, server, passphrase: str = "") -> tuple[str, str, str]:
     """Upload the plan, start its room -> (projector link, notes link, follow link) as the Lecture page gives them.
     passphrase: the lecturers' (a server where this browser is not on the server's machine: the class server's)."""
@@ -114,6 +121,15 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             top = student.evaluate(ANSWER_TOP)
             assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
             assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
+        # a phone's sidebar (the app's menu) opened, then the page reloaded: Streamlit kept it open, over the step's
+        # bar and "Explore this view", until closed; a follower's page load now closes it
+        menu = students[1]
+        menu.get_by_test_id("stExpandSidebarButton").click()
+        menu.wait_for_function(f"() => ({EXPLORE_COVERED})().sidebar > 100", timeout=30_000, polling=100)
+        menu.reload()
+        follower_at(menu, 1, "Where does 'ran' look?")
+        menu.wait_for_function(f"() => ({EXPLORE_COVERED})().sidebar === 0", timeout=30_000, polling=100)
+        assert menu.evaluate(EXPLORE_COVERED)["covered"] is False
         students[0].screenshot(path=str(ARTIFACTS / "follow_phone_before_reveal.png"), full_page=True)
         students[0].screenshot(path=str(ARTIFACTS / "follow_phone_first_screen.png"))  # what a student sees
 

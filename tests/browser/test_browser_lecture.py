@@ -46,6 +46,14 @@ POPOVER_LINKS = """() => { const body = document.querySelector('[data-testid="st
             copy: !!box.querySelector('button[aria-label="Copy to clipboard"]')}; }); }"""
 
 
+# each QR code in the Students popover: is it whole inside the popover's box (not scrolled away in it) and the window
+CODES_IN_VIEW = """() => { const body = document.querySelector('[data-testid="stPopoverBody"]').getBoundingClientRect();
+  return [...document.querySelectorAll('.st-key-lecture_follow_qr img, .st-key-lecture_qr img')].map(img => {
+    const r = img.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, popover: [body.top, body.bottom], whole: r.height > 100
+            && r.top >= body.top - 1 && r.bottom <= body.bottom + 1 && r.bottom <= window.innerHeight + 1}; }); }"""
+
+
 def open_students(page, inside: str) -> None:
     """Open the bar's Students popover and wait for `inside` (a selector) in it. The click waits for a quiet page: a
     step's first load can start one more run (a component's first value), and a click while that run's elements are
@@ -155,6 +163,14 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             wait_for_app_idle(beamer)
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_revealed_present.png"))
 
+            # both codes whole in the popover and the window at 1024×768: one above the other, "This view"'s ran
+            # past the popover's bottom, to be found by scrolling inside it
+            beamer.mouse.move(500, 400)
+            beamer.mouse.wheel(0, -20_000)
+            open_students(beamer, ".st-key-lecture_qr img")
+            beamer.wait_for_timeout(500)
+            codes = beamer.evaluate(CODES_IN_VIEW)
+            assert len(codes) == 2 and all(c["whole"] for c in codes), codes
             png = students_qr(beamer)  # the QR code of this view, for the students
             beamer.screenshot(path=str(ARTIFACTS / "lecture_qr_present.png"))
             links = links_in_the_popover(beamer)  # the room's follow link and this view's, inside the popover

@@ -7,6 +7,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import math
+import re
 
 import pytest
 import torch
@@ -58,14 +59,30 @@ def it_animal(s) -> list[str]:
 
 
 def variance(s) -> list[str]:
-    measured = dot_variance(512)
-    return [f"measured here: {measured:.0f}", f"about ±{math.sqrt(measured):.0f}"]
+    """The right answer is the theory's d_k, and the explanation says so first; the lab's measurement is a sample's
+    estimate, said as one (the walk found "The right answer: 488.7" above an explanation that said 512)."""
+    d_k = int(state(s)["scale_dk"])
+    assert (s.answer.expected, s.answer.quantity) == (d_k, ""), "the right answer is d_k itself, marked in the plan"
+    measured = dot_variance(d_k)
+    return [f"{d_k}, the theory's value", f"random pairs: {measured:.0f} (measured here)", f"a sample's estimate of {d_k}",
+            f"about ±{math.sqrt(measured):.0f}"]
+
+
+def largest_shuffle_change(text: str) -> tuple[float, int, int]:
+    """The toy's largest |Δ| weight after the shuffle, over every layer and head, and the (layer, head) holding it."""
+    res = permutation_demo(attnviz.load_model("toy"), text)
+    per_head = (res.attentions - res.attentions_back).abs().amax(dim=(-1, -2))  # (L, H)
+    layer, head = divmod(int(per_head.argmax()), per_head.shape[1])
+    return float(per_head.max()), layer, head
 
 
 def shuffle(s) -> list[str]:
     plain = permutation_demo(attnviz.load_model("toy-nopos"), state(s)["text"]).attention_difference
-    placed = permutation_demo(attnviz.load_model("toy"), state(s)["text"]).attention_difference
-    return [f"float rounding, {plain:.0e}", f"by up to {placed:.2f}"]
+    placed, layer, head = largest_shuffle_change(state(s)["text"])
+    # the step opens on the map that holds the largest change, so the figure quoted is the one on screen
+    assert (int(state(s)["pos_layer"]), int(state(s)["pos_head"])) == (layer, head)
+    return [f"float rounding, {plain:.0e}", f"by up to {placed:.2f} over its 2 layers and 2 heads (in layer {layer}, "
+            f"head {head}, the map shown)"]
 
 
 def cross(s) -> list[str]:
@@ -103,6 +120,63 @@ def find_head(s) -> list[str]:
     words = {6: "six"}
     return [f"Layer 3, head 1 ({pair[3, 1]:.2f})", f"layer 5, head 11 ({pair[5, 11]:.2f})",
             f"more than {pair[:3].max():.2f}", f"{words.get(many, many)} of the 16 queries"]
+
+
+def it_animal_notes(s) -> list[str]:
+    m = attnviz.load_model()
+    a = m.run(state(s)["text"]).attentions  # (6, 12, 16, 16)
+    others = torch.cat([a[3, :1, 10, 2], a[3, 2:, 10, 2]])
+    wide = m.run(state(s)["text"].replace("tired", "wide")).attentions[3, 1, 10]
+    return [f'gives {a[3, 1, 10, 2]:.2f} of its weight to "animal"', f"at most {others.max():.2f}",
+            f'this head then gives [CLS] {wide[0]:.2f} and "animal" {wide[2]:.2f}']
+
+
+def shuffle_notes(s) -> list[str]:
+    placed, layer, head = largest_shuffle_change(state(s)["text"])
+    return [f"by up to {placed:.2f} over the toy's 2 layers and 2 heads, in layer {layer}, head {head}"]
+
+
+def unscaled_notes(s) -> list[str]:
+    d_head = attnviz.load_model().d_head
+    return [f"√d_k ≈ {math.sqrt(d_head):.1f} times larger (d_head = {d_head})"]
+
+
+def find_head_notes(s) -> list[str]:
+    a = attnviz.load_model().run(IT_ANIMAL).attentions
+    many = int((a[5, 11, :, 2] >= 0.5).sum())
+    return [f'{ {6: "six"}.get(many, many)} of the {a.shape[-1]} queries give "animal" 0.5 or more']
+
+
+NOTES = [("attention", "Self-attention in a real model", it_animal_notes), ("attention", "Positions", shuffle_notes),
+         ("extended", "The same sentence without", unscaled_notes), ("extended", "Find the head", find_head_notes)]
+
+
+@pytest.mark.parametrize("plan_id, title, figures", NOTES, ids=[f"{p}-{t}" for p, t, _ in NOTES])
+def test_a_figure_quoted_in_the_notes_is_attnvizs(plan_id, title, figures):
+    """The presenter notes quote figures too (what the lecturer says aloud): recomputed the same way."""
+    s = step(plan_id, title)
+    notes = " ".join(s.notes.split())
+    for figure in figures(s):
+        assert figure in notes, f"{title}: {figure!r} not in {notes!r}"
+
+
+# a sentence that says numbers are printed in a heatmap's cells: whether they are depends on the screen (a projector's
+# 20 px type needs cells a 1024 × 768 screen cannot give the step-by-step chain), so it names the screens it means,
+# and tests/browser/test_browser_projector.py checks each. "every number fits inside its cell" on step 7 was false on
+# the projector, which showed none.
+NUMBERS_IN_CELLS = re.compile(r"\bnumbers?\b[^.]*\bcells?\b|\bcells?\b[^.]*\bnumbers?\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("plan_id", ["attention", "extended", "heads_under_test"])
+def test_a_sentence_about_numbers_in_cells_names_the_screens_it_means(plan_id):
+    plan = load_plan(LECTURES / f"{plan_id}.toml", PAGES)
+    for k, s in enumerate(plan.steps, start=1):
+        for field in ("notes", "explain"):
+            for sentence in re.split(r"(?<=[.])\s", " ".join((getattr(s, field) or "").split())):
+                if NUMBERS_IN_CELLS.search(sentence):
+                    assert "projector" in sentence and re.search(r"phone|laptop", sentence), \
+                        f"{plan_id} step {k} {field}: {sentence!r} says numbers are in the cells without saying on " \
+                        "which screens (a projector prints fewer)"
 
 
 CHECKS = [("attention", "Why attention?", why_attention), ("attention", "Attention as a layer: one query", one_query),

@@ -56,6 +56,17 @@ def test_variance_figure_draws_the_measured_variances(variance):
     assert decode_plotly_array(ring["x"]).tolist() == [16, 16]
 
 
+def test_the_variance_axes_label_the_top_and_stay_level():
+    """On the lab's grid (1 to 512) the variance axis is labelled up to 512 (its decades stopped at 100, under a line
+    that rises to 512), and the d_k axis labels four values, level: its ten, turned upright in a projector's narrow
+    column beside the class's answers, ran into the legend under the axis."""
+    exp = dot_product_variance_experiment(sf.D_K_GRID, n_samples=200)
+    lay = sf.variance_figure(exp, highlight=512).layout
+    assert list(lay.yaxis.tickvals) == [1, 8, 64, 512] == [int(t) for t in lay.yaxis.ticktext]
+    assert list(lay.xaxis.tickvals) == [1, 8, 64, 512] and lay.xaxis.tickangle == 0
+    assert list(lay.xaxis.minor.tickvals) == list(sf.D_K_GRID) and lay.xaxis.minor.showgrid  # each d_k: a line
+
+
 def test_a_d_k_outside_the_experiment_is_a_clear_error(variance):
     with pytest.raises(AttnvizError, match="d_k = 3"):
         sf.dot_product_histogram_figure(variance, 3)

@@ -3,9 +3,12 @@ model's exact match falls as the source grows, the attention model's holds; the 
 
 import pytest
 import torch
+from apptest_helpers import app_menu
 
+from attnviz.lecture import load_plan
 from attnviz.lessons.why_attention import bottleneck as lesson
 from attnviz.lessons.why_attention import figures as wf
+from attnviz.paths import LECTURES
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,16 @@ def test_payload_and_sentences_carry_the_measured_figures(curve):
     assert payload["x"] == curve.bins and payload["lines"]["fixed-size vector"] == curve.bottleneck
     text = " ".join(lesson.sentences(curve))
     assert f"{100 * curve.bottleneck[-1]:.1f}%" in text and f"{100 * curve.attention[-1]:.1f}%" in text
+
+
+def test_the_lectures_notes_quote_the_measured_curve(curve):
+    """The default lecture's step 2 says these figures aloud (its presenter notes): they are this curve's."""
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    notes = " ".join(next(s for s in plan.steps if s.page == "why_attention").notes.split())
+    low, high = min(curve.attention), max(curve.attention)
+    assert (f"falls from {100 * curve.bottleneck[0]:.0f} % on the shortest sources to {100 * curve.bottleneck[-1]:.0f} "
+            "% on the longest") in notes
+    assert f"stays at {100 * low:.1f}–{100 * high:.0f} % in every length bin" in notes
 
 
 def test_alignment_reads_each_number_where_it_is_written():

@@ -40,7 +40,7 @@ from ui.accessibility import document_title
 from ui.across_pages import current_page
 from ui.announce import announce
 from ui.lecture.addresses import class_base, loopback_warning, short_view_link
-from ui.lecture.follow import explore_link, poll_room, wait_for_store
+from ui.lecture.follow import close_phone_sidebar, explore_link, poll_room, wait_for_store
 from ui.lecture.gate import closed_until_reveal
 from ui.lecture.lecture_step import LectureStep
 from ui.lecture.plans import plan_by_id
@@ -178,6 +178,7 @@ def draw_bar() -> LectureStep | None:
                        'back to following.">Explore this view</a>')
         st.html(BAR_CSS + '<div class="attnviz-lecture-bar"><span class="attnviz-lecture-where">'
                 f"<b>Step {at.number} of {n}</b> · {html.escape(at.step.title)}</span>{explore}</div>")
+        close_phone_sidebar()
         poll_room(at)
         return at
     left, right = st.columns([5, 1.35], vertical_alignment="center")
@@ -198,21 +199,25 @@ def show_link(link: str, key: str) -> None:
 
 def students_popover(at: LectureStep) -> None:
     """The room's follow link (one per lecture) and this view, each as a QR code, at the address the class can
-    reach; a loopback address is said."""
+    reach; a loopback address is said. The two codes side by side: one above the other ran 710 px down, and a
+    1024 × 768 projector's popover cut "This view"'s code off (a narrow screen stacks them again)."""
     base = class_base(at.step.page)
-    if at.room:
-        follow = follow_link(base, at.room)
-        st.markdown(f"**Follow the lecture** (room {at.room}): every student's screen moves with the projector and "
-                    "they answer its questions.")
-        with st.container(key="lecture_follow_qr"):
-            st.image(students_qr(follow), width=260, output_format="PNG")  # JPEG would blur the modules
-        show_link(follow, "lecture_follow_link")
-    loopback_warning(base)  # under the follow code: the code first on a projector's short screen
-    if closed_until_reveal(at):
-        st.markdown("**This view** (the page to explore alone) gets its code after Reveal: before that it would show "
-                    "the class the figures that answer the question.")
-    else:
-        view_code(at, base)
+    follow_box, view_box = st.columns(2, gap="medium") if at.room else (None, st.container())
+    if follow_box is not None:
+        with follow_box:
+            follow = follow_link(base, at.room)
+            st.markdown(f"**Follow the lecture** (room {at.room}): every student's screen moves with the projector "
+                        "and they answer its questions.")
+            with st.container(key="lecture_follow_qr"):
+                st.image(students_qr(follow), width=260, output_format="PNG")  # JPEG would blur the modules
+            show_link(follow, "lecture_follow_link")
+    with view_box:
+        if closed_until_reveal(at):
+            st.markdown("**This view** (the page to explore alone) gets its code after Reveal: before that it would "
+                        "show the class the figures that answer the question.")
+        else:
+            view_code(at, base)
+    loopback_warning(base)  # under the codes: they come first on a projector's short screen
     if at.presenter:
         with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
             st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
@@ -226,7 +231,7 @@ def view_code(at: LectureStep, base: str) -> None:
     link = short_view_link(f"{base}/{at.step.page}" if at.step.page else f"{base}/", view_query)
     st.markdown("**This view**: the same page and settings, to explore alone (no lecture bar).")
     with st.container(key="lecture_qr"):
-        st.image(students_qr(link), width=220 if at.room else 340, output_format="PNG")
+        st.image(students_qr(link), width=260 if at.room else 340, output_format="PNG")
     show_link(link, "lecture_view_link")
 
 

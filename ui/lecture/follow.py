@@ -111,6 +111,33 @@ def navigate(link: str) -> None:
     st.caption(f"Moving to the lecture's step… ([open it]({link}))")
 
 
+# Streamlit keeps a sidebar its reader opened open across reloads (its localStorage); on a phone the sidebar lies
+# over the page, and a follower's reload then opened on the app's menu, over the step's bar and "Explore this view".
+# A follower's page load closes it on a screen where it lies over the page (Streamlit's md breakpoint, 768 px), as
+# its own button would (which also remembers it closed); opened again later, it stays open until the next load.
+PHONE_SIDEBAR_CLOSED = """<script>
+(() => {
+  const win = window.parent || window, doc = win.document;
+  if (win.__attnvizPhoneSidebar) return;
+  win.__attnvizPhoneSidebar = true;
+  if (!win.matchMedia('(max-width: 768px)').matches) return;
+  let tries = 0;
+  const timer = win.setInterval(() => {
+    // open: closed now; closed (the header's button to open it): left to the reader from here on
+    const open = doc.querySelector('[data-testid="stSidebarCollapseButton"] button[aria-expanded="true"]');
+    const closed = doc.querySelector('[data-testid="stExpandSidebarButton"][aria-expanded="false"]');
+    if (open) open.click();
+    if (open || closed || ++tries > 30) win.clearInterval(timer);
+  }, 100);
+})();
+</script>"""
+
+
+def close_phone_sidebar() -> None:
+    """On a phone, a follower's page opens with the sidebar closed (PHONE_SIDEBAR_CLOSED)."""
+    st.html(PHONE_SIDEBAR_CLOSED, unsafe_allow_javascript=True)
+
+
 def explore_link(at, query: list[tuple[str, str]]) -> str:
     """The ordinary page with this view's settings and the room (the way back), without the lecture's keys."""
     kept = [(k, v) for k, v in query if k not in LECTURE_KEYS] + [("room", at.room)]

@@ -21,11 +21,14 @@ from ui.present import presenting
 class Subject:
     """What a page's lecture questions are about: the page's input, named for the room ("The number, in words"), read
     from its URL key as the page reads it (the step's state), else the page's default. NO_SUBJECT: a page whose
-    questions are about what it makes itself (the induction page's random block), not the shared sentence."""
+    questions are about what it makes itself (the induction page's random block), not the shared sentence.
+    says: where the questions are about a setting rather than a text (the Scaling lab's d_k), the sentence that says
+    what is measured, with {} where the setting's value goes; it is shown as written, not quoted as a text is."""
 
     label: str
     key: str
     default: str
+    says: str = ""
 
     def value(self) -> str:
         if not self.key:
@@ -65,7 +68,9 @@ def question_box(step, subject: Subject | None, sentence: str = "", ask: Ask | N
     parts = [f"<p class='lq-ask'><b>{label}</b> {esc(asked)}</p>"]
     what, text = (subject.label, subject.value()) if subject is not None else ("The sentence", sentence)
     spec = step.answer
-    if what and text.strip():
+    if subject is not None and subject.says:
+        parts.append(f"<p class='lq-about'>{esc(what)}: {esc(subject.says.format(text.strip()))}</p>")
+    elif what and text.strip():
         query = str(getattr(spec, "query", "") or "")  # a question about one query token: in bold in its sentence
         parts.append(f"<p class='lq-about'>{esc(what)}: «{marked(text.strip(), query)}»</p>")
     if options and ask is not None and ask.lettered:

@@ -9,10 +9,8 @@ from functools import lru_cache
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture.kinds.base import StepRun, token_position
-from attnviz.lessons.scaling.experiments import dot_product_variance_experiment
+from attnviz.lessons.scaling.experiments import VARIANCE_SAMPLES, dot_product_variance_experiment
 from attnviz.lessons.scaling.figures import D_K_GRID
-
-VARIANCE_SAMPLES = 4000  # the Scaling lab's experiment's default (app_pages/scaling.py)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,12 @@ from attnviz.lessons.attention_layer.regions import Regions
 
 VEIL = [[0.0, "rgba(0,0,0,0.75)"], [1.0, "rgba(0,0,0,0)"]]  # weight 0 -> 75 % dark, the largest -> clear
 FONT = {"size": 14}
+# the veil's colour bar, from the top of the plot down, and never taller than the picture beside it: a picture keeps
+# its shape, so on a phone it is shorter than the plot (390 px wide: about 225 px of 354), and a bar of 0.9 of the plot
+# was twice the grid's height. 180 px fits a 360 px phone's picture; a wider screen's picture is taller than the bar.
+COLOUR_BAR_PX = 180
+COLOUR_BAR = {"title": {"text": "weight", "side": "right"}, "tickfont": FONT, "thickness": 14, "lenmode": "pixels",
+              "len": COLOUR_BAR_PX, "y": 1.0, "yanchor": "top"}
 
 
 def _picture_source(png: bytes) -> str:
@@ -32,20 +38,21 @@ def _add_weighted_picture(fig: go.Figure, png: bytes, regions: Regions, weights:
     fig.add_trace(go.Heatmap(
         z=grid, x=regions.col_edges, y=regions.row_edges, zmin=0.0, zmax=top, colorscale=VEIL, customdata=labels,
         hovertemplate="region %{customdata}<br>weight %{z:.3f}<extra></extra>", showscale=colorbar,
-        colorbar={"title": {"text": "weight", "side": "right"}, "tickfont": FONT, "thickness": 14, "len": 0.9},
+        colorbar=COLOUR_BAR,
         texttemplate="%{z:.2f}" if show_values else None, textfont={"size": 13, "color": "white"},
         xgap=1, ygap=1), row=row, col=col)
 
 
 def picture_with_weights(png: bytes, regions: Regions, weights, title: str) -> go.Figure:
-    """One query's weights (N,) over the picture."""
+    """One query's weights (N,) over the picture. title: its lines split by <br> (plotly does not wrap a title, and a
+    phone's 358 px cut one line of it to "…over the 6 ×")."""
     fig = make_subplots(1, 1)
     w = np.asarray(weights, dtype=np.float64)
     _add_weighted_picture(fig, png, regions, w, float(w.max()), show_values=regions.n <= 48)
     _picture_axes(fig)
-    # a title of two lines (<br>): one did not fit the projector's column beside the class's answers, nor a phone
-    fig.update_layout(height=390 + 18 * title.count("<br>"), margin={"l": 0, "r": 0, "t": 36 + 18 * title.count("<br>"),
-                      "b": 0}, title={"text": title, "font": FONT})
+    lines = title.count("<br>") + 1
+    fig.update_layout(height=370 + 20 * lines, margin={"l": 0, "r": 0, "t": 16 + 20 * lines, "b": 0},
+                      title={"text": title, "font": FONT})
     return fig
 
 

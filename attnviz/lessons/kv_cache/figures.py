@@ -34,6 +34,25 @@ def timing_sentence(cached: tuple[list[int], list[float]], full: tuple[list[int]
             "size and the context's length.")
 
 
+def step_sentence(step: int, n_context: int, newest: str, picked: str, head: int, kv_head: int, n_heads: int,
+                  n_kv_heads: int) -> str:
+    """What one decoding step computed, in markdown. Step i writes new token i + 1 (a question about "the 10th new
+    token" is about step 9). Step 0 is the prefill: the cache starts empty, so it computes every prompt token's keys
+    and values; each later step computes the newest token's alone and reads the others from the cache."""
+    said = (f"Step {step} writes new token {step + 1}: the context holds **{n_context} tokens**; the newest, "
+            f"**{newest}**, asks what comes next, and the model picks **{picked}**. Query head {head} reads K/V head "
+            f"{kv_head} (shared by {n_heads // n_kv_heads} query heads).")
+    if step == 0:
+        return said + (f" This first step is the prefill: the cache starts empty, so in each layer it computed the keys "
+                       f"and values of all {n_context} prompt tokens ({n_kv_heads} keys and {n_kv_heads} values per "
+                       "token, one per K/V head) and stored them. Each later step computes only its newest token's "
+                       f"{n_heads} queries, **{n_kv_heads} keys** and {n_kv_heads} values, and reads the rest from the "
+                       "cache.")
+    return said + (f" With the cache this step computed, in each layer, {n_heads} new queries (one per query head) but "
+                   f"only **{n_kv_heads} new keys** and {n_kv_heads} new values (one per K/V head): the last row of K "
+                   f"and V below; the other {n_context - 1} rows were read from memory.")
+
+
 def memory_figure(rows: list[dict], title: str) -> go.Figure:
     """Bars: KV-cache bytes per token for MHA / this model / MQA."""
     fig = go.Figure(go.Bar(x=[r["attention"] for r in rows], y=[r["bytes per token"] for r in rows],

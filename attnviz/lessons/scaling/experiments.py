@@ -61,7 +61,10 @@ class VarianceExperiment:
         return self.d_k.astype(np.float64)
 
 
-def dot_product_variance_experiment(d_k_values, n_samples: int = 4000, seed: int = 0) -> VarianceExperiment:
+VARIANCE_SAMPLES = 4000  # random pairs q, k per d_k: the Scaling lab's, its lecture question's and its quantity's
+
+
+def dot_product_variance_experiment(d_k_values, n_samples: int = VARIANCE_SAMPLES, seed: int = 0) -> VarianceExperiment:
     """Draw q, k ~ N(0, I_{d_k}) n_samples times per d_k and measure Var(q·k) and Var(q·k / √d_k)."""
     d_ks = _check_d_k_values(d_k_values)
     n_samples = _check_count("n_samples", n_samples, 2)

@@ -28,10 +28,29 @@ def _index_of(d_k_values: np.ndarray, d_k: int) -> int:
     return int(hits[0])
 
 
+def _labelled_powers(values) -> list[int]:
+    """Every third power of 2 among the values (1, 8, 64, 512), and the largest: ten labels of 20 px on a projector's
+    narrow column turned upright and ran into the legend under the axis; four stay level."""
+    ticks = [int(v) for v in values]
+    kept = [t for t in ticks if t > 0 and (t & (t - 1)) == 0 and (t.bit_length() - 1) % 3 == 0]
+    return kept + ([ticks[-1]] if ticks and ticks[-1] not in kept else [])
+
+
 def _log2_axis(d_k_values) -> dict:
-    """An x axis for d_k: logarithmic, ticks at the values tried (1, 2, 4, ...)."""
+    """An x axis for d_k: logarithmic, a grid line at each value tried (1, 2, 4, ...), labelled at _labelled_powers.
+    (Ticks outside the plot would push its labels and title down onto a legend under the axis.)"""
     ticks = [int(d) for d in d_k_values]
-    return {"type": "log", "tickvals": ticks, "ticktext": [str(d) for d in ticks], "title": {"text": "d_k"}}
+    labelled = _labelled_powers(ticks)
+    return {"type": "log", "tickvals": labelled, "ticktext": [str(d) for d in labelled], "tickangle": 0,
+            "minor": {"tickvals": ticks, "showgrid": True}, "title": {"text": "d_k"}}
+
+
+def _variance_axis(d_k_values) -> dict:
+    """The y axis of Var(q·k): logarithmic, labelled at the same powers as the d_k axis (up to 512, where the line
+    d_k ends: decades stopped at 100, under half of it)."""
+    labelled = _labelled_powers(d_k_values)
+    return {"type": "log", "tickvals": labelled, "ticktext": [str(d) for d in labelled],
+            "title": {"text": "variance (log scale)"}}
 
 
 def _highlight(fig: go.Figure, x: float, ys: list[float], row=None, col=None) -> None:
@@ -93,7 +112,7 @@ def variance_figure(exp: VarianceExperiment, highlight: int | None = None) -> go
     if highlight is not None:
         i = _index_of(exp.d_k, highlight)
         _highlight(fig, highlight, [float(exp.unscaled_variance[i]), float(exp.scaled_variance[i])])
-    fig.update_layout(xaxis=_log2_axis(exp.d_k), yaxis={"type": "log", "dtick": 1, "title": {"text": "variance (log scale)"}},
+    fig.update_layout(xaxis=_log2_axis(exp.d_k), yaxis=_variance_axis(exp.d_k),
                       # two lines, as the histogram's beside it: one was cut on a projector beside the class's answers
                       height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10}, title="Variance of the score<br>against d_k",
                       legend={"orientation": "h", "y": -0.25})
