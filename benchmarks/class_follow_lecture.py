@@ -68,8 +68,10 @@ class Student:
             key = self.answer_key(step)
             if step not in self.sent and time.monotonic() >= due[step] and key in tab.widget_ids:
                 value = self.choose(key)
-                self.sent[step] = (value[1][0] if value[0] == "string_array_value" else str(value[1]), time.monotonic())
+                self.sent[step] = (value[1][0] if value[0] == "string_array_value" else value[1], time.monotonic())
                 tab.set(key, *value)
+                if value[0] == "string_value":  # a number: typed into its form's box, then its Send pressed
+                    tab.set(f"{key}_send", "trigger_value", True)
                 try:
                     await tab.send()
                 except Exception:  # lost: the tab reconnects and the answer is sent again when the box is back
@@ -82,7 +84,7 @@ class Student:
         options = self.tab.options.get(key)
         if options:  # a token or a choice: tap one
             return "string_array_value", [self.rng.choice(options)]
-        return "double_value", float(self.rng.choice([16, 64, 256, 256, 1]))
+        return "string_value", str(self.rng.choice([16, 64, 256, 256, 1]))  # the number box is a text box
 
 
 def quantiles(values: list[float]) -> str:

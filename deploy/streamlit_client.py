@@ -267,6 +267,8 @@ class Tab:
             else:
                 setattr(w, field_name, value)
         await self.ws.send(msg.SerializeToString())
+        # a button's press (a trigger) is one run's, as the frontend sends it: not sent again with the next run
+        self.states = {wid: state for wid, state in self.states.items() if state[0] != "trigger_value"}
 
     async def _read(self) -> None:
         ws = self.ws

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 from menu_source import APP, app_menu, menu_section, menu_sections  # noqa: F401 - the tests' one import of them
 from streamlit import config
 from streamlit.components.v2 import manifest_scanner
+from streamlit.proto.Block_pb2 import Block as BlockProto
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
@@ -141,12 +143,62 @@ def drawn_heatmap(at: AppTest, key: str) -> tuple[np.ndarray, list[str], list[st
 
 
 def drawn_class_rows(at: AppTest, key: str = "lecture_class_row") -> tuple[np.ndarray, list[str], list[str]]:
-    """The class-against-the-model heatmap as (values, rows, columns), its rows the class's and the model's, however
-    the page stood it: a projector draws it upright beside the step's figure (a column each, a key token a row)."""
-    values, rows, cols = drawn_heatmap(at, key)
-    if cols and cols[-1] == "model":
-        return values.T, cols, rows
-    return values, rows, cols
+    """The class-against-the-model heatmap (a phone's) as (values, rows, columns): the class's row and the model's."""
+    return drawn_heatmap(at, key)
+
+
+class _Cells(HTMLParser):
+    """A table's rows as the text of their cells, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def class_table(at: AppTest) -> list[list[str]]:
+    """The projector's table of the class's answers beside the focus figure (ui/lecture/beside.py), as the text of
+    each row's cells (its header row first). AssertionError when the page drew none."""
+    bodies = [e.proto.body for e in at.get("html") if "class='tally" in e.proto.body]
+    assert len(bodies) == 1, f"{len(bodies)} tables of the class's answers"
+    cells = _Cells()
+    cells.feed(bodies[0])
+    return cells.rows
+
+
+def class_column_share(at: AppTest) -> float:
+    """The share of its row's width that the column holding the class's answers (the keyed container lecture_class)
+    has: the projector's column beside the focus figure."""
+    def holds(node) -> bool:
+        proto = getattr(node, "proto", None)
+        if isinstance(proto, BlockProto) and proto.id.endswith("-lecture_class"):
+            return True
+        return any(holds(child) for child in getattr(node, "children", {}).values())
+
+    todo = [at._tree]
+    while todo:
+        node = todo.pop()
+        columns = [c for c in getattr(node, "children", {}).values() if type(c).__name__ == "Column"]
+        for column in columns:
+            if holds(column):
+                return column.weight / sum(c.weight for c in columns)
+        todo.extend(getattr(node, "children", {}).values())
+    raise AssertionError("the class's answers are in no column")
 
 
 def has_heatmap(at: AppTest, key: str) -> bool:

@@ -80,9 +80,9 @@ def answer(page, step, value: int | str) -> None:
 
 def answers_problems(page, step, t: Truth, where: str) -> list[str]:
     """At Reveal, with two answers in, one right: the right answer said (the tests' own), marked where the class's
-    answers are drawn (a projector's tally beside the figure: the right row ticked; a chart, on a phone or under a
-    figure that fills the projector's screen: the right bar hatched and "✓ right", or a dashed line at the right
-    number), and the two answers counted."""
+    answers are drawn (a projector's table beside the figure: the right row "✓ right"; a chart, on a phone or under a
+    figure that fills the projector's screen: the right bar hatched and "✓ right"; a number's histogram: a dashed line
+    at the right number), and the two answers counted."""
     seen = page.evaluate(CLASS_ANSWERS)
     if seen is None:
         return [f"{where}: no class's answers"]
@@ -92,10 +92,10 @@ def answers_problems(page, step, t: Truth, where: str) -> list[str]:
               "number": [f"The right answer: {t.said} (", "; 1 of 2 answers " +
                          ("within it." if getattr(step.answer, "tolerance", 0) else "gave it.")]}[kind]
     problems = [f"{where}: {w!r} is not said: {text[:400]!r}" for w in wanted if w not in text]
-    if kind == "choice" and seen["tally"]:  # the right row ticked, its count 1 of 2
+    if kind == "choice" and seen["tally"]:  # the projector's table: the right row marked "✓ right", counted 1 of 2
         right = [row for row, marked in seen["tally"] if marked]
-        if "(2 answers)" not in seen["tallyCaption"] or right != [f"{letter(t.right)}. {t.said} ✓ 1"]:
-            problems.append(f"{where}: the tally does not mark the right answer, counted 1 of 2: {seen}")
+        if "(2 answers)" not in seen["tallyCaption"] or right != [f"{letter(t.right)}. {t.said} ✓ right 1"]:
+            problems.append(f"{where}: the table does not mark the right answer, counted 1 of 2: {seen}")
     elif kind == "choice":  # the right bar hatched and "✓ right"
         bars = [b for p in plots for b in p["bars"]]
         hatched = len(bars) == 1 and [s == "/" for s in bars[0]["hatch"]] == [i == t.right
@@ -103,13 +103,15 @@ def answers_problems(page, step, t: Truth, where: str) -> list[str]:
         if not (hatched and bars[0]["text"][t.right] == "1 ✓ right" and any("(2)" in p["title"] for p in plots)
                 and any("1 ✓ right" in w for p in plots for w in p["words"])):
             problems.append(f"{where}: no chart marks the right answer hatched and '✓ right', 1 of 2: {plots}")
-    elif kind == "number" and plots:  # a dashed line at the right number, said in the title
+    elif kind == "number":  # the histogram's dashed line at the right number, said in its title (or, on a projector,
+        # in the words above it) with the class's count
         value = float(t.right)
-        if not any("(2)" in p["title"] and f"✓ right answer, {value:.4g}" in p["title"]
-                   and any(abs(x - value) <= 1e-6 * max(1, abs(value)) for x in p["dashed"]) for p in plots):
-            problems.append(f"{where}: no dashed line marks the right answer {value:.4g}, of 2 answers: {plots}")
-    elif kind == "number" and "The class: 2 answers, 1 right." not in text:  # the projector's words beside it
-        problems.append(f"{where}: the count is not '2 answers, 1 right': {text[:300]!r}")
+        words = " ".join([text, *(p["title"] for p in plots)])
+        if not (f"✓ right answer, {value:.4g}" in words and "(2)" in words
+                and any(abs(x - value) <= 1e-6 * max(1, abs(value)) for p in plots for x in p["dashed"])):
+            problems.append(f"{where}: no dashed line marks the right answer {value:.4g}, of 2 answers: {seen}")
+        if "The class:" in text and "The class: 2 answers, 1 right." not in text:  # the projector's words under it
+            problems.append(f"{where}: the count is not '2 answers, 1 right': {text[:300]!r}")
     return problems
 
 

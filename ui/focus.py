@@ -99,6 +99,9 @@ FOCUS = """<style>
   if (state[id]) return;  // a loop is already waiting for this figure, or it was brought up on this page load
   state[id] = "waiting";
   let stopped = false;
+  // a follower's page that moved on to a new step replaced the set (ui/lecture/follower_view.py NEW_STEP): this
+  // step's hold is over, and a figure of the same id on the new step is brought up at its own Reveal
+  const replaced = () => win.__attnvizFocus !== state;
   const stop = () => { stopped = true; };
   // Any action of the lecturer's own ends the hold, from the moment this script runs (the run after Reveal, on a
   // step that asks first: Reveal's own click or key came before it): scrolling (wheel, touch), a click or tap (the
@@ -128,7 +131,7 @@ FOCUS = """<style>
   // back to the top when it is not there: a figure above it that finished drawing pushed it down
   const place = () => {
     const b = box();
-    if (stopped || !b) return;
+    if (stopped || replaced() || !b) return;
     const want = parseFloat(win.getComputedStyle(b).scrollMarginTop) || 0;
     if (Math.abs(b.getBoundingClientRect().top - want) > 3) { b.scrollIntoView({block: "start"}); moved = performance.now(); }
   };
@@ -140,7 +143,7 @@ FOCUS = """<style>
   // the decoder block page; now 0.02 s).
   const check = () => {
     const now = performance.now();
-    if (stopped) { end(); return; }
+    if (stopped || replaced()) { end(); return; }
     const b = box();
     if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {

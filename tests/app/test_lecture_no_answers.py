@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 
 import pytest
-from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_class_rows, page_text, run_app
+from apptest_helpers import (
+    app_menu,
+    assert_healthy,
+    chart_specs,
+    class_table,
+    drawn_class_rows,
+    page_text,
+    run_app,
+)
 
 from attnviz.draw.class_answers import number_figure
 from attnviz.lecture import load_plan, step_query
@@ -53,12 +61,18 @@ def said_wrongly(text: str) -> list[str]:
 def test_a_token_question_draws_the_models_row_alone(revealed, who):
     plan, code, key = revealed
     at = opened(plan, 1, code, key if who == "projector" else None)
-    values, rows, columns = drawn_class_rows(at)
-    assert rows == ["model"], rows  # no row of shares of nobody's answers
-    assert columns == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
+    tokens = ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
     text = page_text(at)
-    assert "The class (no answers) and the model (layer 0, head 1)" in text
-    assert "The class gave no answers, so only the model's row is drawn." in text
+    if who == "projector":  # beside its figure, a table: a key token a row, the model's weight, no column of 0s
+        table = class_table(at)
+        assert table[0] == ["key token", "model"] and [r[0].removesuffix(" ✓ right") for r in table[1:]] == tokens
+        assert "; the class gave no answers." in text
+    else:
+        values, rows, columns = drawn_class_rows(at)
+        assert rows == ["model"], rows  # no row of shares of nobody's answers
+        assert columns == tokens
+        assert "The class (no answers) and the model (layer 0, head 1)" in text
+        assert "The class gave no answers, so only the model's row is drawn." in text
     assert right_answer(plan.step(1)).text.split(",")[0] in text and not said_wrongly(text), said_wrongly(text)
 
 

@@ -11,7 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import app_menu, assert_healthy, drawn_class_rows, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, class_table, drawn_class_rows, page_text, run_app
 from lecture_truth import engine_row
 
 from attnviz.lecture import load_plan, step_query
@@ -51,11 +51,17 @@ def test_every_view_shows_the_engines_row_for_the_steps_state(plan_id, number, s
 
     for who, at in (("projector", opened(True)), ("follower", opened(False))):
         assert_healthy(at)
+        text = page_text(at)
+        assert f"the model ({what}" in text and f"{said}, {row[best]:.2f}" in text, (who, text)
+        if who == "projector":  # beside the focus figure: a key token a row, the model's weight printed
+            table = class_table(at)
+            assert [r[0].removesuffix(" ✓ right") for r in table[1:]] == tokens
+            assert [r[2] for r in table[1:]] == [f"{w:.2f}" for w in row]  # the model's row: the engine's
+            assert table[1 + best][0].endswith("✓ right") and "1 of 2 picked it" in text
+            continue
         values, rows, columns = drawn_class_rows(at)
         assert columns == tokens, who
         np.testing.assert_allclose(values[1], row, atol=1e-3, err_msg=who)  # the model's row: the engine's
-        text = page_text(at)
-        assert f"the model ({what}" in text and f"{said}, {row[best]:.2f}" in text, (who, text)
         assert "The class (2 answers)" in text, who
 
     notes = run_app({"room": code, "key": key}, page="app_pages/lecture_notes.py")

@@ -11,7 +11,16 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 import streamlit.testing.v1.local_script_runner as local
-from apptest_helpers import app_menu, assert_healthy, chart_specs, drawn_class_rows, page_text, run_app
+from apptest_helpers import (
+    app_menu,
+    assert_healthy,
+    chart_specs,
+    class_column_share,
+    class_table,
+    drawn_class_rows,
+    page_text,
+    run_app,
+)
 from browser_helpers import free_port
 from streamlit.proto.Block_pb2 import Block as BlockProto
 
@@ -23,7 +32,7 @@ from attnviz.lessons.scaling.figures import D_K_GRID
 from attnviz.server_settings import ServerSettings
 from ui.lecture import addresses
 from ui.lecture import store as ui_store
-from ui.lecture.answers import ANSWER_BOX, SESSION
+from ui.lecture.answers import ANSWER_BOX, MINE_BOX, SESSION
 from ui.lecture.room_record import room_record
 from ui.lecture.step_state import right_answer
 from ui.lecture.store import lecture_store
@@ -107,21 +116,34 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert not chart_specs(projector) and "3** answers so far" in page_text(projector)
     projector.button(key="lecture_reveal").click().run()
     assert_healthy(projector)
-    values, rows, cols = drawn_class_rows(projector)  # upright beside the step's figure on the projector
-    assert cols == ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
-    assert rows == ["class (3)", "model"] and "the model (layer 0, head 1)" in page_text(projector)
-    assert "The class (3 answers)" in page_text(projector)
-    np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
-
-    truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :].numpy()
-    np.testing.assert_allclose(values[1], truth, atol=1e-3)  # the model's own row for 'ran'
-    assert "'a' 1, 'dog' 1, 'home' 1" in page_text(projector)
+    tokens = ["[CLS]", "a", "dog", "ran", "home", ".", "[SEP]"]
+    truth = attnviz.load_model("toy").run("A dog ran home.").attentions[0, 1, 3, :].numpy()  # the model's row of 'ran'
+    # beside the step's figure on the projector: the right answer first, in words, then a key token a row, the class's
+    # count and the model's weight printed, the right one marked by a word ("✓ right"), not by its green alone
+    text = page_text(projector)
+    assert "**The right answer:** **'a' (token 1), 0.40**, the largest weight of 'ran' (token 3) in the model (layer " \
+           "0, head 1); 1 of 3 picked it." in text
+    counts = [0, 1, 1, 0, 1, 0, 0]
+    assert class_table(projector) == [["key token", "class", "model"]] + [
+        [token + (" ✓ right" if i == 1 else ""), str(count), f"{weight:.2f}"]
+        for i, (token, count, weight) in enumerate(zip(tokens, counts, truth, strict=True))]
+    assert "Top row" not in text and "Bottom row" not in text, "words of rows the projector does not draw"
+    assert class_column_share(projector) > 1 / 4, "a quarter of the row wrapped an option over 3 to 5 lines"
 
     follower.get("button_group")[0].set_value(3).run()  # after Reveal: refused, nothing changed
     assert "Step 1 is already revealed: answers are closed." in page_text(follower)
     assert sorted(a.value for a in store.answers(code, 1)) == ["1", "2", "4"]
+    # the phone says what this student answered (its answer box is gone), and whether it was right
+    assert "**Your answer:** 'home' (token 4), ✗ not the right answer." in page_text(follower)
     reloaded = open_step(plan, 1, code)
     assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
+    assert "**Your answer:** none (you did not answer this question)." in page_text(reloaded)  # a new browser
+    values, rows, cols = drawn_class_rows(reloaded)  # on a phone: the class's row above the model's
+    assert cols == tokens and rows == ["class (3)", "model"]
+    np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
+    np.testing.assert_allclose(values[1], truth, atol=1e-3)
+    assert "The class (3 answers) and the model (layer 0, head 1). class (3): the class's share of answers per key " \
+           "token ('a' 1, 'dog' 1, 'home' 1). model: the model's attention weights of 'ran'" in page_text(reloaded)
 
 
 def blocks_keyed(at, key: str) -> list:
@@ -138,8 +160,9 @@ def blocks_keyed(at, key: str) -> list:
 
 def test_a_step_drawn_once_for_every_follower_leaves_each_followers_own_parts_out(room):
     """The run that draws a room's step for all its followers (ui/lecture/follower_view.py) draws what they all see
-    (the bar, the question, at Reveal the class beside the model) and leaves an empty answer box for each follower's
-    page to fill with its own; it follows nothing and sets no cookie, and says which step and Reveal it drew."""
+    (the bar, the question, at Reveal the class beside the model) and leaves an empty answer box (at Reveal, an empty
+    box for what each one answered) for each follower's page to fill with its own; it follows nothing and sets no
+    cookie, and says which step and Reveal it drew."""
     plan, code, key = room
     shared = open_step(plan, 1, code, state={FLAG: True})
     assert_healthy(shared)
@@ -157,6 +180,8 @@ def test_a_step_drawn_once_for_every_follower_leaves_each_followers_own_parts_ou
     revealed = open_step(plan, 1, code, state={FLAG: True})
     assert revealed.session_state[DRAWN_AS] == (1, True)
     assert "lecture_class_row" in chart_specs(revealed)  # the class beside the model, for every follower
+    [mine] = blocks_keyed(revealed, MINE_BOX)  # what each student answered: its own page fills it
+    assert not mine.children and "Your answer" not in page_text(revealed)
 
 
 def run_poll_only(at, monkeypatch):
@@ -191,30 +216,43 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     store = lecture_store()
     store.go_to(code, key, 2)
     for choice in ("causal", "causal", "window"):
-        open_step(plan, 2, code).get("button_group")[0].set_value(choice).run()
+        student = open_step(plan, 2, code)
+        student.get("button_group")[0].set_value(choice).run()
     assert store.answer_count(code, 2) == 3
     store.reveal(code, key, 2)
     at = open_step(plan, 2, code)
     bars = chart_specs(at)["lecture_class_choice"]["data"][0]
-    assert bars["x"] == ["none", "causal", "window"]
+    assert bars["x"] == ["A. none", "B. causal", "C. window"]  # lettered as the buttons and the projector letter them
     assert bars["y"] == [0, 2, 1]
     # the right answer is told by a word and a hatch as well as its green: never by colour alone
     title = chart_specs(at)["lecture_class_choice"]["layout"]["title"]["text"]
     assert title == "The class's answers (3)<br>hatched, ✓ right: the right answer"
     assert bars["text"] == ["0", "2 ✓ right", "1"] and bars["marker"]["pattern"]["shape"] == ["", "/", ""]
     assert "**The right answer:** causal (marked in the plan); 2 of 3 answers picked it." in page_text(at)
+    assert "**Your answer:** C. window, ✗ not the right answer." in page_text(student.run())
+    projector = open_step(plan, 2, code, key)  # beside the causal card: each option's words on a row of their own
+    assert class_table(projector) == [["option", "students"], ["A. none", "0"], ["B. causal ✓ right", "2"],
+                                      ["C. window", "1"]]
+    assert class_column_share(projector) > 1 / 4
 
     store.go_to(code, key, 3)
     boxes = [open_step(plan, 3, code) for _ in range(2)]
-    boxes[0].text_input(key=f"lecture_answer_{code}_3").set_value("250").run()
-    boxes[1].text_input(key=f"lecture_answer_{code}_3").set_value("256.0").run()
+    for box, typed in zip(boxes, ("250", "256.0"), strict=True):  # typed, then Enter (or Send): the box's form
+        box.text_input(key=f"lecture_answer_{code}_3").set_value(typed)
+        box.button(key=f"lecture_answer_{code}_3_send").click().run()
     assert sorted(float(a.value) for a in store.answers(code, 3, key)) == [250.0, 256.0]
     assert chart_specs(boxes[0])  # not predict-first: the page's figures are there while the class answers
     store.reveal(code, key, 3)
+    projector = open_step(plan, 3, code, key)  # beside the figure: the histogram with its right line, not words alone
+    measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
+    beside = chart_specs(projector)["lecture_class_number"]
+    assert [line["x0"] for line in beside["layout"]["shapes"]] == [pytest.approx(measured)]
+    assert any(f"The class&#x27;s answers (2); dashed line: ✓ right answer, {measured:.4g}" in h.proto.body
+               for h in projector.get("html")), "the chart's words above it, where they wrap"
+    assert "**The class:** 2 answers, **0** right. Median 253, from 250 to 256." in page_text(projector)
     revealed = open_step(plan, 3, code)
     layout = chart_specs(revealed)["lecture_class_number"]["layout"]
     # the plan names the quantity (Var(q·k) at d_k = 256): the line is the Scaling lab's measured value, not 256
-    measured = dot_product_variance_experiment(D_K_GRID).unscaled_variance[D_K_GRID.index(256)]
     assert layout["title"]["text"] == f"The class's answers (2)<br>dashed line: ✓ right answer, {measured:.4g}"
     # plotly does not wrap a title: each line fits a phone's chart (a longer one was cut at 390 px)
     assert max(len(line) for line in layout["title"]["text"].split("<br>")) <= 42
@@ -273,13 +311,18 @@ def test_a_second_tap_on_the_chosen_option_keeps_it_chosen_as_the_answer_counts(
     assert "Your answer is in: 'dog' (token 2)" in page_text(follower)
 
 
-def test_a_number_too_long_for_any_answer_gets_a_message(room):
+def test_an_empty_or_too_long_number_answer_gets_a_message(room):
     plan, code, key = room
     lecture_store().go_to(code, key, 3)
     box = open_step(plan, 3, code)
-    box.text_input(key=f"lecture_answer_{code}_3").set_value("9" * 5000).run()
+    send = f"lecture_answer_{code}_3_send"
+    box.button(key=send).click().run()  # Enter (or Send) on the empty box: said, not nothing
+    assert "Type a number first, such as 0.25 or 12, then press Enter or Send." in page_text(box)
+    box.text_input(key=f"lecture_answer_{code}_3").set_value("9" * 5000)
+    box.button(key=send).click().run()
     assert "That number has 5,000 characters" in page_text(box)
-    box.text_input(key=f"lecture_answer_{code}_3").set_value("1e400").run()
+    box.text_input(key=f"lecture_answer_{code}_3").set_value("1e400")
+    box.button(key=send).click().run()
     assert "Give a number between -1e+09 and 1e+09" in page_text(box)
     assert lecture_store().answer_count(code, 3) == 0
 

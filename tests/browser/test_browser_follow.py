@@ -35,10 +35,16 @@ pytestmark = pytest.mark.browser
 
 NO_FIGURES = "() => Object.keys(window.attnvizHeatmaps || {}).length === 0 && !document.querySelector('.js-plotly-plot')"
 CLASS_ROW = "() => !!(window.attnvizHeatmaps && window.attnvizHeatmaps['lecture_class_row']?.drawn)"
+# the projector's table of the class's answers: each row's first cell -> its second (the class's count)
+CLASS_COUNTS = """() => Object.fromEntries([...document.querySelectorAll('.st-key-lecture_class table.tally tr')]
+  .slice(1).map(r => [r.cells[0].innerText.replace(/\\s+/g, ' ').trim(), r.cells[1].innerText.trim()]))"""
 NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
 # the answer box's top, from the top of the page (not of the scrolled view): on a phone, inside the first screen
 ANSWER_TOP = ("() => document.querySelector('.st-key-lecture_answer').getBoundingClientRect().top"
               " + (document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || 0) + window.scrollY")
+# how far the page is scrolled (Streamlit scrolls its main area, not the window)
+SCROLLED = ("() => Math.round((document.querySelector('[data-testid=\"stMain\"]')?.scrollTop || 0)"
+            " + window.scrollY)")
 TITLE_TOP = "() => document.querySelector('[data-testid=\"stMain\"] h4').getBoundingClientRect().top"
 # the number answer box asks a phone for its decimal keypad (ui/lecture/keypad.py)
 KEYPAD = ("() => document.querySelector('.st-key-lecture_answer [data-testid=\"stTextInput\"] input')?.inputMode"
@@ -151,8 +157,12 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
 
         notes.get_by_role("button", name="Reveal").click()
         wait_for_text(notes, "Revealed")
-        projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
-        wait_for_text(projector, "The class (3 answers) and the model", "('a' 1, 'dog' 2)")  # changed: counted once
+        # beside the figure: the right answer in words, then a key token a row with the class's count and the model's
+        # weight (the phones draw the two rows as a heatmap)
+        projector.locator(".st-key-lecture_class table.tally").wait_for(timeout=60_000)
+        wait_for_text(projector, "The right answer: 'a' (token 1), 0.40", "1 of 3 picked it")
+        counts = projector.evaluate(CLASS_COUNTS)
+        assert counts["a ✓ right"] == "1" and counts["dog"] == "2" and counts["home"] == "0"  # changed: counted once
         wait_for_app_idle(projector)
         projector.screenshot(path=str(ARTIFACTS / "follow_projector_revealed.png"))
         for student in students:
@@ -160,6 +170,13 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             wait_for_app_idle(student)
             assert "answers are closed" not in student.inner_text('[data-testid="stMain"]')  # nobody answered late
             assert student.evaluate(NO_SIDEWAYS)
+            # brought to the figure that answers the question (ui/focus.py), at Reveal
+            student.wait_for_function("() => (window.__attnvizFocus || {}).pair === 'done'", timeout=30_000,
+                                      polling=200)
+            assert student.evaluate(SCROLLED) > 100, "the phone stayed at the top at Reveal"
+        # the answer box is gone: each phone says what its student answered, and whether it was right
+        wait_for_text(students[0], "Your answer: 'dog' (token 2), ✗ not the right answer.")
+        wait_for_text(students[2], "Your answer: 'a' (token 1), ✓ right.")
         students[0].screenshot(path=str(ARTIFACTS / "follow_phone_after_reveal.png"), full_page=True)
 
         notes.get_by_role("button", name="Next").click()  # the phone moves the projector and every follower
@@ -167,6 +184,8 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         for page in [projector, *students]:
             follower_at(page, 2, "The causal mask")
         assert all(s.url == follow_link for s in students)  # no page load on a phone: the step came to it
+        # the page stayed, the step is new: it opens at its top (its bar and question), not where step 1 was scrolled
+        assert [s.evaluate(SCROLLED) for s in students] == [0] * STUDENTS
         assert "/masks_lab?" in projector.url
         # the projector followed as the projector: the presenter key is its browser's, never in its address
         assert "key=" not in projector.url and "present=1" in projector.url
@@ -212,6 +231,8 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
         assert number.evaluate("e => { const fits = v => { e.value = v; return e.validity.valid; };"
                                " const got = [fits('0,25'), fits('-1.5e3'), fits('twelve')]; e.value = ''; return got; }"
                                ) == [True, True, False]
+        number.press("Enter")  # on the empty box: said what to type
+        wait_for_text(students[2], "Type a number first, such as 0.25 or 12, then press Enter or Send.")
         number.fill("9" * 5000)
         number.press("Enter")
         wait_for_text(students[2], "That number has 5,000 characters")  # said, as before

@@ -32,7 +32,7 @@ from browser_helpers import (
     wait_for_text,
 )
 from class_server_helpers import ClassServer
-from test_browser_follow import CLASS_ROW, NO_FIGURES, follower_at, pill, start_room
+from test_browser_follow import CLASS_COUNTS, CLASS_ROW, NO_FIGURES, follower_at, pill, start_room
 from test_browser_lecture import decode_qr
 
 sys.path.insert(0, str(ROOT / "deploy"))
@@ -150,8 +150,10 @@ def test_a_class_on_two_processes_follows_answers_and_survives_a_killed_process(
 
         notes.get_by_role("button", name="Reveal").click()
         wait_for_text(notes, "Revealed")
-        projector.wait_for_function(CLASS_ROW, timeout=60_000, polling=200)
-        wait_for_text(projector, "The class (4 answers) and the model", "('a' 1, 'dog' 2, 'home' 1)")
+        projector.locator(".st-key-lecture_class table.tally").wait_for(timeout=60_000)
+        wait_for_text(projector, "The right answer: 'a' (token 1), 0.40", "1 of 4 picked it")
+        counts = projector.evaluate(CLASS_COUNTS)  # no answer lost, none counted twice
+        assert (counts["a ✓ right"], counts["dog"], counts["home"]) == ("1", "2", "1"), counts
         wait_for_app_idle(projector)
         projector.screenshot(path=str(ARTIFACTS / "follow_class_server_projector_revealed.png"))
         for i, student in enumerate(students):

@@ -134,7 +134,7 @@ def test_one_answer_is_said_in_the_singular():
     kind = answer_kind(spec)
     right = kind.right(spec, StepOf(FakeRun(list(TOKENS), att)))
     shown = kind.reveal(spec, right, kind.ask(spec, right), ["2"])
-    assert "**The class (1 answer) and the model (layer 0, head 0):**" in shown.headline
+    assert "The class (1 answer) and the model (layer 0, head 0)." in shown.caption
     assert "1 of 1 picked it" in shown.headline
 
 

@@ -13,7 +13,7 @@ import secrets
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture.kinds import NUMBER, PICK, Ask, Reveal, RowsFigure, answer_kind
+from attnviz.lecture.kinds import NUMBER, PICK, Ask, Reveal, Right, RowsFigure, answer_kind
 from attnviz.lecture.store import StoreError
 from ui.announce import announce
 from ui.charts import plotly_chart
@@ -137,10 +137,15 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
                  default=ask.option_of(mine), **sent)
     elif ask.widget == NUMBER:
         st.markdown(ask.prompt)
-        # a text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits, 1e400)
-        # was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
-        st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
-                      placeholder="type a number, e.g. 0.25, then Enter", **sent)
+        # a form: its Enter sends the box as it is, an empty one too (a text box alone sent nothing when nothing had
+        # changed, and the student was told nothing), and its Send button is a phone's Enter where the number keypad
+        # has none. A text box, not st.number_input: a number the browser's number box cannot hold (5,000 digits,
+        # 1e400) was dropped there without a word; here every typed value reaches ask.check, which says what is wrong
+        with st.form(f"{sent['key']}_form", border=False, enter_to_submit=True):
+            st.text_input("Your answer (a number)", value=ask.shown(mine) if mine else "",
+                          placeholder="type a number, e.g. 0.25, then Enter", key=sent["key"])
+            st.form_submit_button("Send", icon=":material/send:", key=f"{sent['key']}_send",
+                                  on_click=send_answer, args=sent["args"])
         number_keypad()  # a phone's number keypad for that text box
     show_note()
     if mine:  # from the store, on every run that draws the box: never a one-run flag
@@ -150,10 +155,29 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
     st.session_state.pop(UNDRAWN, None)  # the box is drawn with the store's answer
 
 
+MINE_BOX = "lecture_mine"  # after Reveal, what this follower answered: in a view drawn for every follower, each one's
+
+
+def your_answer(at, ask: Ask, right: Right) -> None:
+    """What this browser answered, and whether it is the right answer (a follower's phone after Reveal)."""
+    try:
+        mine = lecture_store().my_answer(at.room, at.number, student_session())
+    except StoreError as err:
+        store_message(err)
+        return
+    if mine is None:
+        st.markdown("**Your answer:** none (you did not answer this question).")
+        return
+    spec = at.step.answer
+    verdict = "✓ right" if answer_kind(spec).is_right(spec, right, mine) else "✗ not the right answer"
+    st.markdown(f"**Your answer:** {ask.shown(mine)}, {verdict}.")
+
+
 def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
     """At Reveal: the class's answers beside the right answer, as the step's kind draws them, and why it is right
-    (the step's explain). The right answer is computed for the step's own state, as on every other screen. beside: in
-    the projector's narrow column beside the figure that answers the question (ui/lecture/beside.py)."""
+    (the step's explain); on a follower's phone what this student answered first. The right answer is computed for
+    the step's own state, as on every other screen. beside: in the projector's column beside the figure that answers
+    the question (ui/lecture/beside.py)."""
     try:
         values = [a.value for a in lecture_store().answers(at.room, at.number, key or None)]
     except StoreError as err:
@@ -167,6 +191,12 @@ def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
             st.warning(f"The right answer cannot be computed here: {err}", icon=":material/block:")
             return
         ask = asked(at.step, right)
+        if at.follower:
+            if for_followers():  # each follower's page fills it with its own (ui/lecture/follower_view.py)
+                st.container(key=MINE_BOX)
+            else:
+                with st.container(key=MINE_BOX):
+                    your_answer(at, ask, right)
         reveal = answer_kind(spec).reveal(spec, right, ask, values)
         if beside:
             draw_beside(spec, right, ask, values, reveal)

@@ -27,7 +27,7 @@ import streamlit as st
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import Plan, step_link, step_query
-from attnviz.lecture.kinds import Ask
+from attnviz.lecture.kinds import Ask, Right
 from attnviz.lecture.store import RoomState, StoreError
 from ui import streamlit_private
 from ui.accessibility import document_title
@@ -54,7 +54,8 @@ class FollowerView:
     revealed: bool
     drawn: tuple  # of streamlit_private.Drawn, the widgets drawn shown-only
     controls: bool  # it shows controls (disabled): the page says why
-    ask: Ask | None  # what the step's answer box asks (computed once; None: no box, or computed in each box)
+    ask: Ask | None  # what the step asks (computed once; None: no question, or computed in each box)
+    right: Right | None = None  # its right answer, for what each follower is told of its own answer after Reveal
 
 
 def forget_room(code: str) -> int:
@@ -111,13 +112,14 @@ def _record(code: str, state: RoomState, revealed: bool) -> FollowerView:
     log.info("attnviz: room %s step %d%s drawn for its followers in %.2f s", code, state.step,
              " (revealed)" if revealed else "", time.perf_counter() - began)
     controls = any(part.is_control for top in drawn for part in top.walk())
-    ask = None
-    if step.answer is not None and not revealed:
+    ask = right = None
+    if step.answer is not None:
         try:
-            ask = asked(step, right_answer(step))
+            right = right_answer(step)
+            ask = asked(step, right)
         except AttnvizError:  # each box says why
-            ask = None
-    return FollowerView(plan, state.step, revealed, drawn, controls, ask)
+            ask = right = None
+    return FollowerView(plan, state.step, revealed, drawn, controls, ask, right)
 
 
 def draw(code: str, state: RoomState, view: FollowerView) -> None:
@@ -132,33 +134,37 @@ def draw(code: str, state: RoomState, view: FollowerView) -> None:
         with container:
             _answer(at, view.ask)
 
-    where, live = st.container(), {answers.ANSWER_BOX: box}
-    st.html(NEW_STEP.replace("STEP", f"{code} {view.number}"), unsafe_allow_javascript=True)
+    def mine(container) -> None:  # after Reveal: what this student answered, right or not
+        if view.ask is not None and view.right is not None:
+            with container:
+                answers.your_answer(at, view.ask, view.right)
+
+    # a new step shows its top (its bar and question): the page stays, and kept the last step's scroll
+    st.html(NEW_STEP.replace("STEP", f"{code}/{state.plan_id}/{view.number}"), unsafe_allow_javascript=True)
+    where, live = st.container(), {answers.ANSWER_BOX: box, answers.MINE_BOX: mine}
     streamlit_private.draw_again(view.drawn[:1], where, live)  # the lecture bar
     if view.controls:
         where.caption(CONTROLS)
     streamlit_private.draw_again(view.drawn[1:], where, live)
 
 
-# A new step is drawn into the page the phone already shows (no page load): the phone goes back to its top, to the
-# step's bar, question and answer box, where a Reveal had brought it down to the last step's figure (an answer box
-# 1,960 px above the screen on a phone, the extended plan's step 4). The last step's figure hold ends (ui/focus.py:
-# it ends on the reader's own scroll, and this says one), and the next Reveal brings its figure up though the last one
-# had the same id.
-NEW_STEP = """<span class="attnviz-script" hidden></span><script>
+# Once per step on this page (a Reveal draws the same step again, and brings the phone to the figure that answers the
+# question: ui/focus.py): back to the top of the page, and a figure of the new step is brought up at its own Reveal,
+# even one of the same id (a new set of figures brought up; the old one's hold sees it replaced and ends).
+NEW_STEP = """<script>
 (() => {
   const win = window.parent || window, doc = win.document;
-  if (win.__attnvizFollowedStep === "STEP") return;
-  const moved = win.__attnvizFollowedStep !== undefined;
-  win.__attnvizFollowedStep = "STEP";
-  if (!moved) return;  // the page's first step: the browser opened it at its top
-  win.dispatchEvent(new Event("wheel"));
+  if (win.__attnvizFollowStep === "STEP") return;
+  const first = win.__attnvizFollowStep === undefined;
+  win.__attnvizFollowStep = "STEP";
+  if (first) return;  // the page's first step: it opened at its top
   win.__attnvizFocus = {};
   const main = doc.querySelector('[data-testid="stMain"]');
   if (main) main.scrollTop = 0;
   win.scrollTo(0, 0);
 })();
 </script>"""
+
 CONTROLS = ("Following the lecture: the controls on this page show the step's settings and cannot be changed here "
             "(that is what **Explore this view**, in the bar, is for).")
 

@@ -54,11 +54,13 @@ def closed_until_reveal(at: LectureStep) -> bool:
 
 def placed_panel(at: LectureStep, view, box, tall: bool = False):
     """The class's answers in the focus figure's box, drawn before the page fills it -> where the page's figure goes.
-    On a projector they stand beside the figure (a token question's rows upright, a token a row): above it, a chart
+    On a projector they stand beside the figure (ui/lecture/beside.py: a table, a key token a row): above it, a chart
     pushed the figure's lower half off the screen the focus brings up (the sun's picture, the head's grid). Elsewhere
     (a phone) above it, and the gate's CSS puts them under it."""
     if presenting() and not tall:
-        content, side = box.columns([3.2, 1], gap="small")
+        # 260 px at 1024: a quarter (230 px) wrapped each option over 3 to 5 lines; a third (310 px) left the figures
+        # too little (the Positions heatmaps thinned their labels, two charts' titles were cut)
+        content, side = box.columns([2.6, 1], gap="small")
         with side:
             answers.class_panel(at, view, at.key, beside=True)
         return content

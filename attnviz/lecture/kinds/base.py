@@ -77,6 +77,8 @@ class Ask:
             if text not in kept:
                 raise AttnvizError("Pick one of: " + ", ".join(self.labels) + ".")
             return text
+        if not text:  # Enter (or Send) on an empty box
+            raise AttnvizError("Type a number first, such as 0.25 or 12, then press Enter or Send.")
         if len(text) > MAX_TYPED:
             raise AttnvizError(f"That number has {len(text):,} characters: give one between -{MAX_NUMBER:g} and "
                                f"{MAX_NUMBER:g}, such as 0.25 or 12.")

@@ -80,7 +80,9 @@ def reveal(spec: ChoiceSpec, right: Right, asked: Ask, values: list[str]) -> Rev
     got = counts[spec.options.index(spec.expected)]
     headline = (f"**The right answer:** {spec.expected} (marked in the plan)"
                 + (f"; {got} of {answers_said(total)} picked it." if total else "; the class gave no answers."))
-    return Reveal(headline, choice_figure(spec.options, counts, spec.expected, "marked in the plan"), "",
+    # the bars lettered as the buttons and the projector letter the options: the class reads back what it tapped
+    lettered = asked.labels[spec.options.index(spec.expected)]
+    return Reveal(headline, choice_figure(asked.labels, counts, lettered, "marked in the plan"), "",
                   "lecture_class_choice")
 
 

@@ -84,7 +84,7 @@ def right(spec: NumberSpec, step: StepRun) -> Right:
 
 
 def ask(spec: NumberSpec, right: Right) -> Ask:
-    return Ask("**Your answer:** type a number, then Enter.", NUMBER)
+    return Ask("**Your answer:** type a number, then Enter or Send.", NUMBER)
 
 
 def is_right(spec: NumberSpec, right: Right, value: str) -> bool:

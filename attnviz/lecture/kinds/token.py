@@ -128,19 +128,23 @@ def reveal(spec: TokenSpec, right: Right, asked: Ask, values: list[str]) -> Reve
     total = sum(counts)
     query, best = found.tokens[found.query], found.best
     picked = ", ".join(f"'{found.tokens[i]}' {c}" for i, c in enumerate(counts) if c)
-    headline = (f"**The class ({answers_said(total)}) and the model ({found.what}):** where does '{query}' (token "
-                f"{found.query}) look? The right answer, the model's largest weight: **'{found.tokens[best]}' (token "
-                f"{best}), {found.row[best]:.2f}**" + (f"; {counts[best]} of {total} picked it." if total else "."))
-    # named "class" and "model", not "top row": a projector stands the rows upright beside its figure
+    # the right answer first: on a projector these words head the column beside the figure
+    headline = (f"**The right answer:** **'{found.tokens[best]}' (token {best}), {found.row[best]:.2f}**, the largest "
+                f"weight of '{query}' (token {found.query}) in the model ({found.what})"
+                + (f"; {counts[best]} of {total} picked it." if total else "; the class gave no answers."))
+    # the rows named "class" and "model", not "top row": a phone draws them one above the other, a projector prints
+    # them as columns of a table (ui/lecture/beside.py)
+    lead = f"The class ({answers_said(total)}) and the model ({found.what}). "
     model_said = (f"model: the model's attention weights of '{query}' ({found.what}); its largest: "
                   f"'{found.tokens[best]}' (token {best}), {found.row[best]:.2f}.")
     if not total:  # a share of no answers is no share: 0.00 under every token read as "nobody picked it"
         return Reveal(headline, RowsFigure(found.row.astype(np.float32)[None, :], ("model",), found.tokens,
                                            ("row", "key token"), ("weight", "value"), best),
-                      f"The class gave no answers, so only the model's row is drawn. {model_said}", "lecture_class_row")
+                      f"{lead}The class gave no answers, so only the model's row is drawn. {model_said}",
+                      "lecture_class_row")
     share = np.asarray(counts, dtype=np.float32) / total  # (n_keys,)
     rows = np.stack([share, found.row.astype(np.float32)])  # (2, n_keys)
-    caption = f"class ({total}): the class's share of answers per key token ({picked}). {model_said}"
+    caption = f"{lead}class ({total}): the class's share of answers per key token ({picked}). {model_said}"
     figure = RowsFigure(rows, (f"class ({total})", "model"), found.tokens, ("row", "key token"),
                         ("share / weight", "value"), best)
     return Reveal(headline, figure, caption, "lecture_class_row")

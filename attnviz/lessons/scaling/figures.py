@@ -113,7 +113,8 @@ def variance_figure(exp: VarianceExperiment, highlight: int | None = None) -> go
         i = _index_of(exp.d_k, highlight)
         _highlight(fig, highlight, [float(exp.unscaled_variance[i]), float(exp.scaled_variance[i])])
     fig.update_layout(xaxis=_log2_axis(exp.d_k), yaxis=_variance_axis(exp.d_k),
-                      height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10}, title="Variance of the score against d_k",
+                      # two lines, as the histogram's beside it: one was cut on a projector beside the class's answers
+                      height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10}, title="Variance of the score<br>against d_k",
                       legend={"orientation": "h", "y": -0.25})
     return fig
 
