@@ -98,7 +98,10 @@ view = ui.open_page(
     "tested over 300 labelled sentences beside baselines, heads are knocked out to see what breaks, and each "
     "key's weight is set beside the size of what it adds.",
     waits_for_text="The weight-against-contribution rows appear",
-    settings=("text", "model"))  # its runs use no mask and the 1/√d_k scaling, as the model was trained
+    settings=("text", "model"),  # its runs use no mask and the 1/√d_k scaling, as the model was trained
+    # a question about the knock-out is about its seeded sequences, not the sentence (which, said with it, also ran
+    # its four long options past a 1024×768 projector's bottom)
+    subject={"knockout": ui.NO_SUBJECT})
 
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device

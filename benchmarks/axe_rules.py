@@ -1,8 +1,8 @@
 """axe-core's WCAG 2.0/2.1 A and AA violations over every page of a checkout's app, counted per rule: the figures
 the accessibility statement's "before and after" come from. Each page is opened from its address in real Chromium
 at 1366×768 and at 390×844, left to finish drawing, and checked by axe (tests/axe_check.py: the pinned axe-core
-that tests/install_browser.sh installs). The test (tests/browser/test_browser_axe.py) fails on any violation; this
-script counts them, for a checkout that has many.
+that tests/install_browser.sh installs). The tests (tests/browser/test_browser.py, test_browser_lecture_walk.py)
+fail on any violation; this script counts them, for a checkout that has many.
 
     python benchmarks/axe_rules.py [--checkout PATH]   # PATH: another checkout of attnviz (default: this one)
 

@@ -111,3 +111,4 @@ class AxeLog:
                          + (" ..." if len(places) > 8 else ""))
             lines += [f"    {where}: {element} -- {why}" for _, where, element, why in rows[:examples]]
         return "\n".join(lines)
+

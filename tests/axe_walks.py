@@ -1,6 +1,6 @@
 """Which of the accessibility statement's listed faults (docs/accessibility_faults.toml) the axe walks met, across the
 test modules that walk: every page (tests/browser/test_browser.py) and every lecture plan's steps
-(tests/browser/test_browser_axe.py). pytest-xdist may run the two modules in different processes, so each module, once
+(tests/browser/test_browser_lecture_walk.py). pytest-xdist may run the two modules in different processes, so each module, once
 every one of its walks has run to its end, files what it met in the run's folder; the module that files last sees both
 and concludes. A listed fault that no walk met is gone (fixed upstream, or the app no longer shows it): it comes off the
 list and the statement."""

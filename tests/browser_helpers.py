@@ -356,12 +356,22 @@ MENU_IN_HEADER = """() => {
 def resized(page, width: int, height: int) -> None:
     """The window at this size, once the app has laid itself out for it (and its header menu is back at a desk's
     width): a walk that looks at a page at a phone's width goes on through the menu after."""
-    page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_timeout(300)  # Streamlit's layout follows the width (the sidebar, columns, charts)
-    page.wait_for_function(IDLE, timeout=60_000, polling=100)
+    resized_together([page], width, height)
+
+
+def resized_together(pages, width: int, height: int) -> None:
+    """Several windows (each its own page: the lecture walk's projector and phone) at this size at once, each laid
+    out for it as resized() waits for: their renderers lay them out side by side, and the waits overlap."""
+    for page in pages:
+        page.set_viewport_size({"width": width, "height": height})
+    pages[0].wait_for_timeout(300)  # Streamlit's layout follows the width (the sidebar, columns, charts)
+    for page in pages:
+        page.wait_for_function(IDLE, timeout=60_000, polling=100)
     if width >= 1024:
-        page.evaluate("() => { delete window.__menuLook; }")
-        page.wait_for_function(MENU_IN_HEADER, timeout=60_000, polling=100)
+        for page in pages:
+            page.evaluate("() => { delete window.__menuLook; }")
+        for page in pages:
+            page.wait_for_function(MENU_IN_HEADER, timeout=60_000, polling=100)
 
 
 def through_the_menu(page, server: str, paths: list[str], query: str = ""):

@@ -7,7 +7,7 @@
 #   class server's (which starts its own for the shared lecture rooms).
 # - node (Debian's nodejs) for the heatmap JS checks (tests/components/test_heatmap_js.py), which fail without it;
 # - npm, and with it axe-core (pinned: tests/axe_check.py's AXE_VERSION) into .node/ in the project (git-ignored), for
-#   the accessibility walk (tests/browser/test_browser_axe.py), which fails without it.
+#   the accessibility walks (tests/browser/test_browser.py, test_browser_lecture_walk.py), which fail without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AXE_VERSION=4.14.1

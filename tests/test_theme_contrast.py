@@ -1,8 +1,8 @@
 """The theme's colours (.streamlit/config.toml) against WCAG 2.1's contrast ratios, computed as Streamlit's frontend
 mixes them (1.67): quiet text (captions, help) is the body colour at 60 % opacity; a selected pill's words are the
-accent on a tint of itself (10 %, 20 % while focused); a primary button's words sit on the accent. The browser walk
-(tests/browser/test_browser_axe.py) measures the drawn pages; this says which colour is wrong, and checks the dark
-theme's, which the walk does not draw."""
+accent on a tint of itself (10 %, 20 % while focused); a primary button's words sit on the accent. The browser walks
+(tests/browser/test_browser.py, test_browser_lecture_walk.py) measure the drawn pages; this says which colour is wrong,
+and checks the dark theme's, which the walks do not draw."""
 
 import tomllib
 

@@ -7,7 +7,7 @@ entrypoint when it reruns under st.navigation; ui/across_pages.py carries their 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 
 import streamlit as st
@@ -30,7 +30,7 @@ IN_ROW = "_attnviz_settings_in_row"  # the shared settings this run drew in the 
 def open_page(title: str, caption: str = "", *, waits_for_text: str | None = None, layer_heads: str = "",
               scale_parts: list[str] | None = None, lesson: LessonModel | None = None,
               settings: tuple[str, ...] = SHARED_SETTINGS, intro: Callable[[], None] | None = None,
-              subject: Subject | None = None) -> ViewState:
+              subject: Subject | Mapping[str, Subject] | None = None) -> ViewState:
     """Draw the page's title and the sidebar; return the state they hold.
 
     waits_for_text: "The heatmaps appear": with no usable text the page says so ("… as soon as there is text")
@@ -45,7 +45,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
     intro: draws a newcomer's welcome under the title (the home page's), left out on a projector and in a lecture
     (a step, a follower, a student exploring away from the room), where the class has come for the step.
     subject: what the page's lecture questions are about, when not the shared sentence: its own input (the number in
-    words, the source), shown with the question before Reveal (ui/lecture/question.py).
+    words, the source), shown with the question before Reveal (ui/lecture/question.py); or per figure, by the id a
+    step's focus names (a figure not named: the shared sentence).
     """
     lecture = draw_bar()  # a step of a lecture: its bar above the title (ui/lecture/bar.py), else nothing
     # a follower (a student's phone): the step's question and answer box come first, above the title and pickers,
@@ -100,6 +101,8 @@ def open_page(title: str, caption: str = "", *, waits_for_text: str | None = Non
         require_text(view, waits_for_text)
     with question_first if question_first is not None else nullcontext():
         # a predict-first step not yet revealed stops here, before the figures
+        if isinstance(subject, Mapping):
+            subject = subject.get(lecture.step.focus) if lecture is not None else None
         predict_first_gate(lecture, view, subject, view.text if "text" in settings else "")
     return view
 

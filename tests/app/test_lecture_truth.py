@@ -12,9 +12,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 from apptest_helpers import app_menu, assert_healthy, class_table, drawn_class_rows, page_text, run_app
+from lecture_truth import engine_row
 
-import attnviz
-from attnviz.engine.mask_kinds import parse_mask
 from attnviz.lecture import load_plan, step_query
 from attnviz.paths import LECTURES
 from ui.lecture.room_record import room_record
@@ -25,21 +24,6 @@ PAGES = {path: title for _, path, title in app_menu()}
 TOKEN_STEPS = [(path.stem, number, step) for path in sorted(LECTURES.glob("*.toml"))
                for number, step in enumerate(load_plan(path, PAGES).steps, start=1)
                if step.answer is not None and step.answer.kind == "token"]
-MODEL_NAMES = {"": "all-MiniLM-L6-v2"}  # the app's default model, as the engine names it
-
-
-def engine_row(step) -> tuple[list[str], int, np.ndarray]:
-    """(tokens, the query's position, the named row) from attnviz's engine and the step's state alone."""
-    state = dict(step.state)
-    model = attnviz.load_model(MODEL_NAMES.get(state.get("model", ""), state.get("model")))
-    text = state.get("text", "The cat sat on the mat.")
-    mask = state.get("mask", "none")
-    res = model.run(text, mask=None if mask == "none" else parse_mask(mask, len(model.encode(text).tokens)),
-                    scale=state.get("scaled", "true") != "false")
-    spec = step.answer
-    query = next(i for i, t in enumerate(res.tokens) if t.lower() == spec.query.lower())
-    row = res.attentions[spec.layer, list(spec.heads), query, :].mean(dim=0).numpy()  # (n_keys,)
-    return list(res.tokens), query, row
 
 
 def test_the_default_plan_asks_a_token_question():

@@ -178,8 +178,8 @@ def test_every_page_opens_cleanly_asks_no_other_host_passes_axe_and_fits_a_proje
       host tells a third party who opened the class's page. Chromium (started without its own background traffic)
       records every request the pages make;
     - axe (WCAG 2.1 A and AA, tests/axe_check.py) at 1366×768 and at 390×844, and with the phone's menu opened: a
-      violation fails unless docs/accessibility_faults.toml lists it (tests/browser/test_browser_axe.py walks the
-      lecture plans' steps);
+      violation fails unless docs/accessibility_faults.toml lists it (tests/browser/test_browser_lecture_walk.py
+      walks the lecture plans' steps);
     - then the projector's pages again, with a padding mask from the link, which must come along through the menu: at
       1024×768 and 1920×1080 no horizontal overflow anywhere and no LaTeX block wider than its column.
     Each page's whole picture is kept: test-artifacts/page_<page>.png, projector_<page>_<w>x<h>.png.
