@@ -87,7 +87,8 @@ def answers_problems(page, step, t: Truth, where: str) -> list[str]:
     if seen is None:
         return [f"{where}: no class's answers"]
     kind, text, plots = step.answer.kind, seen["text"], seen["plots"]
-    wanted = {"token": [f"The class (2 answers) and the model ({t.what})", f"{t.said}; 1 of 2 picked it."],
+    wanted = {"token": [f"The right answer: {t.said}, the largest weight of ", f" in the model ({t.what}); 1 of 2 "
+                        "picked it.", "(2 answers)"],
               "choice": [f"The right answer: {t.said} (marked in the plan); 1 of 2 answers picked it."],
               "number": [f"The right answer: {t.said} (", "; 1 of 2 answers " +
                          ("within it." if getattr(step.answer, "tolerance", 0) else "gave it.")]}[kind]
