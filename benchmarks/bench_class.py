@@ -107,6 +107,22 @@ def start_server(port: int) -> subprocess.Popen:
     raise RuntimeError("streamlit did not start within 90 s")
 
 
+
+@contextlib.contextmanager
+def watched(proc: subprocess.Popen):
+    """The server's memory watched (the watch: its .peak) while the class runs; the server stopped after it."""
+    watch = MemoryWatch(proc.pid)
+    watch.start()
+    try:
+        yield watch
+    finally:
+        watch.stop.set()
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
 class Session:
     """One student: a websocket to the server, the widget values it has set, the reruns it timed."""
 
@@ -208,20 +224,11 @@ def cold(n: int, after: float, first_page: str | None) -> None:
     started = time.perf_counter()
     proc = start_server(port)
     up = time.perf_counter() - started
-    watch = MemoryWatch(proc.pid)
-    watch.start()
-    try:
+    with watched(proc) as watch:
         cpu0 = cpu_seconds(proc.pid)
         sessions = asyncio.run(lecturer_and_class(port, n, first_page, after, started))
         cpu = cpu_seconds(proc.pid) - cpu0
         wall = time.perf_counter() - started - after
-    finally:
-        watch.stop.set()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     errors = [e for s in sessions for e in s.errors]
     firsts = sorted(s.times[0] for s in sessions if s.times)
     edits = sorted(t for s in sessions for t in s.times[1:])
@@ -249,20 +256,11 @@ def quantiles(values: list[float]) -> str:
 def load(n: int) -> None:
     port = free_port()
     proc = start_server(port)
-    watch = MemoryWatch(proc.pid)
-    watch.start()
-    try:
+    with watched(proc) as watch:
         warm = asyncio.run(class_of(port, 1))  # the teacher's own first visit loads the model
         t0, cpu0 = time.perf_counter(), cpu_seconds(proc.pid)
         sessions = asyncio.run(class_of(port, n))
         wall, cpu = time.perf_counter() - t0, cpu_seconds(proc.pid) - cpu0
-    finally:
-        watch.stop.set()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     times = sorted(t for s in sessions for t in s.times)
     errors = [e for s in warm + sessions for e in s.errors]
     print(f"{n} sessions x (open a link + 4 edits 1 s apart) on one `streamlit run app.py`, {os.cpu_count()} CPU(s)")
