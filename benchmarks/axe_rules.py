@@ -12,11 +12,7 @@ The pages are this checkout's menu (tests/menu_source.py); a page the other chec
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
-import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -27,35 +23,16 @@ from axe_check import RUN, WCAG_AA, inject  # noqa: E402 - after the path above
 from browser_helpers import CHROMIUM_ARGS, wait_until_settled  # noqa: E402 - after the path above
 from menu_source import app_menu  # noqa: E402 - after the path above
 from playwright.sync_api import sync_playwright  # noqa: E402 - after the path above
-from streamlit_servers import free_port  # noqa: E402 - after the path above
+from streamlit_servers import start_streamlit, stop_child  # noqa: E402 - after the path above
 
 SIZES = ((1366, 768), (390, 844))
-
-
-def serve(checkout: Path) -> tuple[subprocess.Popen, str]:
-    """`streamlit run app.py` of `checkout` on a free loopback port, once healthy."""
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"], cwd=checkout, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(180):
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(1)
-    proc.kill()
-    raise SystemExit(f"{checkout}: the app did not start")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", type=Path, default=ROOT)
     args = parser.parse_args()
-    proc, url = serve(args.checkout)
+    proc, url = start_streamlit(timeout=180, checkout=args.checkout)
     per_rule: dict[tuple[int, int], Counter] = {size: Counter() for size in SIZES}
     serious: dict[tuple[int, int], int] = dict.fromkeys(SIZES, 0)
     pages_with: dict[tuple[int, int], int] = dict.fromkeys(SIZES, 0)
@@ -77,7 +54,7 @@ def main() -> None:
                     print(f"{title} at {width}×{height}: {len(rows)} violations", flush=True)
             browser.close()
     finally:
-        proc.kill()
+        stop_child(proc)
     print(f"\n{args.checkout}: {len(pages)} pages")
     for size in SIZES:
         print(f"{size[0]}×{size[1]}: {sum(per_rule[size].values())} failing elements ({serious[size]} serious or "

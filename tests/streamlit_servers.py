@@ -42,10 +42,12 @@ class ServerURL(str):
     log: Path | None = None  # the server's output (start_streamlit)
 
 
-def start_streamlit(timeout: float = 90, script: str = "app.py", prelude: str = "") -> tuple[subprocess.Popen, ServerURL]:
+def start_streamlit(timeout: float = 90, script: str = "app.py", prelude: str = "",
+                    checkout: Path = ROOT) -> tuple[subprocess.Popen, ServerURL]:
     """`streamlit run <script>` (default app.py) on a free port, once it answers its health check: (the process, its
     base URL). Its output goes to test-artifacts/streamlit-<port>.log (url.log). prelude: Python run in the server's
-    process before Streamlit starts (a Streamlit without one of its pieces: tests/browser/test_browser_follow_wake.py)."""
+    process before Streamlit starts (a Streamlit without one of its pieces: tests/browser/test_browser_follow_wake.py).
+    checkout: the folder the app is served from (another checkout of attnviz: benchmarks/axe_rules.py)."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     args = ["run", script, "--server.port", str(port), "--server.headless", "true", "--server.address", "127.0.0.1",
@@ -56,7 +58,8 @@ def start_streamlit(timeout: float = 90, script: str = "app.py", prelude: str = 
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     log_path = ROOT / "test-artifacts" / f"streamlit-{port}.log"
     with open(log_path, "w") as log:  # the server keeps its own copy
-        proc = subprocess.Popen([sys.executable, *start, *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, *start, *args], cwd=checkout, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
     url = ServerURL(f"http://127.0.0.1:{port}")
     url.pid, url.log = proc.pid, log_path
     deadline = time.time() + timeout
