@@ -251,13 +251,7 @@ def write_bound_values_the_address_lacks() -> None:
 
 def pages_run_without_a_browser() -> bool:
     """Whether this process can run a page in a session that no browser holds (a served app, with `warm`)."""
-    if not works("warm"):
-        return False
-    try:
-        return drawn_again.can_record()
-    except (ImportError, AttributeError, RuntimeError) as err:
-        broke("warm", err)
-        return False
+    return _sessions_without_a_browser("warm")
 
 
 def run_page_without_a_browser(page: str, query: str, timeout: float) -> bool:
@@ -275,12 +269,17 @@ def run_page_without_a_browser(page: str, query: str, timeout: float) -> bool:
 
 def can_record() -> bool:
     """Whether this process can run a page in a session no browser holds (a served app, with `replay`)."""
-    if not works("replay"):
+    return _sessions_without_a_browser("replay")
+
+
+def _sessions_without_a_browser(feature: str) -> bool:
+    """Whether `feature` (warm or replay, which both make sessions no browser holds) works in this process now."""
+    if not works(feature):
         return False
     try:
         return drawn_again.can_record()
     except (ImportError, AttributeError, RuntimeError) as err:
-        broke("replay", err)
+        broke(feature, err)
         return False
 
 
