@@ -7,9 +7,10 @@ sentence and making 4 edits (text, scaling, mask, text) 1 s apart.
     python benchmarks/bench_class.py --cold --sessions 20     # a fresh server: the class arrives at once
 
 --cold: a fresh `streamlit run app.py` with a lecturer's tab opened as it starts and left open (the browser `streamlit
-run` opens on a lecturer's machine: the default page, or --first-page lecture; the server warms its default model
-from that first run, ui/warm.py), and the whole class opening its links at once --after seconds from the start
-(default 20: the lecturer shows the link); --after 0 --unopened: the class is the server's very first visitors.
+run` opens on a lecturer's machine: the default page, or --first-page lecture), and the whole class opening its links
+at once --after seconds from the start (default 20: the lecturer shows the link); --unopened: nobody opens a page
+before the class (the server warms its default model from its start either way, ui/at_start.py); --after 0
+--unopened: the class is the server's very first visitors, the moment it answers.
 Target (issue 47): p95 <= 3 s.
 
 Each session speaks the browser's protocol (BackMsg rerun_script with the link's query string and the

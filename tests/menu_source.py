@@ -9,7 +9,7 @@ from pathlib import Path
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = r'st\.Page\("(app_pages/(\w+)\.py)",(?:\s*url_path="(\w+)",)?\s*title="([^"]+)"[^)]*\)'  # one of app.py's pages
-SECTION = r'^    "([^"]+)": \[\s*$'  # a section of app.py's PAGES: its name, then its pages
+SECTION = r'^ +"([^"]+)": \[\s*$'  # a section of app.py's PAGES: its name, then its pages
 
 
 def app_menu() -> list[tuple[str, str, str]]:

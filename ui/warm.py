@@ -1,4 +1,4 @@
-"""A server warms its default model once, in a thread of its own, from its first page run on (app.py).
+"""A server warms its default model once, in a thread of its own, from its start (ui/at_start.py).
 
 What the Explorer's first run needs and takes seconds to make: the default model and its tokenizer, transformers'
 modules and its copy of the model for the truth check (importing the model family's code alone took 2-3 CPU-s),
@@ -6,9 +6,9 @@ and the Explorer's run and truth check of the default text. Each lives in a shar
 asks for one while it is being made waits for it rather than making it again, and a class that arrives while the
 server warms finds each piece done or under way.
 
-`streamlit run app.py` runs no code of the app's before a first page is opened: on a lecturer's machine that is the
-browser Streamlit opens at start (or the lecturer's own first page), so the warming starts then, before the class
-arrives. A headless class server opens that page itself (deploy/class_server.py).
+`streamlit run app.py` starts it as the server starts, before anyone opens a page (app.py's st.App lifespan,
+ui/at_start.py); a page run starts it too, for a server that did not (AppTest, a script served another way): once per
+process, whichever comes first.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -44,6 +46,30 @@ def test_twenty_sessions_at_a_fresh_server_see_no_truth_check_warning():
     warnings = [a for run in runs for a in run.alerts if "Truth check unavailable" in a]
     assert not warnings, f"{len(warnings)} of {CLASS} sessions: {warnings[0]}"
     assert sum("matches transformers" in a for run in runs for a in run.alerts) == CLASS
+
+
+@pytest.mark.timeout(300)
+def test_a_server_nobody_has_opened_warms_its_default_model(tmp_path, monkeypatch):
+    """`streamlit run app.py` warms the default model from its start (app.py's st.App, ui/at_start.py), before any
+    page is opened: the process's own figures (ui/server_stats.py, written when ATTNVIZ_STATS_FOLDER names a folder)
+    show the model and the Explorer's first run in the shared caches and the warming over, with no session ever
+    opened. A script without st.App ran no code of the app's until a first page was opened: it wrote nothing."""
+    monkeypatch.setenv("ATTNVIZ_STATS_FOLDER", str(tmp_path))
+    seen = {}
+    with streamlit_server():
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            for path in tmp_path.glob("*.json"):
+                try:
+                    seen = json.loads(path.read_text())
+                except (OSError, ValueError):  # being written
+                    continue
+            if seen.get("shared_cache_entries", 0) >= 2 and "attnviz-warm" not in seen.get("thread_names", {}):
+                break
+            time.sleep(0.5)
+    assert seen, "the server wrote no figures: it ran none of the app's code before a page was opened"
+    assert seen["sessions"] == 0 and seen["sessions_kept"] == 0, seen
+    assert seen["shared_cache_entries"] >= 2 and "attnviz-warm" not in seen["thread_names"], seen
 
 
 def _project_imports(path: Path) -> list[tuple[ast.Import | ast.ImportFrom, list[str]]]:
