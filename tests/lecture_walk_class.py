@@ -123,7 +123,14 @@ def question_in_view(page, where: str) -> list[str]:
       const r = b && b.getBoundingClientRect(); return r ? [r.top, r.bottom, window.innerHeight] : null; }""")
     if box is None or not 0 <= box[0] < box[2] - 60:
         return [f"{where}: the answer box is not on the phone's screen (top, bottom, screen): {box}"]
-    return []
+    cut = page.evaluate(OPTIONS_CUT)
+    return [f"{where}: a choice reads cut short on the phone ('…'): {cut}"] if cut else []
+
+
+# JS: the answer box's options whose words do not fit their pill (Streamlit cuts a pill's label to one line, "…")
+OPTIONS_CUT = """() => [...document.querySelectorAll('.st-key-lecture_answer [data-testid="stButtonGroup"] button')]
+  .filter(b => [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(b => b.innerText.trim())"""
 
 
 def figure_in_view(page, focus: str, where: str) -> list[str]:

@@ -43,7 +43,15 @@ def question_problems(page, step, bar: str, where: str, name: str) -> list[str]:
     wanted = [f"{letter(i)}. {o}" for i, o in enumerate(getattr(step.answer, "options", ()) or ())]
     if [o for o in wanted if o not in question["options"]] or question["offScreen"]:
         problems.append(f"{where}: the lettered options {wanted} are not all on the screen: {question}")
+    reveal = page.evaluate(REVEAL_BOX)
+    if reveal is None or reveal[1] > reveal[2] or reveal[0] < 0:
+        problems.append(f"{where}: the Reveal button is not whole on the screen (top, bottom, screen): {reveal}")
     return problems
+
+
+# JS: the lecturer's Reveal button in the question's box: its top and bottom, and the screen's height
+REVEAL_BOX = """() => { const b = document.querySelector('.st-key-lecture_reveal button');
+  const r = b && b.getBoundingClientRect(); return r ? [r.top, r.bottom, window.innerHeight] : null; }"""
 
 
 def bar_problems(page, where: str) -> list[str]:

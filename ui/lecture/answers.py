@@ -117,6 +117,15 @@ def answer_box(at, view=None) -> None:
         answer_widgets(at)
 
 
+# Streamlit cuts a pill's label to one line ("B. It rises by about 4 nats, most of …" on a phone): a choice's options
+# wrap onto more lines instead, so a student reads each whole
+OPTIONS_WRAP = """<style>
+.st-key-lecture_answer [data-testid="stButtonGroup"] button,
+.st-key-lecture_answer [data-testid="stButtonGroup"] button * { white-space: normal; overflow: visible; text-overflow: clip; }
+.st-key-lecture_answer [data-testid="stButtonGroup"] button { height: auto; text-align: left; }
+</style>"""
+
+
 def answer_widgets(at, ask: Ask | None = None) -> None:
     """The answer box's insides for this browser: its widget with the answer the store keeps for it, and what became
     of its last answer. What is asked comes from the step's own state (the sentence's tokens of a token question),
@@ -131,6 +140,7 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
     sent = dict(key=answer_key(at), on_change=send_answer, args=(at, ask))
     if ask.widget == PICK:
         st.markdown(f"{ask.prompt} {PICK_BY_KEYS}")
+        st.html(OPTIONS_WRAP)
         labels = dict(zip(ask.options, ask.labels, strict=True))
         # the group's name is what a screen reader says on entering it: the question itself
         st.pills(plain(ask.prompt), list(ask.options), format_func=labels.get, label_visibility="collapsed",

@@ -119,11 +119,17 @@ IN_VIEW = """<script>
 </script>"""
 
 
+# Reveal sits in the box's bottom right corner, beside the question's last line (the options, or what it refers to),
+# which keeps clear of it: on its own row under four options in two rows it was pushed below a 1024×768 projector's
+# edge (the extended plan's step 4, heads under test's step 2)
 PROJECTOR_CSS = """<style>
 .lq p, .lq li { font-size: 1.75rem; line-height: 1.35; margin: 0 0 0.45rem 0; }
 .lq-about { color: #31333f; }
 .lq-options { display: flex; flex-wrap: wrap; gap: 0.3rem 2.4rem; padding-left: 0; list-style: none;
   margin: 0.2rem 0 0.3rem 0; }
+.st-key-lecture_question { position: relative; }
+.st-key-lecture_question .st-key-lecture_reveal { position: absolute; right: 1rem; bottom: 1rem; width: auto; }
+.lq > :last-child { padding-right: 8.5rem; }
 </style>"""
 PHONE_CSS = """<style>
 .lq p, .lq li { font-size: 1.25rem; line-height: 1.4; margin: 0 0 0.4rem 0; }
