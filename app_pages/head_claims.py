@@ -106,49 +106,54 @@ view = ui.open_page(
 run, layer, head = None, 0, 0  # what the later parts read, should the first fail
 model, spec, device = view.model, view.model_spec, view.device
 L, H = model.n_layers, model.n_heads
-with ui.guard("Head claims"), ui.figure("claim", tall=True):  # a lecture step's focus: the claim over the corpus
-    clamp_url_int("hc_layer", L, "layer")
-    clamp_url_int("hc_head", H, "head")
-    st.subheader("1 · The claim over the corpus")
-    pick = st.columns([3, 1, 1], vertical_alignment="bottom")
-    # kept in the link by its name (?hc_relation=specials), not by bind=, which would write the picker's label
-    ui.page.seed_choice_from_url("hc_relation", list(RELATIONS), "coreference")
-    relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation")
-    ui.page.keep_in_link("hc_relation", relation)
-    with st.spinner(f"Running {model.name} on every sentence of the corpus (one batched pass)…"):
-        run, problem = corpus_run(spec, device)
-    if run is not None:  # a head that shows the relation's point, unless a link or a pick named one
-        open_on_best_head(best_head(spec, device, relation), relation)
-    layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
-    head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
-    if run is None:
-        st.warning(f"{problem} Pick all-MiniLM-L6-v2 in the sidebar to test claims; the knock-outs below work "
-                   f"with {model.name}.", icon=":material/rule:")
-    else:
-        scores = relation_scores(spec, device, relation)
-        score = claim_score(run, relation, layer, head, scores)
-        st.markdown(claim_sentence(score, relation))
-        left, right = st.columns([3, 2], gap="medium")
-        with left:
+with ui.guard("Head claims"):
+    # a lecture step's focus: the claim and this head against the baselines, which answer the step's question. The
+    # grid of every head and the failures come after it, out of the figure: beside the class's answers on a
+    # projector, a figure holding them ran its grid below the first screen, its labels thinned
+    with ui.figure("claim"):
+        clamp_url_int("hc_layer", L, "layer")
+        clamp_url_int("hc_head", H, "head")
+        st.subheader("1 · The claim over the corpus")
+        pick = st.columns([3, 1, 1], vertical_alignment="bottom")
+        # kept in the link by its name (?hc_relation=specials), not by bind=, which would write the picker's label
+        ui.page.seed_choice_from_url("hc_relation", list(RELATIONS), "coreference")
+        relation = pick[0].selectbox("Relation", list(RELATIONS), format_func=RELATIONS.get, key="hc_relation")
+        ui.page.keep_in_link("hc_relation", relation)
+        with st.spinner(f"Running {model.name} on every sentence of the corpus (one batched pass)…"):
+            run, problem = corpus_run(spec, device)
+        if run is not None:  # a head that shows the relation's point, unless a link or a pick named one
+            open_on_best_head(best_head(spec, device, relation), relation)
+        layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
+        head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
+        if run is None:
+            st.warning(f"{problem} Pick all-MiniLM-L6-v2 in the sidebar to test claims; the knock-outs below work "
+                       f"with {model.name}.", icon=":material/rule:")
+        else:
+            scores = relation_scores(spec, device, relation)
+            score = claim_score(run, relation, layer, head, scores)
+            st.markdown(claim_sentence(score, relation))
             st.dataframe(baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
                          key="hc_baselines", column_config={
-                             "what": st.column_config.TextColumn("what", width=250),
+                             "what": st.column_config.TextColumn("what", width=330),
                              "top key is labelled": st.column_config.NumberColumn(format="percent"),
                              "mean weight on it": st.column_config.NumberColumn(format="%.3f")})
-        with right:
+    if run is not None:
+        grid, fails = st.columns([2, 3], gap="medium")
+        with grid:
             hm.heatmap(head_table(scores)[0], [f"layer {i}" for i in range(L)], [f"head {h}" for h in range(H)],
                        key="hc_map", kind="weights", title="top key is labelled (share)",
                        x_title="head", y_title="layer", axis_words=("layer", "head"),
                        value_name=("share of labelled queries", "share"), selection={"panel": 0, "row": layer,
                                                                                       "col": head})
-        st.markdown(f"**Where it fails: {len(score.failing)} of {score.n_items}.** Each “open” link shows the sentence "
-                    f"in the explorer at layer {layer}, head {head}, the labelled cell selected.")
-        if score.failing:
-            st.dataframe(failing_rows(run.corpus, scores, score.failing, layer, head,
-                                      st.session_state.get("model") or ""),
-                         hide_index=True, width="stretch", key="hc_failing", height=260, column_config={
-                             "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
-                             "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
+        with fails:
+            st.markdown(f"**Where it fails: {len(score.failing)} of {score.n_items}.** Each “open” link shows the "
+                        f"sentence in the explorer at layer {layer}, head {head}, the labelled cell selected.")
+            if score.failing:
+                st.dataframe(failing_rows(run.corpus, scores, score.failing, layer, head,
+                                          st.session_state.get("model") or ""),
+                             hide_index=True, width="stretch", key="hc_failing", height=260, column_config={
+                                 "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
+                                 "weight on labelled": st.column_config.NumberColumn(format="%.3f")})
 
 with ui.guard("Knock heads out"), ui.figure("knockout"):  # a lecture step's focus
     st.subheader("2 · Knock heads out")

@@ -65,16 +65,15 @@ QUESTION = """() => {
 }"""
 # the class's answers after Reveal: whether they sit in the focus figure, and their chart's top and bottom on the screen
 # (a plotly chart or the projector's tally; a heatmap's labels are FIGURE_LABELS_OFF_SCREEN's, in the focus figure's
-# box), and, where they sit under the figure, the figure's own height above them
+# box)
 CLASS_PANEL = """(focus) => {
   const panel = document.querySelector('.st-key-lecture_class');
   if (!panel) return null;
   const chart = panel.querySelector('[data-testid="stPlotlyChart"] .main-svg, table.tally');
   const r = chart && chart.getBoundingClientRect();
   const box = focus && panel.closest('.st-key-figure_' + focus);
-  const above = box ? panel.getBoundingClientRect().top - box.getBoundingClientRect().top : 0;
   const header = document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom;
-  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, above, header};
+  return {inFocus: !!box, chart: r ? [r.top, r.bottom] : null, header};
 }"""
 STATE = """() => ({url: location.href, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
   reveal: document.querySelectorAll('.st-key-lecture_reveal button').length, focus: window.__attnvizFocus || null,

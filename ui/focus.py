@@ -27,21 +27,19 @@ ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PANEL = "_attnviz_focus_panel"  # this run's panel for a figure: {"fid", "place", "slot", "drawn"} or None
 
 
-def figure(fid: str, where=None, tall: bool = False, **container_args):
+def figure(fid: str, where=None, **container_args):
     """The container of one of the page's figures (made in `where`, a container or column, else in the page);
-    `fid` is the id a lecture step's focus names. A panel held for this figure (hold_panel) is drawn in it first.
-    tall: the figure fills a projector's first screen by itself (a claim told in words, a table and a grid): a
-    panel beside it would squeeze it off that screen, so the panel goes under it."""
+    `fid` is the id a lecture step's focus names. A panel held for this figure (hold_panel) is drawn in it first."""
     box = (where or st).container(key=f"figure_{fid}", **container_args)
     held = st.session_state.get(PANEL)
     if held is not None and held["fid"] == fid:
         held["drawn"] = True
-        return held["place"](box, tall)  # the part of the box the page's figure goes into
+        return held["place"](box)  # the part of the box the page's figure goes into
     return box
 
 
 def hold_panel(fid: str, place) -> None:
-    """place(box, tall) (a revealed step's class answers) draws into figure `fid`'s box before the page fills it, and
+    """place(box) (a revealed step's class answers) draws into figure `fid`'s box before the page fills it, and
     returns the part of the box the page's figure goes into: the screen the step's focus brings up holds both the
     figure that answers the question and what the class answered. Should the page not draw that figure (a plan that
     names another page's), it is drawn at this place when the page is drawn (mark_drawn)."""

@@ -52,19 +52,19 @@ def closed_until_reveal(at: LectureStep) -> bool:
     return asks_first(at) and not is_revealed(at)
 
 
-def placed_panel(at: LectureStep, view, box, tall: bool = False):
+def placed_panel(at: LectureStep, view, box):
     """The class's answers in the focus figure's box, drawn before the page fills it -> where the page's figure goes.
     On a projector they stand beside the figure (ui/lecture/beside.py: a table, a key token a row): above it, a chart
     pushed the figure's lower half off the screen the focus brings up (the sun's picture, the head's grid). Elsewhere
     (a phone) above it, and the gate's CSS puts them under it."""
-    if presenting() and not tall:
+    if presenting():
         # 260 px at 1024: a quarter (230 px) wrapped each option over 3 to 5 lines; a third (310 px) left the figures
         # too little (the Positions heatmaps thinned their labels, two charts' titles were cut)
         content, side = box.columns([2.6, 1], gap="small")
         with side:
             answers.class_panel(at, view, at.key, beside=True)
         return content
-    with box:  # a phone, or a figure that fills the projector's screen by itself: the class's answers under it
+    with box:  # a phone: the class's answers under the figure
         st.html(f"<style>.st-key-figure_{at.step.focus} > :has(.st-key-lecture_class) {{ order: 1; }}</style>")
         answers.class_panel(at, view, at.key)
     return box
