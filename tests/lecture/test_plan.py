@@ -70,6 +70,17 @@ def test_a_shipped_question_hides_its_figures_until_reveal_unless_they_cannot_an
     assert shown == set(FIGURES_WHILE_ASKED), sorted(shown ^ set(FIGURES_WHILE_ASKED))
 
 
+def test_a_shipped_explorer_step_names_its_head_as_the_page_reads_it():
+    """On the Explorer the enlarged head is `focus` ("Head to enlarge"); `sbs_head` is the head of a selected cell and
+    selects nothing without its query and key: extended's step 3 named sbs_head = 1 alone, and the projector showed
+    head 0 under an address that said head 1."""
+    for path in SHIPPED:
+        for number, s in enumerate(load_plan(path, PAGES).steps, 1):
+            state = dict(s.state)
+            if s.page == "" and "sbs_head" in state:
+                assert {"sbs_query", "sbs_key"} <= set(state), f"{path.stem} step {number}: sbs_head without a cell"
+
+
 def test_a_shipped_token_question_names_its_row():
     """The row the class is told about is the one the question names: layer, head and query, in the plan."""
     tokens = [(path.stem, s) for path in SHIPPED for s in load_plan(path, PAGES).steps
