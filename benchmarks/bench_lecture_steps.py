@@ -113,8 +113,8 @@ def follower_first_load(browser, url: str, room: str, number: int, total: int, s
     phone = context.new_page()
     opened = time.time() * 1000
     phone.goto(f"{url}/follow?room={room}")
-    phone.wait_for_function("(k) => new URLSearchParams(location.search).get('step') === k", arg=str(number),
-                            timeout=60_000)
+    # its address stays the room's follow link (no step in it): the bar says the step
+    wait_for_text(phone, f"Step {number} of {total}", timeout_ms=60_000)
     at = settled_at(phone, number, total, step.predict_first, follower=True)
     context.close()
     return (at - opened) / 1000
