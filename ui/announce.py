@@ -19,6 +19,9 @@ import streamlit as st
 REGION_ID = "attnviz-live"
 MARK = "attnviz-say"  # the class of the hidden element beside the script (ui/accessibility.py hides its container)
 KEEP = 3  # messages the region holds: a step's title and an answer's confirmation can come within a second
+# how long a message stays in the region: a follower's page is not loaded again at a new step, and a reader who moved
+# through the page found the last step's "Your answer is in" and "Revealed" there, hidden
+LAST_MS = 10_000
 
 SAY = """<span class="MARK" hidden></span><script>
 (() => {
@@ -45,6 +48,7 @@ SAY = """<span class="MARK" hidden></span><script>
     line.textContent = text;
     region.appendChild(line);
     while (region.childElementCount > KEEP) region.firstElementChild.remove();
+    setTimeout(() => line.remove(), LAST_MS);  // said by then; read later, it would be stale
   };
   if (fresh) setTimeout(write, 700); else write();  // a new region: words after a screen reader has met it
 })();
@@ -53,7 +57,7 @@ SAY = """<span class="MARK" hidden></span><script>
 
 def announce(text: str, key: str) -> None:
     """Say `text` through the page's polite live region, once per page load for this `key`."""
-    script = (SAY.replace("MARK", MARK).replace("REGION", REGION_ID).replace("KEEP", str(KEEP))
+    script = (SAY.replace("MARK", MARK).replace("REGION", REGION_ID).replace("KEEP", str(KEEP)).replace("LAST_MS", str(LAST_MS))
               .replace("KEY", js_string(key)).replace("TEXT", js_string(text)))
     st.html(script, unsafe_allow_javascript=True)
 

@@ -46,6 +46,9 @@ HEARD = """(() => {
   }).observe(document, {subtree: true, childList: true, characterData: true});
 })();"""
 
+# JS: the live region no longer holds these words
+STALE_GONE = """(w) => !(document.getElementById('attnviz-live') || {innerText: ''}).innerText.includes(w)"""
+
 # the focused element (inside a shadow root too): its role, name, text
 FOCUSED = """() => { let e = document.activeElement;
   while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
@@ -164,6 +167,8 @@ def test_a_lecture_by_keyboard_alone_a_student_answers_token_choice_and_number(s
 
         # a choice: Tab to 'causal', Enter
         at_step(student, 2, "The causal mask")
+        # the last step's words leave the live region (a reader moving through the page met them there, hidden)
+        student.wait_for_function(STALE_GONE, arg="Your answer is in: 'dog'", timeout=20_000, polling=200)
         tab_to(student, lambda f: f["role"] == "radio")
         arrow_to(student, "B. causal")  # lettered as the projector lists the options
         student.keyboard.press("Enter")
