@@ -1,7 +1,7 @@
 """The students' side of tests/deploy/test_class_machines.py, run inside the balancer's network namespace (`ip netns
 exec`): it reaches the two "machines" only by their namespace addresses.
 
-    python tests/deploy/machines_client.py <redis url> <balancer url> <process url> <process url>
+    python tests/deploy/machines_client.py <redis url> <balancer url> <balancer admin socket> <process url> <process url>
 
 Prints one JSON line: what each process drew for a short link made in the shared Redis, and for a room's step.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import time
 import urllib.request
@@ -34,6 +35,23 @@ def healthy(url: str, within: float) -> bool:
                     return True
         except OSError:
             time.sleep(0.5)
+    return False
+
+
+def balancer_sees_all_up(admin_socket: str, names: set[str], within: float) -> bool:
+    """Until HAProxy's admin socket reports every one of these servers UP. A process that began listening after the
+    balancer's first check is DOWN until two checks a second apart pass: students sent before that all went to the
+    other process."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(admin_socket)
+            s.sendall(b"show stat\n")
+            data = b"".join(iter(lambda: s.recv(65536), b""))
+        rows = [line.split(",") for line in data.decode().splitlines() if line and not line.startswith("#")]
+        if names <= {row[1] for row in rows if len(row) > 17 and row[17] == "UP"}:
+            return True
+        time.sleep(0.5)
     return False
 
 
@@ -65,8 +83,9 @@ async def both(runs) -> list:
 
 
 def main() -> None:
-    redis_url, balancer, *processes = sys.argv[1:]
+    redis_url, balancer, admin_socket, *processes = sys.argv[1:]
     ready = {url: healthy(url, 240) for url in [*processes, balancer]}
+    ready["both UP in the balancer"] = balancer_sees_all_up(admin_socket, {"ma", "mb"}, 60)
     store = RedisStore(redis_url)
     link_id = store.shorten(VIEW)
     code, key = store.create_room("attention")

@@ -123,7 +123,7 @@ def test_two_machines_and_a_balancer_share_one_redis(tmp_path):
         machines.start(c, [haproxy, "-f", str(haproxy_cfg), "-db"], tmp_path / "haproxy.log")
         client = subprocess.run(
             in_ns(c, sys.executable, "tests/deploy/machines_client.py", redis_url, f"http://{ip_c}:8501",
-                  f"http://{ip_a}:{PORT}", f"http://{ip_b}:{PORT}"),
+                  str(tmp_path / "haproxy.sock"), f"http://{ip_a}:{PORT}", f"http://{ip_b}:{PORT}"),
             cwd=ROOT, capture_output=True, text=True, timeout=360, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         assert client.returncode == 0, client.stderr[-2000:]
         seen = json.loads(client.stdout.strip().splitlines()[-1])
