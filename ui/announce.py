@@ -57,8 +57,8 @@ SAY = """<span class="MARK" hidden></span><script>
 
 def announce(text: str, key: str) -> None:
     """Say `text` through the page's polite live region, once per page load for this `key`."""
-    script = (SAY.replace("MARK", MARK).replace("REGION", REGION_ID).replace("KEEP", str(KEEP)).replace("LAST_MS", str(LAST_MS))
-              .replace("KEY", js_string(key)).replace("TEXT", js_string(text)))
+    script = (SAY.replace("MARK", MARK).replace("REGION", REGION_ID).replace("KEEP", str(KEEP))
+              .replace("LAST_MS", str(LAST_MS)).replace("KEY", js_string(key)).replace("TEXT", js_string(text)))
     st.html(script, unsafe_allow_javascript=True)
 
 

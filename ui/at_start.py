@@ -2,8 +2,9 @@
 
 `streamlit run app.py` serves the st.App that app.py makes (Streamlit finds it in the source) and runs this lifespan
 once the port is bound: the default model starts warming at once (ui/warm.py), so a class that opens its links a
-few seconds later finds it loaded. A script without st.App warmed only from its first page run: a class that was
-the server's first visitor waited for it, p95 5.8 s against 2.0 s (benchmarks/RESULTS.md, "Editing students on the Explorer").
+few seconds later finds it loaded. A script without st.App warmed only from its first page run: 20 students who were
+the server's first visitors, 20 s after its start, waited p95 5.8-6.6 s for their first page, against 1.6-1.9 s
+warmed from the start (benchmarks/RESULTS.md, "Editing students on the Explorer": "Warmed from the start").
 
 Served that way, `streamlit run` does not open a browser itself (it does for a plain script): the lifespan opens the
 app's address as it did, unless the server runs headless (`server.headless`, Streamlit's default on a machine
