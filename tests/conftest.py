@@ -18,7 +18,7 @@ from streamlit_servers import stop_shared_server
 # 2.5 s before the first worker started, and every worker imports them again.
 
 # One torch thread in every test process and in every server a test starts (they inherit the environment).
-# - The suite runs three pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
+# - The suite runs four pytest workers beside Streamlit servers and Chromium on a 2-core machine: a second torch
 #   thread per process only spins waiting for a core another process holds. With two, one 7-second test (200
 #   greedy decodes of the tiny BART) ran past its 300-second timeout inside the full suite.
 # - AppTest runs app.py in this process, and app.py sets torch's threads (attnviz.engine.device.server_threads):
