@@ -96,7 +96,10 @@ FOCUS = """<style>
   const state = win.__attnvizFocus || (win.__attnvizFocus = {});
   if (state[id]) return;  // a loop is already waiting for this figure, or it was brought up on this page load
   state[id] = "waiting";
-  let stopped = false;
+  // an action of the lecturer's own can come before this script too: a click at once after Reveal, on a machine slow
+  // to send the revealed run (the Students popover then went 174 px off the top, 1 of 5 clean-clone runs on a busy
+  // 2-core machine). What it opened, a popover or a list, is on the screen: the hold is over before it starts
+  let stopped = !!doc.querySelector('[data-testid="stPopoverBody"], [role="listbox"]');
   // a follower's page that moved on to a new step replaced the set (ui/lecture/follower_view.py NEW_STEP): this
   // step's hold is over, and a figure of the same id on the new step is brought up at its own Reveal
   const replaced = () => win.__attnvizFocus !== state;
