@@ -4,6 +4,7 @@ step, decode the students' QR code to the view's address, and watch the presente
 plan gets a message. Screenshots in test-artifacts/lecture_*.png. (Followers and answers: test_browser_follow.py.)"""
 
 import io
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -15,6 +16,7 @@ from browser_helpers import (
     ROOT,
     chromium_page,
     exceptions_on,
+    people_browser,
     upload_plan,
     wait_for_app_idle,
     wait_for_text,
@@ -272,6 +274,43 @@ def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_
             page.screenshot(path=str(ARTIFACTS / f"lecture_students_after_reveal_{how.split()[0].lower()}.png"))
             assert not exceptions_on(page)
 
+
+
+def test_a_click_before_the_revealed_run_arrives_ends_the_hold_too(server):
+    """A slow machine, made certain: the server's messages after Reveal are held back until the lecturer has clicked
+    Students, so the hold's script (ui/focus.py) runs after that click. The popover stays whole on the screen (before
+    the fix the hold scrolled it off the top, as a clean-clone run on a busy machine saw)."""
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    link = f"{server}/{step_link(plan.step(5), lecture='attention', number=5)[2:]}"
+    held, waiting, sockets = [False], [], []
+
+    def route(socket) -> None:  # Streamlit's websocket, through the test: the server's messages held while asked
+        upstream = socket.connect_to_server()
+        upstream.on_message(lambda message: waiting.append(message) if held[0] else socket.send(message))
+        sockets.append(socket)
+
+    with people_browser() as browser:
+        page = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
+        page.route_web_socket(re.compile(r"/_stcore/stream"), route)
+        page.goto(link)
+        wait_for_text(page, "Step 5 of", "Predict first.")
+        wait_for_app_idle(page)
+        held[0] = True
+        page.get_by_role("button", name="Reveal").first.click()
+        page.get_by_role("button", name="Students").click()
+        page.locator('[data-testid="stPopoverBody"]').wait_for(timeout=30_000)
+        page.wait_for_timeout(500)  # the revealed run done on the server, its messages waiting
+        assert waiting, "the server sent nothing after Reveal: the run was not held back"
+        while waiting:  # in order; a message that comes while these are sent waits its turn
+            sockets[-1].send(waiting.pop(0))
+        held[0] = False
+        page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
+        page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000, polling=100)
+        page.wait_for_timeout(1_500)  # what the hold would have done by now
+        found = page.evaluate(POPOVER_BOX)
+        assert found["box"] and found["header"] - 1 <= found["box"][0] and found["box"][1] <= found["height"] + 1, found
+        page.screenshot(path=str(ARTIFACTS / "lecture_students_before_the_revealed_run.png"))
+        assert not exceptions_on(page)
 
 def test_the_lecture_pages_at_projector_size(server):
     """The two new pages at 1024×768 with ?present=1 (they are the lecturer's, but a laptop may be the projector)."""

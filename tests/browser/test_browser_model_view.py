@@ -26,6 +26,10 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TEXT = "the cat sat on the mat"
 pytestmark = pytest.mark.browser
 
+# JS: the option a combobox's keys are on (its aria-activedescendant), by its text
+FOCUSED_OPTION = """(box) => { const id = box.getAttribute('aria-activedescendant');
+  const option = id && document.getElementById(id); return option ? option.innerText.trim() : null; }"""
+
 
 def open_model_view(page, url: str, query: str) -> None:
     page.goto(f"{url}/model_view?{query}")
@@ -99,9 +103,19 @@ def test_a_picker_choice_after_a_click_stays(server, minilm):
         np.testing.assert_allclose(focus_values(page), res.attentions[3, 5].numpy(), atol=1e-4)
         before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
         picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Head").get_by_role("combobox")
+        # Inside the full suite a click on the open list's option failed 4 times in 8 runs (never alone): the option
+        # moved, then was gone for good. A list closes when the page under it scrolls, and a click first scrolls its
+        # target into view. So the picker is brought to the middle of the window, and the keys choose (the list
+        # scrolls itself to the option the keys are on)
+        picker.evaluate("(e) => e.scrollIntoView({block: 'center'})")
         picker.click()
         picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
-        page.get_by_role("option", name="1", exact=True).click()  # head 1
+        for _ in range(12):
+            if page.evaluate(FOCUSED_OPTION, picker.element_handle()) == "1":
+                break
+            picker.press("ArrowUp")
+        assert page.evaluate(FOCUSED_OPTION, picker.element_handle()) == "1"
+        picker.press("Enter")  # head 1
         page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000,
                                polling=100)
         wait_for_app_idle(page)
