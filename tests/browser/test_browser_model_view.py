@@ -16,7 +16,6 @@ from browser_helpers import (
     exceptions_on,
     wait_for_app_idle,
     wait_for_drawn,
-    wait_until_settled,
 )
 
 from attnviz.analysis.stats import head_statistics
@@ -46,10 +45,7 @@ def click_thumbnail(page, panel: int, row: int = 1, col: int = 1) -> None:
     before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
     page.mouse.click(at["x"], at["y"])
     page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000, polling=50)
-    # the page quiet for a second, not only idle 0.3 s after the redraw: inside the full suite a run came after that
-    # look and closed the picker's list a test had opened (three suite runs of five, 2026-11-28; never alone, where a
-    # click makes one run, 0.27 s after it, and the redraw comes at its end)
-    wait_until_settled(page, quiet_ms=1_000)
+    wait_for_app_idle(page)
 
 
 def test_the_grid_holds_attnviz_thumbnails_and_a_click_enlarges_that_head(server, toy):
@@ -104,9 +100,9 @@ def test_a_picker_choice_after_a_click_stays(server, minilm):
         before = page.evaluate("() => window.attnvizHeatmaps.mv_focus.drawn")
         picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Head").get_by_role("combobox")
         # Inside the full suite a click on the open list's option failed 4 times in 8 runs (never alone): the option
-        # moved, then was gone for good. A list closes when the page under it scrolls, and a click first scrolls its
-        # target into view. So the picker is brought to the middle of the window, and the keys choose (the list
-        # scrolls itself to the option the keys are on)
+        # moved, then was gone for good, the list closed. The likely cause (not seen happen): a click first scrolls
+        # its target into view, and a page that scrolls under an open list closes it. So the picker is brought to the
+        # middle of the window, and the keys choose (the list scrolls itself to the option the keys are on)
         picker.evaluate("(e) => e.scrollIntoView({block: 'center'})")
         picker.click()
         picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
