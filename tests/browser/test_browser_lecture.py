@@ -244,6 +244,19 @@ POPOVER_BOX = """() => { const b = document.querySelector('[data-testid="stPopov
           header: document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom}; }"""
 
 
+
+def popover_once_the_hold_is_done(page) -> dict:
+    """The Students popover's box (POPOVER_BOX) once its QR code is drawn, the figure's hold is done, and 1.5 s more
+    (what the hold would have done by then)."""
+    page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
+    page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000, polling=100)
+    page.wait_for_timeout(1_500)
+    return page.evaluate(POPOVER_BOX)
+
+
+def whole_below_the_header(found: dict) -> bool:
+    return bool(found["box"]) and found["header"] - 1 <= found["box"][0] and found["box"][1] <= found["height"] + 1
+
 def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_in_view(server):
     """After Reveal the projector holds the step's focus figure at the top (ui/focus.py). A click on the bar's
     Students button ended that hold only once the figure was up, and a key only if it scrolls: a click at once after
@@ -264,16 +277,10 @@ def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_
                 page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000,
                                        polling=100)
                 students.press("Enter")  # focused first: the bar comes back into view, as a Tab to it brings it
-            page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
-            page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000,
-                                   polling=100)
-            page.wait_for_timeout(1_500)  # what the hold would have done by now
-            found = page.evaluate(POPOVER_BOX)
-            assert found["box"] and found["header"] - 1 <= found["box"][0] \
-                and found["box"][1] <= found["height"] + 1, f"{how}: {found}"
+            found = popover_once_the_hold_is_done(page)
+            assert whole_below_the_header(found), f"{how}: {found}"
             page.screenshot(path=str(ARTIFACTS / f"lecture_students_after_reveal_{how.split()[0].lower()}.png"))
             assert not exceptions_on(page)
-
 
 
 def test_a_click_before_the_revealed_run_arrives_ends_the_hold_too(server):
@@ -304,13 +311,11 @@ def test_a_click_before_the_revealed_run_arrives_ends_the_hold_too(server):
         while waiting:  # in order; a message that comes while these are sent waits its turn
             sockets[-1].send(waiting.pop(0))
         held[0] = False
-        page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
-        page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000, polling=100)
-        page.wait_for_timeout(1_500)  # what the hold would have done by now
-        found = page.evaluate(POPOVER_BOX)
-        assert found["box"] and found["header"] - 1 <= found["box"][0] and found["box"][1] <= found["height"] + 1, found
+        found = popover_once_the_hold_is_done(page)
+        assert whole_below_the_header(found), found
         page.screenshot(path=str(ARTIFACTS / "lecture_students_before_the_revealed_run.png"))
         assert not exceptions_on(page)
+
 
 def test_the_lecture_pages_at_projector_size(server):
     """The two new pages at 1024×768 with ?present=1 (they are the lecturer's, but a laptop may be the projector)."""
