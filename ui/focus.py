@@ -6,7 +6,8 @@ in the browser; docs/lecture.md lists every page's ids). A lecture step's `focus
 - lifts the figure's column, where it sits in one, to the row's full width and first place, and
 - scrolls the figure to the top of the screen once it is drawn (after Reveal on a predict-first step), and keeps it
   there while the figures around it (heatmaps, plotly charts, pictures) finish drawing (for 60 s; never after an
-  action of the lecturer's own: a scroll, a click, a key other than the clicker's on the page).
+  action of the lecturer's own since Reveal: a scroll, a click, a key other than the clicker's on the page, focus
+  moved onto a control).
 Without presentation mode `fig` does nothing: a student's page keeps its own order.
 """
 
@@ -71,14 +72,55 @@ def focus_style(hold: bool = False) -> None:
     """On a projector with a focus in the link: the CSS and the script that bring that figure to the first screen.
     hold: not yet (a lecture question waits for Reveal above the figures: it stays in view until then)."""
     fid = focused()
-    if fid and not hold:
+    if fid and hold:  # the hold after Reveal must hear what the lecturer does from Reveal's own click on
+        st.html(ACTIONS, unsafe_allow_javascript=True)
+    elif fid:
         scroll_to(fid)
 
 
 def scroll_to(fid: str) -> None:
     """Bring figure `fid` to the top of the screen once it is drawn (a projector's focus; a follower's phone at
     Reveal), and keep it there while the figures around it finish drawing."""
+    st.html(ACTIONS, unsafe_allow_javascript=True)
     st.html(FOCUS.replace("FIGURE_ID", fid), unsafe_allow_javascript=True)
+
+
+# What the person at this page did last, and when Reveal was pressed, heard from the page's first run on (a predict-
+# first step's runs before Reveal send it; a page without one gets it with FOCUS). A figure's hold ends at the first
+# action after it began; Reveal's own click, and the clicker's keys on the page itself, are not such actions. The hold
+# cannot hear these itself: its script runs only once the revealed run arrives, and a click on Students at once after
+# Reveal, on a machine slow to send that run, came before it (the popover then went 174 px off the top under the hold).
+# Its element takes no room (the marker: ui/accessibility.py): a step's question fills the projector's screen.
+# An action is a scroll (wheel, touch), a click or tap, a key (←/→ and the Reveal keys b, "." and Enter only on a
+# control: Enter on Students), and focus moved onto a control (a keyboard's Tab is a key already; this is focus moved
+# by a screen reader or a script, which sends its key only after the move: a hold's tick in between scrolled the
+# Students button and its popover off the top). The app moves focus only where the focus already was (the heatmap's
+# own pickers), so a run of the app's own ends no hold.
+ACTIONS = """<span class="attnviz-script" hidden></span><script>
+(() => {
+  const win = window.parent || window;
+  if (win.__attnvizActed) return;
+  const acted = win.__attnvizActed = {last: 0, reveal: 0};
+  const doc = win.document;
+  const act = () => { acted.last = performance.now(); };
+  const controls = 'input, textarea, select, button, a, [role="button"], [contenteditable="true"]';
+  const onControl = (t) => !!(t && t.closest && t.closest(controls));
+  const lectureKeys = new Set(["ArrowLeft", "ArrowRight", "b", "B", ".", "Enter"]);
+  const alone = new Set(["Shift", "Control", "Alt", "Meta"]);
+  for (const kind of ["wheel", "touchmove", "pointerdown"]) win.addEventListener(kind, act, {passive: true, capture: true});
+  win.addEventListener("keydown", (e) => {
+    if (!alone.has(e.key) && (!lectureKeys.has(e.key) || onControl(e.target))) act();
+  }, {passive: true, capture: true});
+  doc.addEventListener("focusin", (e) => {
+    if (onControl(e.target) && !e.target.closest(".st-key-lecture_reveal")) act();
+  }, true);
+  // Reveal pressed (a click, or the clicker's key: ui/lecture/bar.py KEYS_JS clicks the button): what came before it
+  // (a pointerdown on the button, Tab to it) is not an action after it
+  doc.addEventListener("click", (e) => {
+    if (e.target && e.target.closest && e.target.closest(".st-key-lecture_reveal")) acted.reveal = performance.now();
+  }, true);
+})();
+</script>"""
 
 
 # The page's header bar covers the top 3.75rem: the figure stops just below it. The script is sent on every run but
@@ -96,43 +138,22 @@ FOCUS = """<style>
   const state = win.__attnvizFocus || (win.__attnvizFocus = {});
   if (state[id]) return;  // a loop is already waiting for this figure, or it was brought up on this page load
   state[id] = "waiting";
-  // an action of the lecturer's own can come before this script too: a click at once after Reveal, on a machine slow
-  // to send the revealed run (the Students popover then went 174 px off the top, 1 of 5 clean-clone runs on a busy
-  // 2-core machine). What it opened, a popover or a list, is on the screen: the hold is over before it starts
-  let stopped = !!doc.querySelector('[data-testid="stPopoverBody"], [role="listbox"]');
+  // the hold began at Reveal's click where this page had one (the lecturer's projector), else now (a step that asks
+  // nothing; a follower's phone at the room's Reveal); any action of the person's own after that ends it (ACTIONS)
+  const acted = win.__attnvizActed;
+  const since = acted.reveal || performance.now();
+  const over = () => acted.last > since;
   // a follower's page that moved on to a new step replaced the set (ui/lecture/follower_view.py NEW_STEP): this
   // step's hold is over, and a figure of the same id on the new step is brought up at its own Reveal
   const replaced = () => win.__attnvizFocus !== state;
-  const stop = () => { stopped = true; };
-  // Any action of the lecturer's own ends the hold, from the moment this script runs (the run after Reveal, on a
-  // step that asks first: Reveal's own click or key came before it): scrolling (wheel, touch), a click or tap (the
-  // bar's Students: its popover stayed put while the hold scrolled the page away under it, when the click came before
-  // the figure was up), and a key, but the clicker's own on the page itself: ←/→ (the bar's Previous/Next), and the
-  // Reveal keys (b, ".", Enter). The same keys on a button, a link or a box (Enter on Students) are that one's.
-  const lectureKeys = new Set(["ArrowLeft", "ArrowRight", "b", "B", ".", "Enter"]);
-  const alone = new Set(["Shift", "Control", "Alt", "Meta"]);
-  const onKey = (e) => {
-    if (alone.has(e.key)) return;
-    const t = e.target;
-    const controls = 'input, textarea, select, button, a, [role="button"], [contenteditable="true"]';
-    const onControl = t && t.closest && t.closest(controls);
-    if (!lectureKeys.has(e.key) || onControl) stop();
-  };
-  const actions = ["wheel", "touchmove", "pointerdown"];
-  for (const kind of actions) win.addEventListener(kind, stop, {passive: true});
-  win.addEventListener("keydown", onKey, {passive: true});
-  const unlisten = () => {
-    for (const kind of actions) win.removeEventListener(kind, stop);
-    win.removeEventListener("keydown", onKey);
-  };
-  const finish = () => { state[id] = "done"; unlisten(); };  // the hold is over
+  const finish = () => { state[id] = "done"; };  // the hold is over
   const start = performance.now();
   let found = 0, moved = 0, timer = 0, sizes = null;
   const box = () => doc.querySelector(".st-key-figure_" + id);
   // back to the top when it is not there: a figure above it that finished drawing pushed it down
   const place = () => {
     const b = box();
-    if (stopped || replaced() || !b) return;
+    if (over() || replaced() || !b) return;
     const want = parseFloat(win.getComputedStyle(b).scrollMarginTop) || 0;
     if (Math.abs(b.getBoundingClientRect().top - want) > 3) { b.scrollIntoView({block: "start"}); moved = performance.now(); }
   };
@@ -144,7 +165,7 @@ FOCUS = """<style>
   // the decoder block page; now 0.02 s).
   const check = () => {
     const now = performance.now();
-    if (stopped || replaced()) { end(); return; }
+    if (over() || replaced()) { end(); return; }
     const b = box();
     if (b && b.getBoundingClientRect().height > 0) {
       if (!found) {
@@ -167,7 +188,7 @@ FOCUS = """<style>
       if (now - Math.max(found, moved) > 1500) state[id] = "done";
       if (now - found > 60000) end();
     } else if (now - start > 120000) {  // never drawn: a later run's script tries again
-      clearInterval(timer); unlisten(); delete state[id];
+      clearInterval(timer); delete state[id];
     }
   };
   timer = win.setInterval(check, 200);
