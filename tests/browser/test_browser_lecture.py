@@ -221,13 +221,18 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
         assert not exceptions_on(page)
 
 
+def attention_step_link(server: str, number: int) -> str:
+    """The default plan's step `number` as a plain lecture link (no room: Reveal is kept per session)."""
+    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
+    return f"{server}/{step_link(plan.step(number), lecture='attention', number=number)[2:]}"
+
+
 def test_the_students_popovers_link_wraps_inside_it_with_a_copy_button(server):
     """A view link of up to 120 characters is shown whole (a longer one is shortened): at 1024 px on a projector it
     ran out of the popover as a caption. Now it wraps inside, with a copy button."""
-    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
     with chromium_page(width=1024, height=768) as page:
-        page.goto(f"{server}/{step_link(plan.step(1), lecture='attention', number=1)[2:]}"
-                  "&text=The%20cat%20sat%20on%20the%20mat%20and%20looked%20at%20the%20dog%20quietly")
+        page.goto(attention_step_link(server, 1)
+                  + "&text=The%20cat%20sat%20on%20the%20mat%20and%20looked%20at%20the%20dog%20quietly")
         wait_for_text(page, "Step 1 of")
         links = links_in_the_popover(page)
         assert len(links) == 1 and len(links[0]["link"]) > 90, links  # long: 20 px type needs two lines for it
@@ -244,11 +249,16 @@ POPOVER_BOX = """() => { const b = document.querySelector('[data-testid="stPopov
           header: document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom}; }"""
 
 
+def hold_done(page) -> None:
+    """Until the step's focus figure (head, ui/focus.py) is up and has stayed put."""
+    page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000, polling=100)
+
+
 def popover_once_the_hold_is_done(page) -> dict:
     """The Students popover's box (POPOVER_BOX) once its QR code is drawn, the figure's hold is done, and 1.5 s more
     (what the hold would have done by then)."""
     page.locator(".st-key-lecture_qr img").wait_for(timeout=60_000)
-    page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000, polling=100)
+    hold_done(page)
     page.wait_for_timeout(1_500)
     return page.evaluate(POPOVER_BOX)
 
@@ -263,8 +273,7 @@ def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_
     Reveal, or Enter on the button, opened the popover, and the hold then scrolled it off the screen (its top at -174
     px). Any action of the lecturer's own since Reveal now ends the hold, focus moved onto the button too: the popover
     stays whole on the screen."""
-    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
-    link = f"{server}/{step_link(plan.step(5), lecture='attention', number=5)[2:]}"  # 'it' on the explorer's head
+    link = attention_step_link(server, 5)  # 'it' on the explorer's head
     with chromium_page(width=1024, height=768) as page:
         for how in ("click at once", "Enter once the figure is up"):
             page.goto(link)  # a new session: the step not revealed yet (a link without a room keeps it per session)
@@ -275,8 +284,7 @@ def test_the_lecturers_own_click_or_key_after_reveal_keeps_the_students_popover_
             if how == "click at once":
                 students.click()
             else:
-                page.wait_for_function("() => (window.__attnvizFocus || {}).head === 'done'", timeout=120_000,
-                                       polling=100)
+                hold_done(page)
                 # focused first (as a screen reader or a Tab brings it): the bar comes back into view; a slow machine,
                 # made certain: the key comes 0.6 s later (under load a hold's tick came in between and scrolled the
                 # figure back up, the popover then opened 174 px off the top)
@@ -293,8 +301,7 @@ def test_a_click_before_the_revealed_run_arrives_ends_the_hold_too(server):
     """A slow machine, made certain: the server's messages after Reveal are held back until the lecturer has clicked
     Students, so the hold's script (ui/focus.py) runs after that click. The popover stays whole on the screen (before
     the fix the hold scrolled it off the top, as a clean-clone run on a busy machine saw)."""
-    plan = load_plan(LECTURES / "attention.toml", {path: title for _, path, title in app_menu()})
-    link = f"{server}/{step_link(plan.step(5), lecture='attention', number=5)[2:]}"
+    link = attention_step_link(server, 5)
     held, waiting, sockets = [False], [], []
 
     def route(socket) -> None:  # Streamlit's websocket, through the test: the server's messages held while asked

@@ -25,7 +25,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TEXT = "the cat sat on the mat"
 pytestmark = pytest.mark.browser
 
-# JS: the option a combobox's keys are on (its aria-activedescendant), by its text
+# JS, on a combobox: the option its keys are on (its aria-activedescendant), by its text
 FOCUSED_OPTION = """(box) => { const id = box.getAttribute('aria-activedescendant');
   const option = id && document.getElementById(id); return option ? option.innerText.trim() : null; }"""
 
@@ -107,10 +107,10 @@ def test_a_picker_choice_after_a_click_stays(server, minilm):
         picker.click()
         picker.press("ArrowDown")  # opens its list (a click alone only focuses it in headless Chromium)
         for _ in range(12):
-            if page.evaluate(FOCUSED_OPTION, picker.element_handle()) == "1":
+            if picker.evaluate(FOCUSED_OPTION) == "1":
                 break
             picker.press("ArrowUp")
-        assert page.evaluate(FOCUSED_OPTION, picker.element_handle()) == "1"
+        assert picker.evaluate(FOCUSED_OPTION) == "1"
         picker.press("Enter")  # head 1
         page.wait_for_function("(b) => window.attnvizHeatmaps.mv_focus.drawn !== b", arg=before, timeout=60_000,
                                polling=100)
