@@ -89,6 +89,9 @@ def test_a_step_opens_its_page_in_its_state_with_the_lecture_bar(three_steps):
     assert "key" not in at.query_params and key not in bar  # the key left the address and the projector's links...
     cookie = f"attnviz_key_{code}={key}; path=/; SameSite=Strict"
     assert any(cookie in e.proto.body for e in at.get("html"))  # ...for this browser's cookie, which the next reads
+    shown = [page_text(at), *(str(e.value) for e in at.code),
+             *(e.proto.body for e in at.get("html") if cookie not in e.proto.body)]
+    assert not [text for text in shown if key in text]  # nor on the projector's screen (the Students popover)
     assert lecture_store().room(code).step == 3  # the projector's link moved the room: followers and notes follow
 
 

@@ -33,7 +33,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from attnviz.errors import AttnvizError
-from attnviz.lecture import LECTURE_KEYS, follow_link, notes_link, qr_png
+from attnviz.lecture import LECTURE_KEYS, follow_link, qr_png
 from attnviz.lecture.store import StoreError, StoreUnavailable
 from attnviz.lecture.store.base import clean_code
 from ui.accessibility import document_title
@@ -218,11 +218,11 @@ def students_popover(at: LectureStep) -> None:
         else:
             view_code(at, base)
     loopback_warning(base)  # under the codes: they come first on a projector's short screen
-    if at.presenter:
-        with st.expander("For you alone: the presenter notes", icon=":material/speaker_notes:"):
-            st.caption("This link carries the room's presenter key: whoever opens it moves the room. Open it on your "
-                       "own phone, not on the projector's screen.")
-            st.code(notes_link(base, at.room, at.key), language=None, wrap_lines=True)
+    if at.presenter:  # the notes' link carries the presenter key, and this screen is the class's: never shown here
+        lecture_page = f"./lecture?{urlencode([('lecture', at.plan_id)])}"
+        st.caption(f"Your presenter notes are not shown here: their link carries the room's presenter key, and the "
+                   f"class reads this screen. Open them on your own phone from the [Lecture plan page]({lecture_page})"
+                   " (its *For you alone* card), in a window the class does not see.")
 
 
 def view_code(at: LectureStep, base: str) -> None:
