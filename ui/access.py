@@ -63,11 +63,13 @@ def model_refusal(choice: str) -> str | None:
     whatever it names: it never tells whether a folder exists, or anything else about the server."""
     if choice in model_choices():
         return None
-    others = {"nobody": "are turned off on this server",
-              "everyone": "can be named under 'other'",
-              "local": "can be opened only from a browser on the server's own machine"}[server_settings().free_form]
-    if server_settings().free_form == "local" and server_settings().behind_balancer:
+    if free_form_allowed():  # this browser may: the choice was a link's, not the picker's
+        others = "are named under 'other' in the Model picker, not in a link"
+    elif server_settings().free_form == "local" and server_settings().behind_balancer:
         others = "are turned off on this class server"
+    else:
+        others = {"nobody": "are turned off on this server",
+                  "local": "can be opened only from a browser on the server's own machine"}[server_settings().free_form]
     return (f"This server offers these models: {', '.join(offered_models())}. Other models (a hub name or a "
             f"folder) {others}.")
 

@@ -61,6 +61,14 @@ def test_a_crafted_link_gets_one_refusal_for_an_existing_and_a_missing_folder(re
     assert "offers these models: all-MiniLM-L6-v2" in refusal and "server's own machine" in refusal
 
 
+def test_a_crafted_model_in_the_link_tells_the_local_browser_where_other_models_are_named():
+    at = run_app({"model": "../../etc", "text": TEXT})
+    assert_healthy(at)
+    said = " ".join(errors(at) + [str(w.value) for w in at.warning])
+    assert "named under 'other' in the Model picker" in said, said
+    assert "server's own machine" not in said  # this browser is on it: that would be untrue
+
+
 def test_behind_the_balancer_free_form_is_off_even_for_a_loopback_address(monkeypatch):
     settings(monkeypatch, behind_balancer=True)
     at = run_app({"model": "other", "model_path": "/etc", "text": TEXT})
