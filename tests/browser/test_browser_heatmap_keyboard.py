@@ -41,6 +41,12 @@ def reading(page, name: str) -> dict:
     return page.evaluate(f"() => window.attnvizHeatmaps['{name}'].reading()")
 
 
+def cell_and_header(page, name: str, panel: int, row: int, col: int) -> tuple[float, float]:
+    """A cell's centre's height on screen, and the bottom of the app's sticky header (over the page's top 60 px)."""
+    header = page.evaluate("() => document.querySelector('[data-testid=\"stHeader\"]').getBoundingClientRect().bottom")
+    return page.evaluate(f"() => window.attnvizHeatmaps['{name}'].cellCenter({panel}, {row}, {col})")["y"], header
+
+
 def weight_in(sentence: str) -> float:
     return float(re.search(r": weight (−?\d+\.\d+)", sentence).group(1).replace("−", "-"))
 
@@ -50,7 +56,7 @@ def test_the_explorer_with_no_mouse_reaches_a_head_moves_to_it_animal_and_opens_
     the engine's weight; Enter opens the arithmetic of that cell, as a click does; Tab then leaves the grid."""
     res = minilm.run(SENTENCE)
     i, j = res.labels.index("it"), res.labels.index("animal")
-    with chromium_page(1366, 900) as page:
+    with chromium_page(1366, 768) as page:  # a laptop's screen: Tab scrolls the grid to the top, by the header
         page.goto(f"{server}/?text={quote(SENTENCE)}&layer=3")
         wait_for_drawn(page, ["grid", "focus_head"])
         tab_to(page, "grid")
@@ -58,6 +64,9 @@ def test_the_explorer_with_no_mouse_reaches_a_head_moves_to_it_animal_and_opens_
         assert start["name"].startswith("layer 3: 12 heads, weights after softmax: 12 panels of 15 × 15 weights.")
         assert "Enter shows the cell's arithmetic" in start["description"]
         first = float(res.attentions[3, 0, 0, 0])
+        page.wait_for_timeout(800)  # the cursor's smooth scroll
+        y, header = cell_and_header(page, "grid", 0, 0, 0)
+        assert header + 4 < y < 768, (y, header)  # the cursor's cell shows, below the header, not under it
         assert start["active"] == f"query 0 '[CLS]', key 0 '[CLS]': weight {first:.3f} (layer 3, head 0)"
         page.keyboard.press("PageDown")  # the same cell of the next head
         for _ in range(i):

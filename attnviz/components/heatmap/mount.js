@@ -8,7 +8,7 @@ import { PALETTE } from "./palette.js";
 import { child, el } from "./dom.js";
 import { cellText } from "./format.js";
 import { decodeAny, rowParts, sameCells, valueAt } from "./decode.js";
-import { hit, layout, textWidth, typeOf } from "./layout.js";
+import { HEADER_PX, hit, layout, textWidth, typeOf } from "./layout.js";
 import { paintCells, panelImage } from "./draw.js";
 import { legend, placeLabels, showTip, tipAt } from "./labels.js";
 import { downloadPng } from "./export.js";
@@ -170,8 +170,9 @@ function moveCursor(s, at) {  // the cursor to `at`: painted, read, its hover sh
   paint(s);
   const { x, y, w, h } = cellBox(s, at), k = (s.canvas.clientWidth || s.lay.width) / s.lay.width;
   tipAt(s, at, (x + w) * k, (y + h / 2) * k);
-  const mark = el("div", "", s.wrap);  // a cell-sized mark, scrolled to the nearest edge that shows it
-  mark.style.cssText = `position:absolute;left:${(x - 4) * k}px;top:${(y - 4) * k}px;width:${(w + 8) * k}px;height:${(h + 8) * k}px`;
+  // a cell-sized mark, scrolled to the nearest edge that shows it: below the app's sticky header, not under it
+  const mark = el("div", "", s.wrap);
+  mark.style.cssText = `position:absolute;left:${(x - 4) * k}px;top:${(y - 4) * k}px;width:${(w + 8) * k}px;height:${(h + 8) * k}px;scroll-margin-top:${HEADER_PX}px`;
   mark.scrollIntoView({ block: "nearest", inline: "nearest", behavior: REDUCED_MOTION.matches ? "auto" : "smooth" });
   mark.remove();
 }
