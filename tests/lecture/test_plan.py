@@ -70,6 +70,21 @@ def test_a_shipped_question_hides_its_figures_until_reveal_unless_they_cannot_an
     assert shown == set(FIGURES_WHILE_ASKED), sorted(shown ^ set(FIGURES_WHILE_ASKED))
 
 
+def test_a_shipped_choice_question_does_not_name_its_right_option_alone_before_reveal():
+    """What the class reads before Reveal, the step's title (in the lecture bar) and its question, does not name a
+    choice question's right option and none of the others: "something yellow, high up (the sun)" over the options
+    the sun, the sky and the grass answered itself ("flatter or peakier?" asks)."""
+    def named(option: str, text: str) -> bool:
+        return re.search(rf"\b{re.escape(option.lower())}\b", text.lower()) is not None
+
+    told = [f"{path.stem} step {number}: {s.answer.expected!r}" for path in SHIPPED
+            for number, s in enumerate(load_plan(path, PAGES).steps, 1)
+            if s.answer is not None and s.answer.kind == "choice"
+            and named(s.answer.expected, f"{s.title} {s.question}")
+            and not any(named(o, f"{s.title} {s.question}") for o in s.answer.options if o != s.answer.expected)]
+    assert not told, told
+
+
 def test_a_shipped_explorer_step_names_its_head_as_the_page_reads_it():
     """On the Explorer the enlarged head is `focus` ("Head to enlarge"); `sbs_head` is the head of a selected cell and
     selects nothing without its query and key: extended's step 3 named sbs_head = 1 alone, and the projector showed

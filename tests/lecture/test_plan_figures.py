@@ -47,8 +47,10 @@ def why_attention(s) -> list[str]:
 def one_query(s) -> list[str]:
     w = ly.one_query(picture_regions(6, 8).x, qs.feature_query(state(s)["al_query"], 10.0)).weights[0]  # (48,)
     first, second = torch.topk(w, 2).indices.tolist()
-    return [f"r{first // 8}c{first % 8}", f"gets weight {w[first]:.2f}", f"r{second // 8}c{second % 8}, gets "
-            f"{w[second]:.2f}"]
+    ordinal = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+    where = "just above it" if second == first - 8 else "elsewhere"  # the text's "just above it" is checked too
+    return [f"{ordinal[first // 8]} row from the top and {ordinal[first % 8]} from the left (r{first // 8}c{first % 8}",
+            f"gets weight {w[first]:.2f}", f"r{second // 8}c{second % 8} {where}, gets {w[second]:.2f}"]
 
 
 def it_animal(s) -> list[str]:
