@@ -143,3 +143,18 @@ def figure_in_view(page, focus: str, where: str) -> list[str]:
     if seen["top"] is None or not seen["height"] or not seen["header"] - 1 <= seen["top"] < seen["screen"] / 2:
         return [f"{where}: the focus figure {focus!r} is not brought into the phone's screen: {seen}"]
     return []
+
+
+def verdict_in_view(page, where: str) -> list[str]:
+    """At Reveal a phone shows its student's own answer, right or not, on the screen it is brought to (the class's
+    chart under a tall figure had put it 1,100 to 2,100 px down)."""
+    seen = page.evaluate("""() => { const b = document.querySelector('.st-key-lecture_mine');
+      const h = document.querySelector('[data-testid="stHeader"]'), r = b && b.getBoundingClientRect();
+      return r ? {text: b.innerText, top: r.top, bottom: r.bottom, screen: window.innerHeight,
+                  header: h ? h.getBoundingClientRect().bottom : 0} : null; }""")
+    if seen is None or "Your answer:" not in seen["text"]:
+        return [f"{where}: the phone does not say what its student answered: {seen}"]
+    if not (seen["header"] - 1 <= seen["top"] and seen["bottom"] <= seen["screen"]):
+        return [f"{where}: the student's own answer is not on the phone's screen: {seen}"]
+    return []
+

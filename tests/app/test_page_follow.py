@@ -134,10 +134,12 @@ def test_a_follower_answers_a_token_question_and_sees_the_class_beside_the_model
     assert "Step 1 is already revealed: answers are closed." in page_text(follower)
     assert sorted(a.value for a in store.answers(code, 1)) == ["1", "2", "4"]
     # the phone says what this student answered (its answer box is gone), and whether it was right
-    assert "**Your answer:** 'home' (token 4), ✗ not the right answer." in page_text(follower)
+    assert ("**Your answer:** 'home' (token 4), ✗ not the right answer. The right answer: 'a' (token 1), weight "
+            "0.40.") in page_text(follower)  # the right one beside it: the class's panel is under a tall figure
     reloaded = open_step(plan, 1, code)
     assert chart_specs(reloaded) and "lecture_class_row" in chart_specs(reloaded)  # the gate opened for followers
-    assert "**Your answer:** none (you did not answer this question)." in page_text(reloaded)  # a new browser
+    assert ("**Your answer:** none (you did not answer this question). The right answer: 'a' (token 1), weight "
+            "0.40.") in page_text(reloaded)  # a new browser
     values, rows, cols = drawn_class_rows(reloaded)  # on a phone: the class's row above the model's
     assert cols == tokens and rows == ["class (3)", "model"]
     np.testing.assert_allclose(values[0], [0, 1 / 3, 1 / 3, 0, 1 / 3, 0, 0], atol=1e-3)
@@ -229,7 +231,7 @@ def test_choice_and_number_answers_are_drawn_with_the_right_answer_at_reveal(roo
     assert title == "The class's answers (3)<br>hatched, ✓ right: the right answer"
     assert bars["text"] == ["0", "2 ✓ right", "1"] and bars["marker"]["pattern"]["shape"] == ["", "/", ""]
     assert "**The right answer:** causal (marked in the plan); 2 of 3 answers picked it." in page_text(at)
-    assert "**Your answer:** C. window, ✗ not the right answer." in page_text(student.run())
+    assert "**Your answer:** C. window, ✗ not the right answer. The right answer: causal." in page_text(student.run())
     projector = open_step(plan, 2, code, key)  # beside the causal card: each option's words on a row of their own
     assert class_table(projector) == [["option", "students"], ["A. none", "0"], ["B. causal ✓ right", "2"],
                                       ["C. window", "1"]]

@@ -15,7 +15,7 @@ it another way; the presenter notes are opened on the plan's first step and its 
 - at Reveal, the projector and the phone say the right answer the tests compute with the engine alone for the step's
   state (tests/lecture_truth.py: a token question's row, a computed number) or the plan marks, mark it ("✓" in the
   projector's tally, the phone's bar hatched and "✓ right", the dashed line), and count both phones' answers (2, one
-  right); the phone is brought to the focus figure (inside its screen);
+  right); the phone is brought to the focus figure (inside its screen), with its student's own answer on that screen;
 - the lecture bar whole (no "…") and below Streamlit's header, on the projector and on the phone;
 - axe-core (tests/axe_check.py) on the projector and the phone at 1366×768 and 390×844, before Reveal (an answer
   given) and after, and on the notes: each view resized, not loaded again, for its other sizes (the projector and the
@@ -50,6 +50,7 @@ from lecture_walk_class import (
     phone_drawn,
     question_in_view,
     student_view_problems,
+    verdict_in_view,
 )
 from lecture_walk_projector import bar_problems, question_problems, step_problems, stuck
 from lecture_walk_reads import CLIPPED, SETTLED
@@ -275,6 +276,7 @@ class Walk:
         self.problems += figure_in_view(phone, step.focus, self.where(number, "phone at Reveal"))
         if t is not None:
             self.problems += answers_problems(phone, step, t, self.where(number, "phone at Reveal"))
+            self.problems += verdict_in_view(phone, self.where(number, "phone at Reveal"))
 
 
 @pytest.mark.timeout(2400)  # a quiet machine: about 10 s a step

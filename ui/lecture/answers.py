@@ -176,11 +176,13 @@ def your_answer(at, ask: Ask, right: Right) -> None:
         store_message(err)
         return
     if mine is None:
-        st.markdown("**Your answer:** none (you did not answer this question).")
+        st.markdown(f"**Your answer:** none (you did not answer this question). The right answer: {right.text}.")
         return
     spec = at.step.answer
-    verdict = "✓ right" if answer_kind(spec).is_right(spec, right, mine) else "✗ not the right answer"
-    st.markdown(f"**Your answer:** {ask.shown(mine)}, {verdict}.")
+    if answer_kind(spec).is_right(spec, right, mine):
+        st.markdown(f"**Your answer:** {ask.shown(mine)}, ✓ right.")
+    else:
+        st.markdown(f"**Your answer:** {ask.shown(mine)}, ✗ not the right answer. The right answer: {right.text}.")
 
 
 def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
@@ -194,19 +196,21 @@ def class_panel(at, view=None, key: str = "", beside: bool = False) -> None:
         store_message(err)
         return
     spec = at.step.answer
+    try:
+        right = right_answer(at.step)
+    except AttnvizError as err:
+        st.warning(f"The right answer cannot be computed here: {err}", icon=":material/block:")
+        return
+    ask = asked(at.step, right)
+    if at.follower:  # outside the class's panel: on a phone that goes under the figure (gate.placed_panel), this
+        # stays above it, where Reveal brings the phone: a student's own verdict on the first screen (it was 1,100 to
+        # 2,100 px down under a tall figure)
+        if for_followers():  # each follower's page fills it with its own (ui/lecture/follower_view.py)
+            st.container(key=MINE_BOX)
+        else:
+            with st.container(key=MINE_BOX):
+                your_answer(at, ask, right)
     with st.container(key="lecture_class"):
-        try:
-            right = right_answer(at.step)
-        except AttnvizError as err:
-            st.warning(f"The right answer cannot be computed here: {err}", icon=":material/block:")
-            return
-        ask = asked(at.step, right)
-        if at.follower:
-            if for_followers():  # each follower's page fills it with its own (ui/lecture/follower_view.py)
-                st.container(key=MINE_BOX)
-            else:
-                with st.container(key=MINE_BOX):
-                    your_answer(at, ask, right)
         reveal = answer_kind(spec).reveal(spec, right, ask, values)
         if beside:
             draw_beside(spec, right, ask, values, reveal)
