@@ -163,6 +163,8 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
             beamer.wait_for_selector(".js-plotly-plot", timeout=120_000)
             wait_for_text(beamer, "d_k = 256")
             wait_for_app_idle(beamer)
+            # no keyboard ring round the whole page: the key was the clicker's, on a page focused by a click
+            assert not beamer.evaluate("() => !!document.querySelector('[data-testid=\"stMain\"]:focus-visible')")
             beamer.screenshot(path=str(ARTIFACTS / "lecture_step2_revealed_present.png"))
 
             # both codes whole in the popover and the window at 1024×768: one above the other, "This view"'s ran

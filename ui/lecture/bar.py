@@ -330,6 +330,9 @@ KEYS_JS = """<script>
     const typing = 'input, textarea, select, [role="slider"], [role="listbox"], [role="combobox"]';
     if (t && t.closest && (t.isContentEditable || t.closest(typing))) return;
     if (e.key === 'Enter' && t && t.closest && t.closest('button, a, summary, [role="button"], [role="tab"]')) return;
+    // the page itself has the focus (a click on it): a key there would draw the main area's keyboard ring round the
+    // whole projected page, and this key is the clicker's, not a move through the page
+    if (t && t.matches && t.matches('[data-testid="stMain"]')) t.blur();
     if (which === 'reveal') {
       e.preventDefault();
       reveal(0, 0);
