@@ -26,7 +26,7 @@ from ui.menu import remember_menu
 from ui.present import presenting
 from ui.server_stats import start_writing as write_stats_where_asked
 from ui.short_links import open_short_link
-from ui.streamlit_private import check_at_start
+from ui.streamlit_private import check_at_start, note_refused_link_values
 from ui.warm import start_warming
 
 ICON = Path(__file__).parent / "assets" / "favicon.png"
@@ -35,6 +35,7 @@ ICON = Path(__file__).parent / "assets" / "favicon.png"
 def main() -> None:
     """One page view: the checks and settings every page needs, the menu, the page the address names."""
     check_at_start()  # every piece of Streamlit's private API the app uses is there; the log names a missing one
+    note_refused_link_values()  # before any control reads the link: what it drops is said (ui/address.py)
     write_stats_where_asked()  # what this process holds, for a benchmark that asks (ui/server_stats.py); else nothing
     threads = server_threads()  # the browser and the other sessions share the cores
     if torch.get_num_threads() != threads:  # set once per server; later runs find it done

@@ -28,11 +28,17 @@ def write_bound_values_the_address_lacks() -> None:
     value of, is written into it (nothing is written in a run where the browser's address had them all). Then, on a
     Streamlit that lacks a piece every page uses, the sidebar says what the app does without it."""
     streamlit_private.write_bound_values_the_address_lacks()
+    for key, asked, shown in streamlit_private.refused_link_values():
+        if key == "model" or key.endswith("_model"):  # a model picker's own message says why (ui/access.py)
+            continue
+        instead = "its default" if shown is None else f"{key}={','.join(map(str, shown)) if isinstance(shown, list) else shown}"
+        st.toast(f"This link's {key}={asked[:60]} is not a value this page offers: it shows {instead} instead.",
+                 icon=":material/link_off:", duration="long")
     for feature in EVERY_PAGE:
         streamlit_private.say_missing(feature, st.sidebar)
 
 
-EVERY_PAGE = ("address", "history", "component", "rerun")  # the features of ui/streamlit_private every page may use
+EVERY_PAGE = ("address", "history", "component", "rerun", "refused")  # the features of ui/streamlit_private every page may use
 
 
 def shared_settings_now() -> dict[str, list[str]]:

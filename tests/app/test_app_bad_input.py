@@ -160,3 +160,15 @@ IMPOSSIBLE_URLS = {
 def test_impossible_settings_in_a_shared_link_do_not_break_the_page(query):
     at = run_app({"model": "toy", "text": "one two three", **query})
     assert_page_still_works(at)
+
+
+def test_a_links_values_the_controls_do_not_offer_are_said_not_dropped_without_a_word():
+    """A teacher's link with a typo (mask=bogus) or a crafted one: each value a control does not take is named, with
+    what the page shows instead; a link of values the controls offer says nothing."""
+    at = run_app({"heads": ["-1", "99", "abc"], "layer": "999", "mask": "bogus", "scaled": "maybe", "factor": "abc"})
+    assert_page_still_works(at)
+    said = sorted(t.value for t in at.toast)
+    assert said == sorted(f"This link's {k}={v} is not a value this page offers: it shows its default instead."
+                          for k, v in [("heads", "-1,99,abc"), ("layer", "999"), ("mask", "bogus"),
+                                       ("scaled", "maybe"), ("factor", "abc")]), said
+    assert not run_app({"layer": "3", "mask": "causal", "scaled": "FALSE", "heads": ["1", "2"]}).toast

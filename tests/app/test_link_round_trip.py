@@ -67,6 +67,7 @@ def test_the_link_the_app_writes_after_any_change_reopens_the_same_view(file, re
         fresh = run_app(link, page=file)
         states.append(done)
         assert drawn(fresh) == drawn(at), f"/{PATHS[file]} after {done}: the link {shorten(link, 300)} draws otherwise"
+        assert not fresh.toast, [t.value for t in fresh.toast]  # the app's own link: no value of it is refused
 
     one_state()
     record_property("states", len(states))

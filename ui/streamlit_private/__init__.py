@@ -24,6 +24,8 @@ app does without it; the page that needs the feature says so (say_missing); and 
                Without it any exception from that call means the whole page reruns.
     warm       a page run once in a session with no browser, when a lecture's room starts (ui/lecture/warm.py).
                Without it each step's first draw waits for the class to open it.
+    refused    a link's value that a control does not offer (?layer=999, ?mask=bogus) is said, not only dropped
+               (ui/address.py). Without it it is dropped without a word, as Streamlit does.
     replay     a lecture step drawn once in a session with no browser and sent to every follower's page
                (ui/lecture/follower_view.py, drawn_again.py). Without it each follower's phone opens the step's page
                and runs it itself, as before: slower for a large class.
@@ -45,7 +47,9 @@ from ui.streamlit_private.pieces import (
     FEATURES,
     PIECES,
     POLL_SECONDS,
+    QUERY_MODULE,
     RUNTIME,
+    STATE_MODULE,
     STREAM_ROUTE,
     Live,
     Piece,
@@ -61,7 +65,8 @@ __all__ = [  # the checks (pieces.py), then the calls (below)
     "component_registered", "fragment_id", "internal_ip", "is_history_navigation", "on_server_loop",
     "pages_run_without_a_browser", "reload_page_on_reconnect", "rerun_fragment", "rerun_refused",
     "run_page_without_a_browser", "server_running",
-    "server_session", "session_id", "session_is_idle", "write_bound_values_the_address_lacks",
+    "note_refused_link_values", "refused_link_values", "server_session", "session_id", "session_is_idle",
+    "write_bound_values_the_address_lacks",
     "Drawn", "Recording", "can_record", "draw_again", "record_page", "session_counts", "shown_only",
     "with_styles",
 ]
@@ -247,6 +252,63 @@ def write_bound_values_the_address_lacks() -> None:
                     address.set_corrected_value(key, as_written, metadata.value_type)
     except (ImportError, AttributeError, TypeError) as err:
         broke("address", err)
+
+
+REFUSED = "_attnviz_refused_link_values"  # on the run's ScriptRunContext: [(key, the link's value, shown or None)]
+
+
+def note_refused_link_values() -> None:
+    """Once per process (app.py, before any page): Streamlit's seeding of a bound widget from the link also notes, on
+    the run's context, a value it dropped (the control shows its default) or cut down (a clamped number, options
+    filtered out): Streamlit only logs these at debug level, and the page would show another view than the link's
+    without a word."""
+    if not works("refused"):
+        return
+    try:
+        _patch_seeding()
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("refused", err)
+
+
+def _patch_seeding() -> None:
+    session_state = importlib.import_module(STATE_MODULE).SessionState
+    if getattr(session_state, "_attnviz_notes_refusals", False):
+        return
+    seed, parse = session_state._seed_widget_from_url, importlib.import_module(QUERY_MODULE).parse_url_param
+
+    def seed_and_note(self, metadata, user_key, widget_id, url_value):
+        kept = seed(self, metadata, user_key, widget_id, url_value)
+        try:
+            try:
+                asked = parse(url_value, metadata.value_type)
+            except (ValueError, TypeError, IndexError):  # not even of the control's kind: dropped
+                asked = None
+            shown = metadata.serializer(self._new_session_state[user_key] if kept else metadata.deserializer(None))
+            if asked != shown:  # a link that spells the default (?scaled=FALSE) is dropped too, and shows what it says
+                ctx = _ctx()
+                if ctx is not None:
+                    ctx.__dict__.setdefault(REFUSED, []).append(
+                        (user_key, ",".join(url_value) if isinstance(url_value, list) else str(url_value),
+                         shown if kept else None))
+        except Exception as err:  # inside Streamlit's drawing of a control: never break the page
+            broke("refused", err)
+        return kept
+
+    session_state._seed_widget_from_url = seed_and_note
+    session_state._attnviz_notes_refusals = True
+
+
+def refused_link_values() -> list[tuple[str, str, object]]:
+    """The link's values this page load's controls did not take, and forgets them: (key, the link's value, what the
+    control shows instead, as the address spells it; None: its default). Empty without `refused`."""
+    if not works("refused"):
+        return []
+    try:
+        ctx = _ctx()
+        return [] if ctx is None else ctx.__dict__.pop(REFUSED, [])
+    except (ImportError, AttributeError, TypeError) as err:
+        broke("refused", err)
+        return []
 
 
 def pages_run_without_a_browser() -> bool:

@@ -31,6 +31,8 @@ FEATURES = {  # feature -> (what it does, what the app does without it), for the
     "rerun": ("rerunning only the parts a switch changes", "the whole page reruns"),
     "warm": ("drawing a lecture's steps once when its room starts, in a session with no browser",
              "each step's first draw waits for the class to open it (a few seconds more on the first Next)"),
+    "refused": ("telling a link's value that a control does not offer",
+                "a link's value that a control does not offer is dropped without a word (Streamlit's own way)"),
     "replay": ("drawing a lecture step once for every follower", "each follower's phone opens the step's page and "
                "runs it itself, as before: slower for a large class"),
 }
@@ -71,6 +73,7 @@ def _in(module: str, *path: str) -> Callable[[Live], object]:
 
 RUNTIME, CTX = "streamlit.runtime", "streamlit.runtime.scriptrunner_utils.script_run_context"
 SESSION, STATE = "streamlit.runtime.app_session", "streamlit.runtime.state"
+STATE_MODULE, QUERY_MODULE = STATE + ".session_state", STATE + ".query_params"
 PIECES = (
     Piece("Runtime.exists", _in(RUNTIME, "Runtime"), "exists", ("wake", "component"), "a server runtime is running"),
     Piece("Runtime.instance", _in(RUNTIME, "Runtime"), "instance", ("wake", "component"), "the process's one runtime"),
@@ -121,6 +124,13 @@ PIECES = (
           "stored_param_matches_corrected_value", ("address",), "whether the address holds a widget's value already"),
     Piece("QueryParams.set_corrected_value", _in(STATE + ".query_params", "QueryParams"), "set_corrected_value",
           ("address",), "the call Streamlit itself makes to write a bound widget's value into the address"),
+    Piece("SessionState._seed_widget_from_url", _in(STATE + ".session_state", "SessionState"), "_seed_widget_from_url",
+          ("refused",), "(metadata, key, widget id, the link's value) -> False where the value is dropped (the default "
+          "is shown), else True with the value kept in _new_session_state[key]"),
+    Piece("query_params.parse_url_param", _module(STATE + ".query_params"), "parse_url_param", ("refused",),
+          "(the link's value, value_type) -> the value as the widget's serializer writes it; raises on a bad one"),
+    Piece("SessionState._new_session_state", _in(STATE + ".session_state", "SessionState"), "_new_session_state",
+          ("refused",), "key -> a widget's value set in this run"),
     Piece("ScriptRunContext.is_history_navigation", _in(CTX, "ScriptRunContext"), "is_history_navigation",
           ("history",), "True in a run the browser's Back or Forward asked for"),
     Piece("Runtime.bidi_component_registry", _in(RUNTIME, "Runtime"), "bidi_component_registry", ("component",),
