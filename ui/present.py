@@ -109,9 +109,12 @@ FIT_MATH = """<script>
 # instead of being cut (static, so that a fragment rerun of the panel does not send it again)
 WHY_CSS = """<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 6px; }
 [data-testid="stColumn"]:has(.st-key-why) { align-self: stretch; }
+@media (min-width: 640px) and (min-height: 600px) {
 [data-testid="stLayoutWrapper"]:has(> .st-key-why) { position: sticky; top: 3.75rem; }
-.st-key-why { max-height: calc(100vh - 4.5rem); overflow-y: auto; }
-</style>"""  # the explorer's 'why this weight' column stays in view beside the grid and the enlarged head below it
+.st-key-why { max-height: calc(100vh - 4.5rem); overflow-y: auto; } }
+</style>"""  # the explorer's 'why this weight' column stays in view beside the grid and the enlarged head below it: where
+# the columns sit side by side (Streamlit stacks them under 640 px) on a screen tall enough; on a phone or a page
+# zoomed to 200 % it was a slot of 312-568 px to read the arithmetic through
 
 
 def page_style(presenting: bool) -> None:

@@ -1,7 +1,8 @@
 """Zoom and reflow (WCAG 1.4.4, 1.4.10) in a real Chromium, on a representative set of pages: at 200 % zoom of a
 1366×768 screen (a 683×384 CSS viewport, what the browser lays out when the reader zooms) and at 320 px wide (400 % of
 1280), nothing is cut off, nothing overlaps, and the page never scrolls sideways; only what needs two dimensions to be
-read (heatmaps, plots, tables, formulas, the Transformer map) may scroll inside its own box. With "reduce motion", no
+read (heatmaps, plots, tables, formulas, the Transformer map) may scroll inside its own box, and no column of words
+does. With "reduce motion", no
 animation or transition runs. Screenshots, the whole page at each size: test-artifacts/reflow_<page>_<w>x<h>.png."""
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ REFLOW = """() => {
       + ' [data-testid="stHeading"] h2, [data-testid="stHeading"] h3, .attnviz-lecture-bar span, .attnviz-lecture-bar a')) {
     if (shown(e) && e.clientWidth && e.scrollWidth > e.clientWidth + 1)
       out.push(`cut: "${text(e)}" needs ${e.scrollWidth} px, has ${e.clientWidth}`);
+  }
+  for (const e of main.querySelectorAll('[data-testid="stVerticalBlock"], [data-testid="stMarkdownContainer"]')) {
+    const y = getComputedStyle(e).overflowY;  // words in a box of their own that scrolls: read through a slot
+    if (shown(e) && (y === 'auto' || y === 'scroll') && e.scrollHeight > e.clientHeight + 1)
+      out.push(`scrolls inside its own box: "${text(e)}" is ${e.scrollHeight} px tall in ${e.clientHeight}`);
   }
   const right = main.getBoundingClientRect().right;
   for (const e of main.querySelectorAll('[data-testid="stElementContainer"]')) {
