@@ -226,12 +226,14 @@ def focus_part() -> None:
         focus = st.selectbox("Head to enlarge", view.heads, key="focus", **ui.BOUND)
         ring = {"panel": 0, "row": sel.query, "col": sel.key} if sel is not None and sel.head == focus else None
         other = flipped_scale_state(view, len(res.tokens), layer)
+        settings = hm.settings_caption(view, res.scale)
         hm.heatmap(res.attentions[layer, focus], res.labels, key="focus_head", selectable=True, selection=ring,
-                   title=f"layer {layer}, head {focus}: weights after softmax",
+                   title=f"layer {layer}, head {focus}: weights after softmax", caption=settings,
                    on_select=partial(take_click, "focus_head", [focus]),
-                   other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, focus]))
+                   other_state=other and dataclasses.replace(other, data=other.data.attentions[layer, focus],
+                                                             caption=hm.settings_caption(view, other.data.scale)))
         # made only when clicked: the CSV of a 512-token head is 3 MB of text
-        st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus),
+        st.download_button("Download this head's weights (CSV)", lambda: head_csv(res, layer, focus, settings),
                            file_name=f"attnviz_layer{layer}_head{focus}.csv", mime="text/csv")
         st.download_button(
             "Download all layers and heads (NPZ)",

@@ -72,6 +72,7 @@ class OtherState:
     shown: bool  # the switch's state now: the one the page draws
     data: object  # heatmap(): the matrix with the switch flipped; layer_grid(): the run with it flipped
     title: str | None = None  # heatmap(): its title with the switch flipped, where the title names the state
+    caption: str = ""  # heatmap(): its settings with the switch flipped (a downloaded PNG's caption; "": none)
 
 
 def with_other_state(payload_for, other_payload_for, other: OtherState | None):
@@ -112,18 +113,19 @@ def heatmap(matrix, row_labels: list[str], col_labels: list[str] | None = None, 
             limit: float | None = None, selectable: bool = False, per_head_scale: bool = False,
             selection: dict | None = None, on_select=None, bytes_per_cell: int | None = None,
             other_state: OtherState | None = None, value_name: tuple[str, str] | None = None,
-            y_title: str | None = None, axis_words: tuple[str, str] | None = None) -> dict | None:
+            y_title: str | None = None, axis_words: tuple[str, str] | None = None, caption: str = "") -> dict | None:
     """One (rows, cols) matrix. col_labels None = the same tokens as the rows (self-attention);
     for a signed matrix None means numbered feature columns. limit: signed colour range ±limit.
     bytes_per_cell: 1 or 2 for weights (see attnviz.draw.heatmap_payload); None = chosen from the matrix.
     value_name: (legend title, hover word) for a matrix drawn on a kind's scale that it is not (rollout on 0..1).
     y_title, axis_words: the rows' title and the hover's (row, column) words, for a matrix whose rows and columns
-    are not query and key tokens (a layers × heads map of weights). None: the kind's own."""
+    are not query and key tokens (a layers × heads map of weights). None: the kind's own. caption: the settings, under
+    a downloaded PNG's legend (settings_caption)."""
     selectable = selectable and not for_followers()  # a view drawn for a room's followers takes no click
     payload_for, rows, cols = _heatmap_payload_for(
         matrix, row_labels, col_labels, key=key, title=title, kind=kind, x_title=x_title, show_values=show_values,
         limit=limit, selectable=selectable, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell,
-        other_state=other_state, value_name=value_name, y_title=y_title, axis_words=axis_words)
+        other_state=other_state, value_name=value_name, y_title=y_title, axis_words=axis_words, caption=caption)
     return draw_payload(payload_for, key=key, panels=1, rows=rows, cols=cols, selectable=selectable,
                         selection=selection, on_select=on_select)
 
@@ -143,7 +145,7 @@ def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str
                          x_title: str = "key (attended to)", show_values: bool | None = None, limit: float | None = None,
                          selectable: bool = False, per_head_scale: bool = False, bytes_per_cell: int | None = None,
                          other_state: OtherState | None = None, value_name: tuple[str, str] | None = None,
-                         y_title: str | None = None, axis_words: tuple[str, str] | None = None):
+                         y_title: str | None = None, axis_words: tuple[str, str] | None = None, caption: str = ""):
     """heatmap()'s payload as a function of the cell to ring, and the matrix's rows and cols."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -152,15 +154,17 @@ def _heatmap_payload_for(matrix, row_labels, col_labels, *, key: str, title: str
     if kind == "signed" and col_labels is None:
         x_title = x_title if x_title != "key (attended to)" else "feature"
 
-    def payload_of(cells, title):
+    def payload_of(cells, title, caption):
         return lambda sel: heatmap_payload(
             cells, row_labels, col_labels, titles=[title], kind=kind, limit=limit, x_title=x_title,
             y_title=y_title or ("query (attending)" if kind == "weights" else "row"), show_values=show_values,
             selectable=selectable, selection=sel, per_head_scale=per_head_scale, bytes_per_cell=bytes_per_cell, name=key,
-            value_name=value_name, axis_words=axis_words)
+            value_name=value_name, axis_words=axis_words, caption=caption)
 
     payload_for = with_other_state(
-        payload_of(z, title), other_state and payload_of(as_panels(other_state.data), other_state.title or title), other_state)
+        payload_of(z, title, caption),
+        other_state and payload_of(as_panels(other_state.data), other_state.title or title, other_state.caption),
+        other_state)
     return payload_for, rows, cols
 
 
@@ -190,15 +194,22 @@ def heatmap_grid(matrices, row_labels: list[str], col_labels: list[str] | None =
 GRID_PAYLOADS = SharedCache(max_entries=24)
 
 
+def settings_caption(view, scale: float) -> str:
+    """What a view's weights were computed with, for a file that leaves the page's controls behind (a PNG's caption,
+    a CSV's corner): the model, the mask and the factor the scores were multiplied by."""
+    return f"{view.model.name}, mask {view.mask_spec}, scores × {scale:.4g}"
+
+
 def layer_grid_payload(run_key: tuple, layer: int, heads: tuple, per_head_scale: bool, selection: dict | None,
-                       key: str, weights, labels: list[str], columns: int = 3, selectable: bool = True) -> bytes:
+                       key: str, weights, labels: list[str], columns: int = 3, selectable: bool = True,
+                       caption: str = "") -> bytes:
     """Every chosen head of one layer of one run, as one payload: cached per (run, layer, heads, colours), so
     picking a cell, the enlarged head or a colour mode never rebuilds it, and a layer seen once is instant.
     The run is named by its key (ui.runs.run_key); weights (n_heads, n, n) and labels are that run's layer, not
     part of the key (hashing 12 × 512² floats on every rerun would cost more than it saves)."""
     def make() -> bytes:
         return head_grid_payload(weights, labels, heads, layer=layer, name=key, per_head_scale=per_head_scale,
-                                 selection=selection, columns=columns, selectable=selectable)
+                                 selection=selection, columns=columns, selectable=selectable, caption=caption)
 
     ring = None if selection is None else tuple(sorted(selection.items()))
     return GRID_PAYLOADS.get((run_key, layer, tuple(heads), bool(per_head_scale), ring, key, columns, selectable),
@@ -216,7 +227,8 @@ def layer_grid(res, view, layer: int, heads: list[int], *, key: str, per_head_sc
     def payload_of(run):
         key_of_run = run_key(view.model_spec, view.device, view.text, view.mask_spec, run.scale)
         return lambda sel: layer_grid_payload(key_of_run, layer, tuple(heads), per_head_scale, sel, key,
-                                              run.attentions[layer], list(run.labels), columns, selectable)
+                                              run.attentions[layer], list(run.labels), columns, selectable,
+                                              settings_caption(view, run.scale))
 
     return draw_payload(
         with_other_state(payload_of(res), other_state and payload_of(other_state.data), other_state),

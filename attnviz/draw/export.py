@@ -10,12 +10,14 @@ import numpy as np
 from attnviz.engine.models.model import RunResult
 
 
-def head_csv(res: RunResult, layer: int, head: int) -> str:
-    """Rows = queries, columns = keys, first row/column = token labels with their positions."""
+def head_csv(res: RunResult, layer: int, head: int, settings: str = "") -> str:
+    """Rows = queries, columns = keys, first row/column = token labels with their positions; the corner names the
+    layer, the head and the settings they were computed with (the model, the mask, the scores' factor), so a file
+    of an unscaled run is not taken for a scaled one."""
     names = [f"{i}:{t}" for i, t in enumerate(res.labels)]
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([f"query \\ key (layer {layer}, head {head})"] + names)
+    writer.writerow([f"query \\ key (layer {layer}, head {head}{'; ' + settings if settings else ''})"] + names)
     for name, row in zip(names, res.attentions[layer, head].tolist(), strict=True):
         writer.writerow([name] + [f"{w:.6f}" for w in row])
     return out.getvalue()

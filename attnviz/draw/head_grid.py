@@ -22,7 +22,7 @@ def head_titles(weights, heads) -> list[str]:
 def head_grid_payload(weights, row_labels: list[str], heads, *, layer: int, name: str,
                       col_labels: list[str] | None = None, per_head_scale: bool = False, selection: dict | None = None,
                       columns: int = 3, x_title: str = "key (attended to)", y_title: str = "query (attending)",
-                      attention: str = "", selectable: bool = True) -> bytes:
+                      attention: str = "", selectable: bool = True, caption: str = "") -> bytes:
     """Every head of `heads` of layer `layer`, weights (n_heads, n_q, n_k), as one heatmap payload, selectable unless
     told (a view drawn for a lecture's followers takes no click); a screen reader hears each cell with its "layer L,
     head H". col_labels None: the row labels (self-attention); a cross-attention passes its source tokens (attention:
@@ -31,7 +31,7 @@ def head_grid_payload(weights, row_labels: list[str], heads, *, layer: int, name
     what = f"{attention}, " if attention else ""
     return heatmap_payload(weights[heads], row_labels, col_labels, titles=head_titles(weights, heads),
                            columns=columns, per_head_scale=per_head_scale, selectable=selectable, selection=selection,
-                           name=name, x_title=x_title, y_title=y_title,
+                           name=name, x_title=x_title, y_title=y_title, caption=caption,
                            panel_names=[f"layer {layer}, head {h}" for h in heads],
                            label=f"{what}layer {layer}: {len(heads)} head{'s' if len(heads) != 1 else ''}, weights after "
                                  "softmax")

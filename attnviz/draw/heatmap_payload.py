@@ -214,7 +214,7 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
                     bytes_per_cell: int | None = None, thumbnails: bool = False, highlight: int | None = None,
                     name: str = "", value_name: tuple[str, str] | None = None,
                     axis_words: tuple[str, str] | None = None, panel_names: list[str] | None = None,
-                    label: str | None = None) -> bytes:
+                    label: str | None = None, caption: str = "") -> bytes:
     """The payload for one heatmap (one matrix) or a grid of panels of one shape.
 
     kind: one of SCALE_KINDS (see the module text): the scale that fits the matrix. A magnitude with a negative
@@ -231,6 +231,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
     panel_names: where each panel sits in the model ("layer 3, head 1"), read out with each of its cells; None: a
     "layer L, head H" in the panel's title, else (several panels) the title itself.
     label: what a screen reader calls the whole heatmap ("layer 3: 12 heads"); None: its one title, or its panels.
+    caption: the settings the matrices were computed with ("all-MiniLM-L6-v2, mask none, scores × 0.1768"), written
+    under the legend of a downloaded PNG (which leaves the page's controls behind); "" for none.
     """
     if kind not in SCALE_KINDS:
         raise AttnvizError(f"kind must be one of {SCALE_KINDS}, not {kind!r}.")
@@ -272,6 +274,8 @@ def heatmap_payload(matrices, row_labels: list[str], col_labels: list[str] | Non
         "thumbnails": bool(thumbnails), "highlight": None if highlight is None else int(highlight),
         "bytes_per_cell": bytes_per_cell, "name": name,
     }
+    if caption:
+        meta["caption"] = str(caption)
     if axis_words is not None:
         meta["axis_words"] = [str(w) for w in axis_words]
     if panel_names is not None:

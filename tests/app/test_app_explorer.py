@@ -6,7 +6,15 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_healthy, drawn_grid, drawn_heatmap, heatmap_payloads, page_text, run_app
+from apptest_helpers import (
+    assert_healthy,
+    drawn_grid,
+    drawn_heatmap,
+    heatmap_payloads,
+    page_text,
+    run_app,
+    switch_states,
+)
 from streamlit.errors import StreamlitAPIException
 
 import attnviz
@@ -121,6 +129,21 @@ def test_csv_download_holds_the_chosen_heads_weights(toy):
     buttons = at.get("download_button")
     assert any("CSV" in b.proto.label for b in buttons)
     assert "0:[CLS]" in expected and expected.count("\n") == 5 + 1
+
+
+def test_the_downloads_name_the_settings_their_weights_were_computed_with(toy):
+    """A file leaves the page's controls behind: the PNGs' caption and the CSV's corner name the model, the mask and
+    the scores' factor, of the state each one draws (the enlarged head's other state: the scaling flipped)."""
+    at = run_app({"model": "toy", "text": "red green blue", "mask": "causal", "scaled": "false"})
+    assert_healthy(at)
+    said = "toy, mask causal, scores × 1"
+    assert decode_payload(heatmap_payloads(at)["grid"])[0]["caption"] == said
+    assert decode_payload(heatmap_payloads(at)["focus_head"])[0]["caption"] == said
+    control, states = switch_states(at, "focus_head")
+    assert control == "scaled" and states[True][0]["caption"] == f"toy, mask causal, scores × {4 ** -0.5:.4g}"  # d_k 4
+    assert states[False][0]["caption"] == said
+    corner = head_csv(toy.run("red green blue"), 0, 1, said).splitlines()[0]
+    assert corner.startswith('"query \\ key (layer 0, head 1; toy, mask causal, scores × 1)",0:[CLS]')  # a CSV cell
 
 
 def test_enlarged_head_shows_every_token_with_values_in_cells(toy):

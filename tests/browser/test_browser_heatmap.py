@@ -246,6 +246,8 @@ def test_png_download_is_a_png(server):
             page.locator(".avhm-png").first.click()
         path = download.value.path()
         assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and download.value.suggested_filename.endswith(".png")
+        assert download.value.suggested_filename.startswith("layer_0_"), download.value.suggested_filename  # the grid's
+        (ARTIFACTS / "heatmap_grid_download.png").write_bytes(Path(path).read_bytes())  # its caption, to look at
 
 
 WIDER_THAN_COLUMN = """() => {

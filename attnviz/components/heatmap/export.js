@@ -4,7 +4,10 @@ import { SWATCHES, cssColour } from "./scales.js";
 export function downloadPng(s) {
   const { meta } = s.model, lay = s.lay, scale = 2;
   const out = document.createElement("canvas");
-  const legendH = 56;  // two lines: the bar with its ticks and swatches, and the title where they leave no room
+  // two lines: the bar with its ticks and swatches, and the title where they leave no room; then the settings the
+  // weights were computed with, where the page gave them (the file leaves its controls behind)
+  const caption = meta.caption ? (meta.titles.length > 1 && meta.label ? `${meta.label} · ` : "") + meta.caption : "";
+  const legendH = 56 + (caption ? 20 : 0);
   out.width = lay.width * scale; out.height = (lay.height + legendH) * scale;
   const ctx = out.getContext("2d");
   ctx.scale(scale, scale);
@@ -18,10 +21,12 @@ export function downloadPng(s) {
     else { ctx.save(); ctx.translate(x, y); ctx.rotate(-Math.PI / 2); ctx.textAlign = "right"; ctx.fillText(d.textContent, 0, 0, lay.colLabH - 6); ctx.restore(); }
   }
   legendOnto(ctx, s, 0, lay.height + 6, lay.width);
+  if (caption) { ctx.fillStyle = "#222"; ctx.textAlign = "left"; ctx.fillText(caption, 0, lay.height + 66, lay.width); }
   out.toBlob((blob) => {
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = (meta.titles.length === 1 ? meta.titles[0] : "heatmap").replace(/[^\w.-]+/g, "_").slice(0, 60) + ".png";
+    a.download = (meta.titles.length === 1 ? meta.titles[0] : meta.label || "heatmap").replace(/[^\w.-]+/g, "_")
+      .slice(0, 60) + ".png";
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   }, "image/png");
