@@ -47,6 +47,24 @@ def test_the_local_browser_is_offered_the_free_form_field():
     assert [t for t in at.text_input if t.key == "model_path"]
 
 
+@pytest.mark.parametrize("address", ["::ffff:127.0.0.1", "127.0.0.2", "::1"])
+def test_a_browser_on_the_servers_machine_is_local_however_its_address_is_written(monkeypatch, address):
+    """Plain `streamlit run app.py` listens on IPv4 and IPv6: a browser opened at http://127.0.0.1:8501 arrives as
+    ::ffff:127.0.0.1, which Streamlit does not call loopback. The lecturer at the server was told to lecture from
+    the server's own machine, and offered no free-form model."""
+    monkeypatch.setattr(access, "client_address", lambda: address)
+    at = run_app({"text": TEXT, "model": "other"})
+    assert "other" in at.selectbox(key="model").options
+    lecture = run_app({"lecture": "attention"}, page="app_pages/lecture.py")
+    assert "lecture_start" in [b.key for b in lecture.button]
+
+
+@pytest.mark.parametrize("address", ["::ffff:192.0.2.7", "192.0.2.7", "2001:db8::7", "not an address"])
+def test_a_browser_on_another_machine_is_not_local_however_its_address_is_written(monkeypatch, address):
+    monkeypatch.setattr(access, "client_address", lambda: address)
+    assert "other" not in run_app({"text": TEXT}).selectbox(key="model").options
+
+
 def test_a_crafted_link_gets_one_refusal_for_an_existing_and_a_missing_folder(remote_browser, tmp_path, monkeypatch):
     monkeypatch.setattr(loading, "load_folder", lambda *a, **k: pytest.fail("a refused model must not be loaded"))
     (tmp_path / "config.json").write_text("{}")
