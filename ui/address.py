@@ -28,14 +28,21 @@ def write_bound_values_the_address_lacks() -> None:
     value of, is written into it (nothing is written in a run where the browser's address had them all). Then, on a
     Streamlit that lacks a piece every page uses, the sidebar says what the app does without it."""
     streamlit_private.write_bound_values_the_address_lacks()
-    for key, asked, shown in streamlit_private.refused_link_values():
+    for key, asked, shown, default in streamlit_private.refused_link_values():
         if key == "model" or key.endswith("_model"):  # a model picker's own message says why (ui/access.py)
             continue
-        instead = "its default" if shown is None else f"{key}={','.join(map(str, shown)) if isinstance(shown, list) else shown}"
-        st.toast(f"This link's {key}={asked[:60]} is not a value this page offers: it shows {instead} instead.",
-                 icon=":material/link_off:", duration="long")
+        # until closed: a phone's reader looks away, and the address no longer holds the value to notice
+        st.toast(f"This link's {key}={asked[:60]} is not a value this page offers: {key} is {spelled(shown)} instead"
+                 f"{' (its default)' if default else ''}.", icon=":material/link_off:", duration="infinite")
     for feature in EVERY_PAGE:
         streamlit_private.say_missing(feature, st.sidebar)
+
+
+def spelled(value) -> str:
+    """A control's value as a link spells it ("false", "1,2"); "left empty" for an empty list."""
+    if isinstance(value, list):
+        return ",".join(map(str, value)) if value else "left empty"
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 EVERY_PAGE = ("address", "history", "component", "rerun", "refused")  # the features of ui/streamlit_private every page may use

@@ -168,7 +168,10 @@ def test_a_links_values_the_controls_do_not_offer_are_said_not_dropped_without_a
     at = run_app({"heads": ["-1", "99", "abc"], "layer": "999", "mask": "bogus", "scaled": "maybe", "factor": "abc"})
     assert_page_still_works(at)
     said = sorted(t.value for t in at.toast)
-    assert said == sorted(f"This link's {k}={v} is not a value this page offers: it shows its default instead."
-                          for k, v in [("heads", "-1,99,abc"), ("layer", "999"), ("mask", "bogus"),
-                                       ("scaled", "maybe"), ("factor", "abc")]), said
+    assert said == sorted(f"This link's {k}={v} is not a value this page offers: {k} is {shown} instead (its default)."
+                          for k, v, shown in [("heads", "-1,99,abc", "left empty"), ("layer", "999", "0"),
+                                              ("mask", "bogus", "none"), ("scaled", "maybe", "true"),
+                                              ("factor", "abc", "0.0")]), said
+    cut = run_app({"heads": ["1", "99"]}).toast  # a list cut down to what the control offers
+    assert [t.value for t in cut] == ["This link's heads=1,99 is not a value this page offers: heads is 1 instead."]
     assert not run_app({"layer": "3", "mask": "causal", "scaled": "FALSE", "heads": ["1", "2"]}).toast

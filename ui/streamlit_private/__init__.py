@@ -254,7 +254,7 @@ def write_bound_values_the_address_lacks() -> None:
         broke("address", err)
 
 
-REFUSED = "_attnviz_refused_link_values"  # on the run's ScriptRunContext: [(key, the link's value, shown or None)]
+REFUSED = "_attnviz_refused_link_values"  # on the run's ScriptRunContext: [(key, link's value, shown, default?)]
 
 
 def note_refused_link_values() -> None:
@@ -288,8 +288,8 @@ def _patch_seeding() -> None:
                 ctx = _ctx()
                 if ctx is not None:
                     ctx.__dict__.setdefault(REFUSED, []).append(
-                        (user_key, ",".join(url_value) if isinstance(url_value, list) else str(url_value),
-                         shown if kept else None))
+                        (user_key, ",".join(url_value) if isinstance(url_value, list) else str(url_value), shown,
+                         not kept))
         except Exception as err:  # inside Streamlit's drawing of a control: never break the page
             broke("refused", err)
         return kept
@@ -298,9 +298,9 @@ def _patch_seeding() -> None:
     session_state._attnviz_notes_refusals = True
 
 
-def refused_link_values() -> list[tuple[str, str, object]]:
+def refused_link_values() -> list[tuple[str, str, object, bool]]:
     """The link's values this page load's controls did not take, and forgets them: (key, the link's value, what the
-    control shows instead, as the address spells it; None: its default). Empty without `refused`."""
+    control shows instead as its serializer writes it, whether that is its default). Empty without `refused`."""
     if not works("refused"):
         return []
     try:
