@@ -85,6 +85,15 @@ def test_a_shipped_choice_question_does_not_name_its_right_option_alone_before_r
     assert not told, told
 
 
+def test_a_shipped_token_question_picks_no_cell_in_its_link():
+    """A token question's link is the projector's address before Reveal: a picked cell there (sbs_key = "2: animal")
+    named the answer."""
+    picked = [f"{path.stem} step {number}" for path in SHIPPED
+              for number, s in enumerate(load_plan(path, PAGES).steps, 1)
+              if s.answer is not None and s.answer.kind == "token" and "sbs_key" in dict(s.state)]
+    assert not picked, picked
+
+
 def test_a_shipped_explorer_step_names_its_head_as_the_page_reads_it():
     """On the Explorer the enlarged head is `focus` ("Head to enlarge"); `sbs_head` is the head of a selected cell and
     selects nothing without its query and key: extended's step 3 named sbs_head = 1 alone, and the projector showed
@@ -130,7 +139,7 @@ def test_the_default_plan_is_a_50_minute_lecture_that_opens_and_closes_on_the_tr
     assert sum(s.predict_first for s in plan.steps) >= 4
     # the steps whose question needs a particular state: it -> animal on layer 3 head 1, GQA on tiny-llama
     who = next(s for s in plan.steps if "'it'" in s.question)
-    assert (who.page, dict(who.state)["layer"], dict(who.state)["sbs_head"]) == ("", "3", "1")
+    assert (who.page, dict(who.state)["layer"], dict(who.state)["focus"]) == ("", "3", "1")  # the enlarged head
     assert (who.answer.kind, who.answer.query, who.answer.layer, who.answer.heads) == ("token", "it", 3, (1,))
     gqa = next(s for s in plan.steps if "key/value head" in s.question)
     assert dict(gqa.state)["model"] == "tiny-llama" and gqa.answer.quantity == "heads_per_kv"
