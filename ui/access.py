@@ -8,7 +8,6 @@ a picker would not show.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from functools import cache
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from attnviz.engine.models.catalog import FREE_FORM, OFFERED
+from attnviz.lecture.links import is_loopback_address
 from attnviz.server_settings import ServerSettings, read_settings, settings_path
 
 log = logging.getLogger("attnviz.app")
@@ -36,25 +36,13 @@ def client_address() -> str | None:
     return st.context.ip_address
 
 
-def is_loopback(address: str | None) -> bool:
-    """Whether a connection's address is this machine's own: None (Streamlit's word for 127.0.0.1 and ::1), any
-    127.x.x.x, ::1, and an IPv4 loopback address as an IPv6 socket reports it (::ffff:127.0.0.1: plain
-    `streamlit run app.py` listens on both, and a browser opened at http://127.0.0.1:8501 arrives so)."""
-    if address is None:
-        return True
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return False
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
-
-
 def browser_is_local() -> bool:
-    """Whether this session's browser is on the server's own machine. Behind a balancer every connection comes
-    from the balancer's loopback address, so there nobody can be told local."""
-    return not server_settings().behind_balancer and is_loopback(client_address())
+    """Whether this session's browser is on the server's own machine: its address is loopback (None is Streamlit's
+    word for 127.0.0.1 and ::1; plain `streamlit run app.py` listens on IPv4 and IPv6, and a browser opened at
+    http://127.0.0.1:8501 arrives as ::ffff:127.0.0.1). Behind a balancer every connection comes from the balancer's
+    loopback address, so there nobody can be told local."""
+    address = client_address()
+    return not server_settings().behind_balancer and (address is None or is_loopback_address(address))
 
 
 def free_form_allowed() -> bool:

@@ -15,6 +15,7 @@ import streamlit as st
 from attnviz.draw.describe import mask_button_name
 from ui import pickers
 from ui.across_pages import remember
+from ui.address import read_by_the_page
 from ui.focus import focus_style
 from ui.lecture.bar import draw_bar
 from ui.lecture.gate import asks_first, is_revealed, predict_first_gate
@@ -251,6 +252,7 @@ def seed_from_url(key: str, parse) -> dict:
         value = parse(raw)
         if value is not None:
             st.session_state[key] = value
+            read_by_the_page(key)
             return {}
     return {"value": None}
 
@@ -262,6 +264,8 @@ def seed_choice_from_url(key: str, options: list, default) -> None:
     if key not in st.session_state:
         raw = st.query_params.get(key)
         st.session_state[key] = next((option for option in options if str(option) == raw), default)
+        if raw is not None and any(str(option) == raw for option in options):
+            read_by_the_page(key)
 
 
 def keep_in_link(url_key: str, value: int | str | None) -> None:

@@ -26,6 +26,7 @@ import streamlit as st
 from attnviz.analysis.head_search import same_token_position, token_position
 from attnviz.errors import AttnvizError
 from ui import streamlit_private
+from ui.address import read_by_the_page
 from ui.page import clamp_token_choice, keep_in_link
 
 
@@ -39,6 +40,8 @@ def settle_token(url_key: str, labels: list[str], default: int | None, what: str
     has that earlier address, whose position belongs to an earlier text or to an earlier pick (the quick-change
     race)."""
     raw = st.query_params.get(url_key)
+    if raw is not None:
+        read_by_the_page(url_key)  # taken, or said below why not
     if raw is not None and raw != st.session_state.get(f"_seen_{url_key}") and not _written_before(
             url_key, raw, labels):
         try:

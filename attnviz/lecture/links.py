@@ -60,12 +60,20 @@ def notes_link(base: str, room: str, key: str) -> str:
 def is_loopback(url: str) -> bool:
     """Whether a link's host is this machine's own (localhost, 127.*, ::1): no student's phone can open it."""
     host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+    return host == "localhost" or host.endswith(".localhost") or is_loopback_address(host)
+
+
+def is_loopback_address(address: str) -> bool:
+    """Whether an IP address is this machine's own: 127.*, ::1, and an IPv4 one as an IPv6 socket writes it
+    (::ffff:127.0.0.1: a server listening on both sees a browser opened at http://127.0.0.1 so). Not an address:
+    False."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(address.split("%")[0])
     except ValueError:
         return False
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def app_base(url: str, page: str = "") -> str:

@@ -170,6 +170,7 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         wanted = [v for k, v in step.state if k == key]
         assert key in at.session_state, f"{key}: no widget of /{step.page} reads it"
         assert url_spelling(at.session_state[key]) == wanted, key
+    assert not at.toast, [t.value for t in at.toast]  # no value of the step's link refused
     if step.page == "" and "sbs_head" in dict(step.state):
         assert at.session_state[SELECTION] == selection_from_params(dict(step.state))
     if step.focus:

@@ -20,6 +20,7 @@ from browser_helpers import (
     wait_for_app_idle,
     wait_for_text,
 )
+from playwright.sync_api import Error as PlaywrightError
 from test_browser_lecture import decode_qr
 
 from attnviz.lecture import is_loopback
@@ -255,6 +256,19 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             assert not exceptions_on(page)
 
 
+def screenshot_of(page, locator) -> bytes:
+    """The element's picture; found again where a run drew it anew meanwhile (the Lecture page redraws its cards as
+    the room's warming ends: a clean-clone run once met the image detached, 'Element is not attached to the DOM')."""
+    for attempt in range(3):
+        try:
+            return locator.screenshot()
+        except PlaywrightError as err:
+            if "not attached" not in str(err) or attempt == 2:
+                raise
+            wait_for_app_idle(page)
+    raise AssertionError("unreachable")
+
+
 def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_path, monkeypatch):
     """server.public_url set (a name that is only encoded, never opened): the follow QR code decodes to it, though
     the lecturer's browser is on 127.0.0.1, and the page does not warn."""
@@ -267,7 +281,7 @@ def test_with_a_public_url_the_qr_codes_carry_it_and_no_loopback_warning(tmp_pat
         qr = page.locator(".st-key-lecture_follow_card img")
         qr.wait_for(timeout=30_000)
         page.wait_for_timeout(500)
-        seen = decode_qr(qr.screenshot())
+        seen = decode_qr(screenshot_of(page, qr))
         assert seen == f"http://lecture-hall.test:8501/follow?room={code}" and not is_loopback(seen)
         assert "is this computer's own" not in page.inner_text('[data-testid="stMain"]')
         assert not exceptions_on(page)

@@ -283,8 +283,12 @@ def _patch_seeding() -> None:
                 asked = parse(url_value, metadata.value_type)
             except (ValueError, TypeError, IndexError):  # not even of the control's kind: dropped
                 asked = None
-            shown = metadata.serializer(self._new_session_state[user_key] if kept else metadata.deserializer(None))
-            if asked != shown:  # a link that spells the default (?scaled=FALSE) is dropped too, and shows what it says
+            value = self._new_session_state[user_key] if kept else metadata.deserializer(None)
+            shown = metadata.serializer(value)
+            # a link that spells the default (?scaled=FALSE) is dropped too, and one that names a picker's option by
+            # its value, not by its label ("enc_token=2" for "2: cat"): each shows what it says
+            said = [str(v) for v in value] if isinstance(value, (list, tuple)) else str(value)
+            if asked not in (shown, said):
                 ctx = _ctx()
                 if ctx is not None:
                     ctx.__dict__.setdefault(REFUSED, []).append(
