@@ -4,6 +4,7 @@ then Tab leaves), and what a screen reader is handed for each cell, the heatmap 
 engine's numbers. The notebook widget and saved HTML files are walked by keyboard in test_browser_widget.py and
 test_browser_saved_html.py."""
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
@@ -64,9 +66,13 @@ def test_the_explorer_with_no_mouse_reaches_a_head_moves_to_it_animal_and_opens_
         assert start["name"].startswith("layer 3: 12 heads, weights after softmax: 12 panels of 15 × 15 weights.")
         assert "Enter shows the cell's arithmetic" in start["description"]
         first = float(res.attentions[3, 0, 0, 0])
-        page.wait_for_timeout(800)  # the cursor's smooth scroll
+        # the cursor's cell shows, below the header, not under it (the scroll is smooth: a moment, longer under load)
+        shows = "() => { const h = document.querySelector('[data-testid=\"stHeader\"]').getBoundingClientRect();" \
+                " const y = window.attnvizHeatmaps.grid.cellCenter(0, 0, 0).y; return h.bottom + 4 < y && y < 768; }"
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(shows, timeout=5_000, polling=100)
         y, header = cell_and_header(page, "grid", 0, 0, 0)
-        assert header + 4 < y < 768, (y, header)  # the cursor's cell shows, below the header, not under it
+        assert header + 4 < y < 768, (y, header)
         assert start["active"] == f"query 0 '[CLS]', key 0 '[CLS]': weight {first:.3f} (layer 3, head 0)"
         page.keyboard.press("PageDown")  # the same cell of the next head
         for _ in range(i):

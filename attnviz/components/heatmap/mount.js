@@ -214,6 +214,8 @@ function mount(parentElement, data, setStateValue, key) {  // one heatmap in par
   if (!root) {
     root = el("div", "avhm", parentElement);
     const wrap = el("div", "avhm-wrap", root);
+    // Tab scrolls the grid into view by itself too (the browser's own, as the focus arrives): below the header
+    wrap.style.scrollMarginTop = `${HEADER_PX}px`;
     const canvas = el("canvas", "avhm-canvas", wrap);
     const labels = el("div", "avhm-labels", wrap);
     const tip = el("div", "avhm-tip", wrap);
