@@ -44,7 +44,8 @@ READ_BY_THE_PAGE = "_attnviz_link_keys_read_by_the_page"  # session state: this 
 
 def read_by_the_page(key: str) -> None:
     """This run's page took `key`'s value from the link itself, in a spelling Streamlit's binding does not know (a
-    token by its position, "enc_token=2", for the picker's "2: cat"), or says itself why not: no toast for it."""
+    token by its position or its text, "fh_query=10" for the picker's "it (10)"), or says itself why not: no toast
+    for it."""
     st.session_state.setdefault(READ_BY_THE_PAGE, set()).add(key)
 
 
