@@ -57,10 +57,13 @@ def test_the_decoder_block_page(server, width, height, present):
             # and the check is as strict as it says: a panel title just under the header's bottom edge (71 px here,
             # in presentation mode's larger type, not the 60 px of the page's usual type) is reported
             page.mouse.move(width / 2, height / 2)
-            page.mouse.wheel(0, 1)  # the lecturer's own scroll ends the focus hold, which would undo the next one
-            page.wait_for_timeout(300)
-            page.evaluate(UNDER_THE_HEADER, FOCUS)
-            off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS)
+            for _ in range(3):  # a run that ends late under load starts a new hold, which brings the figure back up
+                page.mouse.wheel(0, 1)  # the lecturer's own scroll ends the focus hold, which would undo the next one
+                page.wait_for_timeout(300)
+                page.evaluate(UNDER_THE_HEADER, FOCUS)
+                off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, FOCUS)
+                if off:
+                    break
             assert off and off[0][0] == "1. masked self-attention", off
             page.evaluate(f"() => document.querySelector('.st-key-figure_{FOCUS}').scrollIntoView({{block: 'start'}})")
         for i in range(3):
