@@ -17,6 +17,7 @@ import streamlit as st
 from attnviz.engine.models.catalog import FREE_FORM, OFFERED
 from attnviz.lecture.links import is_loopback_address
 from attnviz.server_settings import ServerSettings, read_settings, settings_path
+from ui.link_read import read_by_the_page
 
 log = logging.getLogger("attnviz.app")
 ROOT = Path(__file__).resolve().parent.parent  # app.py's folder: .streamlit/attnviz.toml is there
@@ -87,6 +88,8 @@ def note_link_refusal(prefix: str = "") -> None:
     state then tells the student why (ui.state.view_state reads it back with link_refusal)."""
     asked = st.query_params.get(prefix + "model")
     st.session_state[LINK_REFUSAL + prefix] = model_refusal(asked) if asked else None
+    if asked:
+        read_by_the_page(prefix + "model")  # its refusal is this one: ui/address.py adds none
 
 
 def link_refusal(prefix: str = "") -> str | None:

@@ -21,6 +21,7 @@ import streamlit as st
 
 from ui import streamlit_private
 from ui.across_pages import shared_keys
+from ui.link_read import keys_read_by_the_page
 
 
 def write_bound_values_the_address_lacks() -> None:
@@ -28,25 +29,15 @@ def write_bound_values_the_address_lacks() -> None:
     value of, is written into it (nothing is written in a run where the browser's address had them all). Then, on a
     Streamlit that lacks a piece every page uses, the sidebar says what the app does without it."""
     streamlit_private.write_bound_values_the_address_lacks()
-    taken = st.session_state.pop(READ_BY_THE_PAGE, set())
+    taken = keys_read_by_the_page()
     for key, asked, shown, default in streamlit_private.refused_link_values():
-        if key == "model" or key.endswith("_model") or key in taken:  # a model picker's own message says why
-            continue  # (ui/access.py); a page that read the value itself took it, or said why not
+        if key in taken:  # a page that read the value itself took it, or said why not (ui/link_read.py)
+            continue
         # until closed: a phone's reader looks away, and the address no longer holds the value to notice
         st.toast(f"This link's {key}={asked[:60]} is not a value this page offers: {key} is {spelled(shown)} instead"
                  f"{' (its default)' if default else ''}.", icon=":material/link_off:", duration="infinite")
     for feature in EVERY_PAGE:
         streamlit_private.say_missing(feature, st.sidebar)
-
-
-READ_BY_THE_PAGE = "_attnviz_link_keys_read_by_the_page"  # session state: this run's keys a page read itself
-
-
-def read_by_the_page(key: str) -> None:
-    """This run's page took `key`'s value from the link itself, in a spelling Streamlit's binding does not know (a
-    token by its position or its text, "fh_query=10" for the picker's "it (10)"), or says itself why not: no toast
-    for it."""
-    st.session_state.setdefault(READ_BY_THE_PAGE, set()).add(key)
 
 
 def spelled(value) -> str:

@@ -15,11 +15,11 @@ import streamlit as st
 from attnviz.draw.describe import mask_button_name
 from ui import pickers
 from ui.across_pages import remember
-from ui.address import read_by_the_page
 from ui.focus import focus_style
 from ui.lecture.bar import draw_bar
 from ui.lecture.gate import asks_first, is_revealed, predict_first_gate
 from ui.lecture.question import Subject
+from ui.link_read import read_by_the_page
 from ui.present import page_style, presentation_toggle
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state  # noqa: F401  (a page's API)
 
@@ -263,8 +263,9 @@ def seed_choice_from_url(key: str, options: list, default) -> None:
     (compared as text), else `default`. After drawing the picker, keep_in_link writes its value back."""
     if key not in st.session_state:
         raw = st.query_params.get(key)
-        st.session_state[key] = next((option for option in options if str(option) == raw), default)
-        if raw is not None and any(str(option) == raw for option in options):
+        named = [option for option in options if str(option) == raw]
+        st.session_state[key] = named[0] if named else default
+        if named:
             read_by_the_page(key)
 
 

@@ -26,7 +26,7 @@ import streamlit as st
 from attnviz.analysis.head_search import same_token_position, token_position
 from attnviz.errors import AttnvizError
 from ui import streamlit_private
-from ui.address import read_by_the_page
+from ui.link_read import read_by_the_page
 from ui.page import clamp_token_choice, keep_in_link
 
 

@@ -85,6 +85,7 @@ def test_a_crafted_model_in_the_link_tells_the_local_browser_where_other_models_
     said = " ".join(errors(at) + [str(w.value) for w in at.warning])
     assert "named under 'other' in the Model picker" in said, said
     assert "server's own machine" not in said  # this browser is on it: that would be untrue
+    assert not at.toast  # the picker's own message, not a second one (ui/link_read.py)
 
 
 def test_behind_the_balancer_free_form_is_off_even_for_a_loopback_address(monkeypatch):
