@@ -43,10 +43,11 @@ def reading(page, name: str) -> dict:
     return page.evaluate(f"() => window.attnvizHeatmaps['{name}'].reading()")
 
 
-def cell_and_header(page, name: str, panel: int, row: int, col: int) -> tuple[float, float]:
-    """A cell's centre's height on screen, and the bottom of the app's sticky header (over the page's top 60 px)."""
-    header = page.evaluate("() => document.querySelector('[data-testid=\"stHeader\"]').getBoundingClientRect().bottom")
-    return page.evaluate(f"() => window.attnvizHeatmaps['{name}'].cellCenter({panel}, {row}, {col})")["y"], header
+# JS: the grid's first cell's centre on screen, the bottom of the app's sticky header (over the page's top 60 px),
+# and whether the cell shows between the header and the screen's bottom edge
+FIRST_CELL_SHOWS = """(screen) => { const header = document.querySelector('[data-testid="stHeader"]')
+  .getBoundingClientRect().bottom; const y = window.attnvizHeatmaps.grid.cellCenter(0, 0, 0).y;
+  return {y, header, shows: header + 4 < y && y < screen}; }"""
 
 
 def weight_in(sentence: str) -> float:
@@ -67,12 +68,11 @@ def test_the_explorer_with_no_mouse_reaches_a_head_moves_to_it_animal_and_opens_
         assert "Enter shows the cell's arithmetic" in start["description"]
         first = float(res.attentions[3, 0, 0, 0])
         # the cursor's cell shows, below the header, not under it (the scroll is smooth: a moment, longer under load)
-        shows = "() => { const h = document.querySelector('[data-testid=\"stHeader\"]').getBoundingClientRect();" \
-                " const y = window.attnvizHeatmaps.grid.cellCenter(0, 0, 0).y; return h.bottom + 4 < y && y < 768; }"
         with contextlib.suppress(PlaywrightTimeout):
-            page.wait_for_function(shows, timeout=5_000, polling=100)
-        y, header = cell_and_header(page, "grid", 0, 0, 0)
-        assert header + 4 < y < 768, (y, header)
+            page.wait_for_function(f"(screen) => ({FIRST_CELL_SHOWS})(screen).shows", arg=768, timeout=5_000,
+                                   polling=100)
+        seen = page.evaluate(FIRST_CELL_SHOWS, 768)
+        assert seen["shows"], seen
         assert start["active"] == f"query 0 '[CLS]', key 0 '[CLS]': weight {first:.3f} (layer 3, head 0)"
         page.keyboard.press("PageDown")  # the same cell of the next head
         for _ in range(i):
