@@ -75,7 +75,7 @@ with ui.guard("The comparison"):
         labels = res.labels
         n, d = q.shape
         where = (f"Q, K, V: {model.name}'s layer {layer} head {head} projections of the text ({n} tokens × d_head {d})"
-                 + ("; the sidebar's mask applied to both" if mask is not None else ""))
+                 + (f"; {ui.setting_place('mask', 'mask')} applied to both" if mask is not None else ""))
     st.caption(where + ".")
 
     if how == "fitted":

@@ -15,7 +15,8 @@ from ui.heatmap_widget import heatmap
 from ui.parts import compare_side_b as side_b
 
 view = ui.open_page("Compare two settings",
-                    "Side A is whatever the sidebar says; side B has its own controls below and starts as a copy of A. "
+                    "Side A uses the text, model, mask and scaling set for every page; side B has its own controls "
+                    "below and starts as a copy of A. "
                     "Change one thing in B (or pick a classic comparison) and see what it does to the same head.",
                     layer_heads="layer")
 

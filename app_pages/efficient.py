@@ -39,7 +39,7 @@ with ui.guard("The efficient attention page"):
     method = METHODS[top[0].selectbox("Method", list(METHODS), key="eff_method", **ui.BOUND,
                                       help="\n".join(f"- **{m.key}**: {m.title}" for m in METHODS.values()))]
     source = top[1].radio("Q, K, V from", ["model", "random"], key="eff_source", horizontal=True,
-                          help="model: the sidebar's model and text; random: entries from N(0, 1)", **ui.BOUND)
+                          help="model: the model and text set for every page; random: entries from N(0, 1)", **ui.BOUND)
     st.info(f"**{method.title}. What it trades:** {method.trade}", icon=":material/balance:")
 
     knob_cols = st.columns(max(len(method.knobs) + len(method.switches), 3))
@@ -56,7 +56,7 @@ with ui.guard("The efficient attention page"):
         trace = res.traces[layer]
         q, k, v = trace.q[0, head], trace.k[0, head], trace.v[0, head]  # (n, d_head) each
         scale, labels = trace.scale, list(res.labels)
-        where = f"{model.name}, layer {layer}, head {head}: Q, K, V as the model computed them for the sidebar's text"
+        where = f"{model.name}, layer {layer}, head {head}: Q, K, V as the model computed them for your text"
     else:
         row = st.columns(3)
         n_asked = row[0].number_input("n (tokens)", 1, 1_000_000, 24, key="eff_n", **ui.BOUND)

@@ -126,8 +126,8 @@ with ui.guard("Head claims"):
         layer = pick[1].selectbox("Layer", list(range(L)), key="hc_layer", **ui.BOUND)
         head = pick[2].selectbox("Head", list(range(H)), key="hc_head", **ui.BOUND)
         if run is None:
-            st.warning(f"{problem} Pick all-MiniLM-L6-v2 in the sidebar to test claims; the knock-outs below work "
-                       f"with {model.name}.", icon=":material/rule:")
+            st.warning(f"{problem} Pick all-MiniLM-L6-v2 in {ui.setting_place('model')} to test claims; the knock-outs "
+                       f"below work with {model.name}.", icon=":material/rule:")
         else:
             scores = relation_scores(spec, device, relation)
             score = claim_score(run, relation, layer, head, scores)

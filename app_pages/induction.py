@@ -42,7 +42,7 @@ with ui.guard("The induction lesson"):
     model, spec = view.model, view.model_spec
     controls = st.columns([1.4, 1.2, 1.1, 0.5], vertical_alignment="bottom")
     source = controls[0].radio("Sequence", ["random words", "your text, twice"], horizontal=True, key="ih_source",
-                               help="Random words repeated once; or the sidebar's text followed by itself.", **ui.BOUND)
+                               help="Random words repeated once; or your text followed by itself.", **ui.BOUND)
     if source == "random words":
         half = controls[1].slider("Words in the block", *HALF_RANGE, 20, key="ih_half", **ui.BOUND)
         seed = int(st.session_state.setdefault("ih_seed", 0))

@@ -7,9 +7,9 @@ from attnviz.errors import AttnvizError
 from ui.parts import masks_cards as parts
 
 view = ui.open_page("Masks lab", "A mask decides which keys each query may look at: allowed pairs get M = 0, forbidden "
-                    "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the sidebar's "
-                    "model, text, scaling and layer, the head picked below, and applies its own masks (in every layer) "
-                    "instead of the sidebar's.", layer_heads="layer",
+                    "ones M = −∞, so after the softmax a forbidden key has weight exactly 0. This page uses the model, text "
+                    "and scaling set for every page, the layer and head picked on it, and applies its own masks (in every "
+                    "layer) instead of the mask set for every page.", layer_heads="layer",
                     settings=("text", "model", "scale"))  # every mask is shown below: the shared one is not used
 
 with ui.guard("The masks lab"):
@@ -31,7 +31,7 @@ with ui.guard("The masks lab"):
         labels = model.encode(view.text).labels
     except AttnvizError as err:
         labels = None
-        gallery_box.warning(f"{err} The gallery and the editor appear as soon as the sidebar has text.", icon=":material/edit:")
+        gallery_box.warning(f"{err} The gallery and the editor appear as soon as there is text.", icon=":material/edit:")
     custom_spec = None
     if labels is not None:
         with editor_box, ui.guard("The custom mask editor"):

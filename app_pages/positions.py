@@ -51,7 +51,7 @@ st.markdown(
     "Shuffle the rows of Q, K and V the same way. Every score QKᵀ is still there, only moved to another row and "
     "column, and the softmax of a row does not care about the order of its entries. So each token gets the same "
     "output as before, just at its new place: the layer is **permutation-equivariant**, a function of a set of "
-    "words. *Dog bites man* and *man bites dog* would look identical. Below, the sidebar's text runs twice: once as "
+    "words. *Dog bites man* and *man bites dog* would look identical. Below, your text runs twice: once as "
     "typed, once with its words shuffled (specials such as [CLS] stay put). The shuffled run's rows and columns are "
     "put back in the original order and compared with the first run.")
 with ui.guard("The permutation demo"):
@@ -98,8 +98,8 @@ with ui.guard("The permutation demo"):
     st.markdown(
         "For the model without positions the differences are float rounding (around 10⁻⁷). "
         "With positions, the shuffled words meet different position vectors, so the put-back run differs. "
-        "Choose **toy-nopos** in the sidebar's model list to explore the rest of the app on a model that has no "
-        "sense of order.")
+        f"Choose **toy-nopos** in {ui.setting_place('model', 'model list')} to explore the rest of the app on a model "
+        "that has no sense of order.")
 
 # ---- 2 · sinusoidal ---------------------------------------------------------------------------------
 st.header("2 · Sinusoidal positions (the original Transformer)")
@@ -188,7 +188,7 @@ with ui.guard("The RoPE part"):
             res = view.run(keep=True)
             rot = rd.model_rotation(res, rope.inv_freq)
             st.subheader(f"{model.name}'s own queries, rotated inside the model")
-            st.markdown(f"Query head 0 of layer 0 on the sidebar's text: pair {pair} of each token's query before and "
+            st.markdown(f"Query head 0 of layer 0 on your text: pair {pair} of each token's query before and "
                         "after the model's RoPE, as its forward pass kept them. The length of the pair does not change.")
             st.dataframe(rd.rotation_rows(rot, 0, 0, pair, rope.inv_freq), hide_index=True)
             st.metric("max |R(t)·q − the model's q after RoPE| (and the same for k), every layer, head and token",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -93,6 +94,47 @@ def page_text(at: AppTest) -> str:
     for kind in ("markdown", "latex", "caption", "error", "warning", "info", "success", "title", "subheader"):
         parts += [str(e.value) for e in getattr(at, kind)]
     return "\n".join(parts)
+
+
+SCRIPTED = ("html", "bidi_component", "component_instance", "iframe")  # elements that carry code, not sentences
+
+
+def readable_strings(node) -> list[str]:
+    """Every string a reader meets under this node (at.main, at.sidebar): each element's text fields and those of
+    its parts (a widget's label and help, a title's tooltip, an alert's body, a popover's label), not the code of
+    its html and components."""
+    found = []
+    if getattr(node, "type", None) in SCRIPTED:
+        return found
+    proto = getattr(node, "proto", None)
+    for field in (proto.ListFields() if hasattr(proto, "ListFields") else ()):
+        value = field[1]
+        if isinstance(value, str):
+            found.append(value)
+        elif hasattr(value, "ListFields"):  # a block's or widget's own message (its label, its help)
+            found += [v for _, v in value.ListFields() if isinstance(v, str)]
+    for child in getattr(node, "children", {}).values():
+        found += readable_strings(child)
+    return found
+
+
+# "the sidebar's …" and the setting it names: written here, not taken from ui.page, so a sentence the app gets wrong
+# cannot agree with the check. The layer and head pickers are never in the sidebar (they sit beside their figures).
+SIDEBAR_WORDS = re.compile(r"sidebar(?:'s| has)? (custom mask|text box|model list|text|model|mask|scaling|layer|head)",
+                           re.I)
+SETTING_OF = {"custom mask": "mask", "text box": "text", "model list": "model", "text": "text", "model": "model",
+              "mask": "mask", "scaling": "scale", "layer": "layer", "head": "head"}
+
+
+def misplaced_settings(at: AppTest, in_row: set[str]) -> list[str]:
+    """The sentences on the page that send a reader to the sidebar for a setting that is not there: one of
+    `in_row` (on a projector, the row above the page), or the layer or head."""
+    wrong = []
+    for said in readable_strings(at.main) + readable_strings(at.sidebar):
+        for found in SIDEBAR_WORDS.finditer(said):
+            if SETTING_OF[found.group(1).lower()] in set(in_row) | {"layer", "head"}:
+                wrong.append(said[max(0, found.start() - 80):found.end() + 40])
+    return wrong
 
 
 def assert_healthy(at: AppTest) -> None:

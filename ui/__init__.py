@@ -9,9 +9,10 @@ switch's other state). A page's own bigger pieces live beside it in app_pages/.
 from ui.focus import figure
 from ui.guard import guard, truth_badge
 from ui.lecture.question import NO_SUBJECT, Subject
-from ui.page import clamp_token_choice, open_page, run_notes, seed_from_url
+from ui.page import clamp_token_choice, open_page, run_notes, seed_from_url, setting_place
 from ui.pickers import BOUND
 from ui.state import LessonModel, ViewState, mark_drawn, rerun_parts, view_state
 
 __all__ = ["BOUND", "NO_SUBJECT", "LessonModel", "Subject", "ViewState", "clamp_token_choice", "figure", "guard", "mark_drawn",
-           "open_page", "rerun_parts", "run_notes", "seed_from_url", "truth_badge", "view_state"]
+           "open_page", "rerun_parts", "run_notes", "seed_from_url", "setting_place", "truth_badge",
+           "view_state"]

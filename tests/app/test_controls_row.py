@@ -6,7 +6,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from apptest_helpers import assert_healthy, lesson_menu, page_text, run_app
+from apptest_helpers import assert_healthy, lesson_menu, misplaced_settings, page_text, run_app
 
 EXPLORER = "app_pages/explorer.py"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -133,6 +133,7 @@ def test_a_projectors_row_holds_only_the_settings_the_page_uses(page):
     for name, word in (("text", "Text"), ("model", "Model"), ("mask", "Mask"), ("scale", "scaling")):
         if uses and name in unused:
             assert word in notes, (name, notes)
+    assert not misplaced_settings(at, row)  # no sentence sends the class to the sidebar for a setting in the row
 
 
 def test_a_lessons_own_model_is_named_in_the_row_not_the_pickers_choice():
@@ -174,3 +175,16 @@ def test_the_layer_pages_title_names_the_models_norm_and_feed_forward(model, tit
     at = run_app({"model": model, "present": "1", "text": "one two three four"}, page="app_pages/encoder_layer.py")
     assert_healthy(at)
     assert at.title[0].value == title
+
+
+@pytest.mark.parametrize(("page", "query"), [
+    ("app_pages/additive.py", {"mask": "causal", "add_source": "model"}),  # the model's Q, K, V under a mask
+    ("app_pages/positions.py", {"model": "tiny-llama"}),  # the model's own RoPE rotation: a RoPE model only
+])
+def test_sentences_shown_only_in_some_states_name_where_their_settings_are(page, query):
+    at = run_app({"present": "1", "text": "the cat sat on the mat", **query}, page=page)
+    assert_healthy(at)
+    assert not misplaced_settings(at, in_row(at))
+    said = page_text(at)
+    assert {"app_pages/additive.py": "the mask at the top of the page applied to both",
+            "app_pages/positions.py": "Query head 0 of layer 0 on your text"}[page] in said

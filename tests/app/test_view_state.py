@@ -2,7 +2,16 @@
 same model everywhere, and no page an error with its default settings."""
 
 import pytest
-from apptest_helpers import assert_healthy, chart_specs, drawn_heatmap, heatmap_payloads, lesson_menu, page_text, run_app
+from apptest_helpers import (
+    assert_healthy,
+    chart_specs,
+    drawn_heatmap,
+    heatmap_payloads,
+    lesson_menu,
+    misplaced_settings,
+    page_text,
+    run_app,
+)
 
 import ui.state
 from attnviz.engine.models.catalog import OFFERED
@@ -38,6 +47,7 @@ def test_every_page_draws_a_chart_or_a_formula_with_its_defaults(file, path, tit
     assert not at.error, (path, [e.value for e in at.error])
     assert at.title and at.title[0].value  # the page itself, not the explorer it might have fallen back to
     assert chart_specs(at) or at.latex or any("<svg" in m.value for m in at.markdown), path  # an SVG: the map
+    assert not misplaced_settings(at, set()), path  # the layer and head pickers are on the page
 
 
 def scoped_reruns(monkeypatch) -> list:

@@ -207,7 +207,7 @@ def custom_editor(run: Runner, labels: list[str]) -> str | None:
                  icon=":material/square_foot:")
     if n > MAX_EDITOR_TOKENS:
         st.info(f"The editor draws at most {MAX_EDITOR_TOKENS} tokens as checkboxes, and this text has {n}. "
-                "Shorten the sidebar text to draw a mask by hand.", icon=":material/content_cut:")
+                "Shorten the text to draw a mask by hand.", icon=":material/content_cut:")
         return None
     st.markdown("Each row is a query, each column a key: **ticked = may look**. The grid starts from the "
                 "sidebar's custom mask, or from the causal pattern. Untick a whole row to see what happens to a "

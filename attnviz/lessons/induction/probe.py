@@ -64,7 +64,7 @@ class InductionProbe:
 def require_language_model(model) -> None:
     if not model.cfg.causal or model.lm_head is None:
         raise AttnvizError(f"{model.name} is not a causal language model, so it has no next-token loss and no induction "
-                           f"to find. Pick a causal model in the sidebar: tiny-llama (attnviz's own, offline) or GPT-2.")
+                           f"to find. Pick a causal model: tiny-llama (attnviz's own, offline) or GPT-2.")
 
 
 def random_repeated_ids(model, half: int, seed: int) -> tuple[list[int], int]:

@@ -45,7 +45,7 @@ def require_causal(model) -> None:
     if not writes_text(model):
         raise AttnvizError(
             f"{model.name} is an encoder: it reads the whole text at once and never writes text token by token, "
-            f"so it has no KV cache. Pick a causal model in the sidebar's Model: tiny-llama (attnviz's own, "
+            f"so it has no KV cache. Pick a causal model: tiny-llama (attnviz's own, "
             f"offline), or GPT-2 / a Llama, Qwen2 or Mistral folder under 'other'.")
 
 
