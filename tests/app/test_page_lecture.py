@@ -159,10 +159,18 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         query.setdefault(key, []).append(value)
     at = run_app({k: v[0] if len(v) == 1 else v for k, v in query.items()}, page=FILES[step.page])
     assert_healthy(at)
+    asks = step.predict_first or step.answer is not None
+    if asks:  # the explanation says the answer: not before Reveal
+        assert not step.explain or step.explain not in page_text(at)
     if step.predict_first:
         assert step.question in page_text(at)
         at.button(key="lecture_reveal").click().run()
         assert_healthy(at)
+    if step.explain and (step.predict_first or not asks):  # what the step shows, or why (a link without a room)
+        explained = keyed(at, "lecture_explain")
+        assert explained is not None and step.explain in page_text_under(explained), "the step's explain is not shown"
+        if step.focus:  # where the projector's first screen is: under the focus figure
+            assert keyed(keyed(at, f"figure_{step.focus}"), "lecture_explain") is not None
     assert not at.error, [e.value for e in at.error]
     for key, _ in step.state:
         if step.page == "" and key in SELECTION_KEYS:
@@ -186,10 +194,15 @@ def blocks(node):
             yield from blocks(child)
 
 
-def keyed(at, key: str):
-    """The block drawn with this key (st.container(key=...)), or None."""
-    return next((n for n in blocks(at._tree) if type(getattr(n, "proto", None)).__name__ == "Block"
+def keyed(node, key: str):
+    """The block drawn with this key (st.container(key=...)) under node (an AppTest or a block), or None."""
+    return next((n for n in blocks(getattr(node, "_tree", node)) if type(getattr(n, "proto", None)).__name__ == "Block"
                  and n.proto.id.endswith(f"-{key}")), None)
+
+
+def page_text_under(node) -> str:
+    """The markdown under a block, as page_text reads it."""
+    return "\n".join(str(n.value) for n in blocks(node) if getattr(n, "type", None) == "markdown")
 
 
 def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_the_focus_figure():

@@ -70,6 +70,26 @@ def placed_panel(at: LectureStep, view, box):
     return box
 
 
+def words_with_focus(at: LectureStep, lead: str) -> None:
+    """The step's explain, led by `lead`, under its focus figure (where the projector's first screen and a phone's
+    scroll bring the class), or here, at the top of the page, for a step that names no figure."""
+    def under_figure(box):
+        figure_part = box.container()
+        with box:
+            explain_words(at, lead)
+        return figure_part
+
+    if at.step.focus:
+        hold_panel(at.step.focus, under_figure)
+    else:
+        explain_words(at, lead)
+
+
+def explain_words(at: LectureStep, lead: str) -> None:
+    with st.container(key="lecture_explain"):
+        st.markdown(f"**{lead}** {at.step.explain}")
+
+
 def asks_first(at: LectureStep | None) -> bool:
     """This page is a lecture step that asks its question before it shows its answer (not a page opened from it)."""
     return at is not None and not at.detour and bool(at.step.predict_first or at.step.answer)
@@ -82,6 +102,8 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
     step's focus figure (ui/focus.py), and a follower's phone brought to that figure."""
     no_panel()
     if not asks_first(at):
+        if at is not None and not at.detour and at.step.explain:  # a step that asks nothing: what it shows
+            words_with_focus(at, "What this shows.")
         return
     revealed = is_revealed(at)
     problem = st.session_state.pop("_attnviz_reveal_problem", None)
@@ -96,6 +118,8 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
                 hold_panel(at.step.focus, partial(placed_panel, at, view))
             else:
                 answers.class_panel(at, view, at.key)
+        elif at.step.explain:  # no class's answers to put it beside (no room, or nothing asked to answer)
+            words_with_focus(at, "Why.")
         if at.follower and at.step.focus:  # the phone goes to the figure that answers the question
             scroll_to(at.step.focus)
         return
