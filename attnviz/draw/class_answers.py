@@ -110,6 +110,23 @@ def number_figure(values: list[float], right: float | None, right_from: str, tol
     fig.update_layout(title={"text": title, "font": {"size": 15}}, xaxis_title="answer", yaxis_title="students",
                       height=340, margin={"t": 70, "b": 40, "l": 50, "r": 20}, showlegend=False, bargap=0.05)
     fig.update_xaxes(range=[low, high])  # the axis drawn is the one the bins and the band were laid on
+    if right is not None:  # the right number on the axis, under its line ("✓ 2"), beside round ticks it does not crowd
+        values, texts = answer_axis_ticks(low, high, right)
+        fig.update_xaxes(tickvals=values, ticktext=texts)
     if not data.size:
         none_said(fig)
     return fig
+
+
+def answer_axis_ticks(low: float, high: float, right: float, about: int = 5) -> tuple[list[float], list[str]]:
+    """The number axis' ticks from low to high: about `about` round values (steps of 1, 2 or 5 times a power of ten)
+    and the right answer, marked "✓"; a round tick within half a step of it is left out (its label would overlap)."""
+    raw = (high - low) / about
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step) * step
+    rounds = [first + i * step for i in range(int((high - first) / step) + 1)]
+    kept = [v for v in rounds if abs(v - right) >= 0.5 * step]
+    values = sorted([*kept, right])
+    return values, [f"✓ {v:.4g}" if v == right else f"{v:.4g}" for v in values]
+
