@@ -20,7 +20,8 @@ text = side.text_area("Text", "The animal didn't cross the street because it was
                       height=110, max_chars=20000, **BOUND)
 mask = side.selectbox("Mask", MASKS, key="mask", **BOUND)
 scaled = side.toggle("Scale scores by 1/√d_k", True, key="scaled", **BOUND)
-side.number_input("…or use your own factor instead of 1/√d_k", 0.0, 100.0, 0.0, step=0.05, key="factor", **BOUND)
+side.number_input("…or your own factor instead of 1/√d_k (0: none, the switch applies)", 0.0, 100.0, 0.0, step=0.05,
+                  key="factor", **BOUND)
 side.selectbox("Example sentences", ["one", "two"], index=None, key="example")
 side.selectbox("Device", ["cpu"], key="device", **BOUND)
 left, right = st.columns([3, 2])

@@ -179,9 +179,10 @@ def draw_scale(box, prefix: str = "", on_change=None, args=(), factor_box=None) 
     rerun = dict(on_change=on_change, args=args) if on_change else {}
     box.toggle("Scale scores by 1/√d_k", key=prefix + SCALE_SWITCH, **_default(True, prefix), **rerun, **BOUND)
     (factor_box or box).number_input(
-        "…or use your own factor instead of 1/√d_k", 0.0, 100.0, step=0.05, key=prefix + "factor",
-        **_default(0.0, prefix), help="The scores are multiplied by this number instead. Leave it at 0 to use the "
-                                      "switch (0 means: no factor of your own, not ×0).", **rerun, **BOUND)
+        "…or your own factor instead of 1/√d_k (0: none, the switch applies)", 0.0, 100.0, step=0.05,
+        key=prefix + "factor", **_default(0.0, prefix),
+        help="The scores are multiplied by this number instead. Leave it at 0 to use the switch (0 means: no factor of "
+             "your own, not ×0).", **rerun, **BOUND)
 
 
 def read_scale(state, prefix: str = "") -> bool | float:

@@ -84,6 +84,13 @@ def test_an_own_factor_is_said_beside_the_switch():
     assert any("Scores × 0.5" in c.value for c in at.main.caption)
 
 
+def test_the_factor_box_at_0_says_it_is_no_factor():
+    """0.00 under "your own factor" read as "scores × 0": the label says what 0 means there."""
+    at = run_app({"model": "toy", "text": "the cat sat"})
+    box = at.number_input(key="factor")
+    assert box.value == 0.0 and "0: none, the switch applies" in box.label
+
+
 # which shared settings each page's figures use (ui.open_page's settings=), read from the pages' code by hand:
 # written out here so that a page that starts or stops using one must say so in both places
 USES = {
