@@ -16,6 +16,7 @@ it another way; the presenter notes are opened on the plan's first step and its 
   state (tests/lecture_truth.py: a token question's row, a computed number) or the plan marks, mark it ("✓" in the
   projector's tally, the phone's bar hatched and "✓ right", the dashed line), and count both phones' answers (2, one
   right); the phone is brought to the focus figure (inside its screen), with its student's own answer on that screen;
+- on a step that asks nothing, the phone opens at its focus figure (inside its screen), as the projector does;
 - the lecture bar whole (no "…") and below Streamlit's header, on the projector and on the phone;
 - axe-core (tests/axe_check.py) on the projector and the phone at 1366×768 and 390×844, before Reveal (an answer
   given) and after, and on the notes: each view resized, not loaded again, for its other sizes (the projector and the
@@ -305,6 +306,8 @@ def test_every_step_of_the_plan_as_the_projector_two_phones_and_the_notes(server
             walk.shot(projector, f"{number}")
             if asks_first(step):
                 walk.revealed(number, t)
+            elif step.focus:  # a step that asks nothing: the phone opens at the figure the projector shows
+                walk.problems += figure_in_view(walk.phone, step.focus, walk.where(number, "phone"))
             walk.phone_now(number)
             walk.axe_views(number, state)
     projector.set_viewport_size({"width": WIDTH, "height": HEIGHT})  # the module's tab as the next test expects it

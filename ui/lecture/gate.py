@@ -102,8 +102,11 @@ def predict_first_gate(at: LectureStep | None, view, subject: Subject | None = N
     step's focus figure (ui/focus.py), and a follower's phone brought to that figure."""
     no_panel()
     if not asks_first(at):
-        if at is not None and not at.detour and at.step.explain:  # a step that asks nothing: what it shows
-            words_with_focus(at, "What this shows.")
+        if at is not None and not at.detour:  # a step that asks nothing: what it shows, where the class looks
+            if at.step.explain:
+                words_with_focus(at, "What this shows.")
+            if at.follower and at.step.focus:  # a phone opens at the figure the projector shows, not at the controls
+                scroll_to(at.step.focus)
         return
     revealed = is_revealed(at)
     problem = st.session_state.pop("_attnviz_reveal_problem", None)
