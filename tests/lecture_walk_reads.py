@@ -15,6 +15,9 @@ FIGURE_TEXT = """() => {
     for (const t of svg.querySelectorAll('text')) if (t.textContent.trim() && visible(t))
       out.push(['svg', t.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(t).fontSize) * scale]);
   }
+  for (const e of document.querySelectorAll('[class*="st-key-figure_"] [data-testid="stMarkdownContainer"] :is(td, th, code)'))
+    if (e.textContent.trim() && visible(e) && !e.querySelector('code'))  // a table's words, and the code in a figure
+      out.push(['table or code', e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)]);
   for (const [key, h] of Object.entries(window.attnvizHeatmaps || {}))  // numbers printed in cells (0: none)
     if (h.valuesPx && h.valuesPx()) out.push(['cell numbers', key, h.valuesPx()]);
   for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {

@@ -20,6 +20,9 @@ html { font-size: 19px; --avhm-font: 20px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 4.25rem 2rem 2rem 2rem; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li,
 [data-testid="stCaptionContainer"] { font-size: 1.12rem; line-height: 1.5; }
+/* a table's words and the code in them (step 2's digits) as large as the text around them: ≥ 20 px */
+[data-testid="stMarkdownContainer"] table { font-size: 1.12rem; }
+[data-testid="stMarkdownContainer"] code { font-size: 0.95em; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
 h3 { font-size: 1.4rem !important; }
 .katex-display > .katex { font-size: 1.12em; }
