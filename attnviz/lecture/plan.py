@@ -13,7 +13,7 @@ The file (attnviz/assets/lectures/attention.toml is the default; docs/lecture-pl
     question = "Which token will 'it' look at most?"  # asked before revealing; needs an answer and a focus
     answer = { kind = "token", query = "it", layer = 3, head = 1 }   # what the class answers with, and the right
                                                       # answer (attnviz/lecture/kinds/: token, choice, number)
-    explain = "Why the right answer is right."        # at Reveal, under the focus figure; and in the handout
+    explain = "Why the right answer is right."        # at Reveal, with the focus figure; and in the handout
     predict_first = true                              # the page's figures stay hidden until Reveal
     focus = "head"                                    # the figure that answers the question (ids: each page's own)
     minutes = 3                                       # the time planned for this step

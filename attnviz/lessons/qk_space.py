@@ -47,7 +47,8 @@ def vectors_name(qk: HeadQK) -> str:
 
 
 def plane_title(qk: HeadQK, plane: Plane, layer: int, head: int) -> str:
-    return (f"PCA of {vectors_name(qk)} for layer {layer} head {head} "
+    """Two lines: in one, a phone's 390 px cut it at "…35.1% of v"."""
+    return (f"PCA of {vectors_name(qk)} for layer {layer} head {head}<br>"
             f"(explains {100 * plane.pca.explained_total:.1f}% of variance)")
 
 
@@ -164,7 +165,8 @@ def qk_figure(plane: Plane, labels: list[str], pairs: list[Pair], weights: torch
             selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=1))))
     fig.update_layout(
         shapes=lines,
-        title=dict(text=title, font=dict(size=font_px + 2)), height=height, margin=dict(l=10, r=10, t=50, b=40),
+        title=dict(text=title, font=dict(size=font_px + 2)), height=height,
+        margin=dict(l=10, r=10, t=round(2.6 * (font_px + 2)) + 20, b=40),  # room for the title's two lines
         font=dict(size=font_px), legend=dict(orientation="h", yanchor="top", y=-0.14, x=0),
         xaxis=dict(title=f"PC 1 ({100 * plane.pca.explained[0]:.1f}%)", zeroline=False),
         yaxis=dict(title=f"PC 2 ({100 * plane.pca.explained[1]:.1f}%)", zeroline=False, scaleanchor="x",

@@ -169,7 +169,7 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
     if step.explain and (step.predict_first or not asks):  # what the step shows, or why (a link without a room)
         explained = keyed(at, "lecture_explain")
         assert explained is not None and step.explain in page_text_under(explained), "the step's explain is not shown"
-        if step.focus:  # where the projector's first screen is: under the focus figure
+        if step.focus:  # where the projector's first screen is: at the top of the focus figure
             assert keyed(keyed(at, f"figure_{step.focus}"), "lecture_explain") is not None
     assert not at.error, [e.value for e in at.error]
     for key, _ in step.state:

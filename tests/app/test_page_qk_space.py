@@ -76,7 +76,7 @@ def test_the_points_are_the_pca_of_the_heads_own_queries_and_keys(space, minilm,
     spec = figure(at)
     assert_same_plane(*points(spec), q_xy, k_xy)
     title = spec["layout"]["title"]["text"]
-    assert title == f"PCA of [Q; K] for layer 3 head 1 (explains {100 * shares.sum():.1f}% of variance)"
+    assert title == f"PCA of [Q; K] for layer 3 head 1<br>(explains {100 * shares.sum():.1f}% of variance)"
     assert spec["layout"]["xaxis"]["title"]["text"] == f"PC 1 ({100 * shares[0]:.1f}%)"
     assert f"{100 * shares[0]:.1f}% and {100 * shares[1]:.1f}% of their variance, out of 32 dimensions" in page_text(at)
     assert ("AttentionViz does it" in page_text(at)) == (space == "shared")

@@ -115,7 +115,7 @@ def test_query_key_space_and_a_click_on_a_point_highlights_its_row(server, minil
         wait_for_app_idle(page)
         page.wait_for_timeout(500)
         title = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.title.text")
-        assert "PCA of [Q; K] for layer 3 head 1 (explains " in title
+        assert "PCA of [Q; K] for layer 3 head 1<br>(explains " in title
         page.screenshot(path=str(ARTIFACTS / f"qk_space_{width}x{height}.png"))
 
         at = plotted_point(page, 0, IT)  # the query point of 'it'

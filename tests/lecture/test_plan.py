@@ -85,6 +85,24 @@ def test_a_shipped_choice_question_does_not_name_its_right_option_alone_before_r
     assert not told, told
 
 
+def test_a_shipped_choice_questions_link_holds_no_word_of_its_right_option_alone():
+    """The link is the projector's address before Reveal: al_query=sun over the options the sun, the sky and the
+    grass named the answer there. A word of the right option that no other option has is not a value of the link."""
+    glue = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "is", "it", "its", "by", "for", "with"}
+
+    def words(text: str) -> set[str]:  # its words that say something ("the" of "the sun" and of any sentence not)
+        return set(re.findall(r"[a-z0-9]+", text.lower())) - glue
+
+    told = []
+    for path in SHIPPED:
+        for number, s in enumerate(load_plan(path, PAGES).steps, 1):
+            if s.answer is None or s.answer.kind != "choice":
+                continue
+            own = words(s.answer.expected) - set().union(*(words(o) for o in s.answer.options if o != s.answer.expected))
+            told += [f"{path.stem} step {number}: {key}={value}" for key, value in s.state if words(str(value)) & own]
+    assert not told, told
+
+
 def test_a_shipped_token_question_picks_no_cell_in_its_link():
     """A token question's link is the projector's address before Reveal: a picked cell there (sbs_key = "2: animal")
     named the answer."""

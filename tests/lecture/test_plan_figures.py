@@ -45,7 +45,7 @@ def why_attention(s) -> list[str]:
 
 
 def one_query(s) -> list[str]:
-    w = ly.one_query(picture_regions(6, 8).x, qs.feature_query(state(s)["al_query"], 10.0)).weights[0]  # (48,)
+    w = ly.one_query(picture_regions(6, 8).x, qs.feature_query(state(s).get("al_query", "sun"), 10.0)).weights[0]  # (48,)
     first, second = torch.topk(w, 2).indices.tolist()
     ordinal = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
     where = "just above it" if second == first - 8 else "elsewhere"  # the text's "just above it" is checked too

@@ -71,16 +71,16 @@ def placed_panel(at: LectureStep, view, box):
 
 
 def words_with_focus(at: LectureStep, lead: str) -> None:
-    """The step's explain, led by `lead`, under its focus figure (where the projector's first screen and a phone's
-    scroll bring the class), or here, at the top of the page, for a step that names no figure."""
-    def under_figure(box):
-        figure_part = box.container()
+    """The step's explain, led by `lead`, at the top of its focus figure (where the projector's first screen and a
+    phone's scroll bring the class: under a figure, the summary under the map and its links, and the explanation of
+    a 6,000 px chain, were off that screen), or here, at the top of the page, for a step that names no figure."""
+    def above_figure(box):
         with box:
             explain_words(at, lead)
-        return figure_part
+        return box.container()
 
     if at.step.focus:
-        hold_panel(at.step.focus, under_figure)
+        hold_panel(at.step.focus, above_figure)
     else:
         explain_words(at, lead)
 
