@@ -196,7 +196,7 @@ def test_two_quick_changes_end_on_a_page_that_matches_both(server, minilm):
         wait_for_app_idle(page)
         page.wait_for_timeout(500)
         title = page.evaluate("() => document.querySelector('.js-plotly-plot')._fullLayout.title.text")
-        assert "for layer 3 head 5 " in title and "qk_head=5" in page.url and "qk_row=8" in page.url
+        assert "for layer 3 head 5<br>" in title and "qk_head=5" in page.url and "qk_row=8" in page.url
         assert red_lines(page) == int((res.attentions[3, 5, 8] >= 0.02).sum())  # the row's lines, of head 5
         page.screenshot(path=str(ARTIFACTS / "qk_space_quick_changes_1024x768.png"))
         assert not exceptions_on(page)
