@@ -37,7 +37,7 @@ def _weights_and_pictures(weights, names: list[str], regions, png, map_key: str,
     heatmap(weights, names, regions.labels, key=map_key, x_title="region", title=title)
     plotly_chart(ui.figure("pictures"), fg.pictures_with_weights(png, regions, weights, names), width="stretch", key=pictures_key)
     st.caption("Each picture on its own scale: its clearest region has that query's largest weight (the max in "
-               "its title); the darker a region, the less weight. Hover a region for its weight.")
+               "its title); the darker a region, the less weight. Hover or tap a region for its weight.")
 
 
 view = ui.open_page("Attention as a layer",
@@ -104,7 +104,7 @@ with ui.guard("The attention layer"):
                                                   f"weights a_j of the query '{name}'<br>over the {rows} × {cols} regions"),
                           width="stretch", key="al_picture")
         left.caption(f"The clearest region has the largest weight ({float(one.weights.max()):.3f}); the darker a region, "
-                     "the less weight; weight 0 would be 75 % dark. Hover a region for its weight.")
+                     "the less weight; weight 0 would be 75 % dark. Hover or tap a region for its weight.")
         with right:
             for line in lx.one_query_latex(rows, cols, d):  # short lines: they sit beside the picture
                 st.latex(line)
@@ -192,7 +192,7 @@ with ui.guard("The attention layer"):
             heatmap_bytes(check.attended_shuffled.weights.numpy(), shuffled_labels, key="al_shuffled_map",
                           per_head_scale=True, title="A(P X): the same regions, shuffled", x_title="region (key)")])
         st.caption(f"Colours run from 0 to the largest weight, {float(check.attended.weights.max()):.3f} (uniform "
-                   f"would be 1/{n} = {1 / n:.3f}); the shuffled map has the same weights, moved. Hover for values.")
+                   f"would be 1/{n} = {1 / n:.3f}); the shuffled map has the same weights, moved. Hover or tap for values.")
         colours = regions.x[:, :3].numpy()
         out, out_shuffled = check.attended.outputs.numpy(), check.attended_shuffled.outputs.numpy()
         order = check.order.numpy()

@@ -196,10 +196,10 @@ with ui.guard("The cross-attention page"):
         rows_said = (f"Rows: the {T} decoder positions (queries), each named *read→written*: the token the position "
                      "reads and the one it writes (the target is shifted one place right, so the position that reads "
                      "<s> writes the first digit). Columns: the source words (keys). Colour = weight after the "
-                     "softmax; each row sums to 1. Hover a cell for its numbers.")
+                     "softmax; each row sums to 1. Hover or tap a cell for its numbers.")
     else:
         rows_said = (f"Rows: the {T} target tokens (queries); columns: the {S} source tokens (keys). Colour = weight "
-                     "after the softmax; each row sums to 1 over the source. Hover a cell for its numbers; one head in "
+                     "after the softmax; each row sums to 1 over the source. Hover or tap a cell for its numbers; one head in "
                      "full detail below.")
     # on a projector the first screen is for the heatmaps: the reading guide waits in the heading's tooltip
     st.subheader(f"Decoder layer {layer}: target × source weights, {len(heads)} head(s)",

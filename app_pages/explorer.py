@@ -291,7 +291,7 @@ def unknown_note(view) -> None:
 view = ui.open_page(
     "Attention explorer",
     "Each heatmap is one attention head: row = the query token that is looking, column = the key token it looks at, "
-    "colour = its weight after the softmax (each row sums to 1). Hover a cell for the numbers; click one to see the "
+    "colour = its weight after the softmax (each row sums to 1). Hover or tap a cell for the numbers; click one to see the "
     "arithmetic behind it.", waits_for_text="The heatmaps appear", scale_parts=SCALE_PARTS, intro=welcome)
 with ui.guard("The explorer"):
     ui.run_notes(view.layer_run())

@@ -80,7 +80,7 @@ with ui.guard("The model view"):
     layer = pick[0].selectbox("Layer", list(range(model.n_layers)), key="mv_layer", **ui.BOUND)
     head = pick[1].selectbox("Head", list(range(model.n_heads)), key="mv_head", **ui.BOUND)
     pick[2].caption("The enlarged head is framed in the grid above: click another thumbnail, or pick it here. "
-                    "Hover a cell for the query, key and weight.")
+                    "Hover or tap a cell for the query, key and weight.")
     hm.heatmap(res.attentions[layer, head], res.labels, key="mv_focus",
                title=f"layer {layer}, head {head}: weights after softmax")
 

@@ -152,7 +152,7 @@ with ui.guard("The learned-positions part"):
                 x_title="position j", limit=percentile_limit(lgram.numpy()),
                 title="P_i·P_j (dot products of positions)")
     st.caption("Colours span ±99th percentile of |value| so that a few large entries do not wash out the rest; "
-               "hover a cell for its value.")
+               "hover or tap a cell for its value.")
     plotly_chart(st, pf.distance_profile_figure({"learned " + learned_model.name: lprof}), width="stretch",
                     key="pos_learned_profile")
     st.caption(profile_sentence(lprof, f"Learned ({learned_model.name})"))

@@ -14,7 +14,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 import pytest
-from browser_helpers import cell_on_screen, chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn
+from browser_helpers import (
+    cell_on_screen,
+    chromium_page,
+    exceptions_on,
+    people_browser,
+    wait_for_app_idle,
+    wait_for_drawn,
+)
 
 from attnviz.lessons.step_by_step.steps import head_steps, pair_detail
 
@@ -159,6 +166,21 @@ def test_hover_names_query_key_and_the_weight_to_three_decimals(server, toy):
         at = cell_on_screen(page, "grid", 1, 3, 2)
         page.mouse.move(at["x"], at["y"])
         tip = page.locator(".avhm-tip").first  # Playwright's CSS pierces the component's shadow root
+        tip.wait_for(state="visible", timeout=10_000)
+        res = toy.run(TEXT)
+        text = tip.inner_text()
+        assert f"query 3: {res.labels[3]}" in text and f"key 2: {res.labels[2]}" in text
+        assert f"weight: {float(res.attentions[0, 1, 3, 2]):.3f}" in text
+
+
+def test_a_tap_on_a_phone_shows_the_cells_values_as_a_hover_does(server, toy):
+    """The pages say "hover or tap a cell": on a touch screen, with no mouse to hover, a tap shows the same words."""
+    with people_browser() as browser:
+        page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
+        open_explorer(page, server, f"model=toy&text={quote(TEXT)}")
+        at = cell_on_screen(page, "grid", 1, 3, 2)
+        page.touchscreen.tap(at["x"], at["y"])
+        tip = page.locator(".avhm-tip").first
         tip.wait_for(state="visible", timeout=10_000)
         res = toy.run(TEXT)
         text = tip.inner_text()
