@@ -81,11 +81,11 @@ with ui.guard("The permutation demo"):
             # each maximum says what it covers: the map's own (this layer and head) next to it, then the whole
             # model's, which a lecture quotes ("by up to 0.50") and which another head may hold
             n_l, n_h = res.attentions.shape[:2]
-            st.metric(f"max |Δ| weights, this map (L{layer} H{head})", f"{float(diffs[i].abs().max()):.2e}",
+            st.metric(f"max |Δ| weights, this map (L{layer} H{head})", f"{float(diffs[i].abs().max()):.3g}",
                       help="the largest difference in the map above: this layer and head, every query and key")
-            st.metric(f"max |Δ| weights, all {n_l} layers × {n_h} heads", f"{res.attention_difference:.2e}",
+            st.metric(f"max |Δ| weights, all {n_l} layers × {n_h} heads", f"{res.attention_difference:.3g}",
                       help="over every layer, head, query and key, after putting the shuffled rows back")
-            st.metric("max |Δ| outputs, last layer", f"{res.output_difference:.2e}",
+            st.metric("max |Δ| outputs, last layer", f"{res.output_difference:.3g}",
                       help="the last layer's output vectors (every token, every feature), rows put back")
             (st.success if res.equivariant() else st.warning)(what_breaks_it(res))
             with st.expander("both attention patterns"):

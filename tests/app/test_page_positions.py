@@ -42,14 +42,14 @@ def test_permutation_numbers_are_attnvizs(default_page, minilm, toy_nopos):
     with_pos, without = permutation_demo(minilm, TEXT, 0), permutation_demo(toy_nopos, TEXT, 0)
     shown = metrics(at)
     # each maximum says what it covers: the map's own beside the map, the whole model's named as such (one label,
-    # "max |Δ| attention weights", read 4.98e-01 beside a map whose largest difference was 0.19)
+    # "max |Δ| attention weights", read 0.498 beside a map whose largest difference was 0.19)
     assert shown[:6] == [
-        ("max |Δ| weights, this map (L0 H0)", f"{float(with_pos.head_difference(0, 0).abs().max()):.2e}"),
-        ("max |Δ| weights, all 6 layers × 12 heads", f"{with_pos.attention_difference:.2e}"),
-        ("max |Δ| outputs, last layer", f"{with_pos.output_difference:.2e}"),
-        ("max |Δ| weights, this map (L0 H0)", f"{float(without.head_difference(0, 0).abs().max()):.2e}"),
-        ("max |Δ| weights, all 2 layers × 2 heads", f"{without.attention_difference:.2e}"),
-        ("max |Δ| outputs, last layer", f"{without.output_difference:.2e}"),
+        ("max |Δ| weights, this map (L0 H0)", f"{float(with_pos.head_difference(0, 0).abs().max()):.3g}"),
+        ("max |Δ| weights, all 6 layers × 12 heads", f"{with_pos.attention_difference:.3g}"),
+        ("max |Δ| outputs, last layer", f"{with_pos.output_difference:.3g}"),
+        ("max |Δ| weights, this map (L0 H0)", f"{float(without.head_difference(0, 0).abs().max()):.3g}"),
+        ("max |Δ| weights, all 2 layers × 2 heads", f"{without.attention_difference:.3g}"),
+        ("max |Δ| outputs, last layer", f"{without.output_difference:.3g}"),
     ]
     assert shown[0][1] != shown[1][1]  # on this text the model's largest change is not in the map shown
     assert without.attention_difference < 1e-5 < 1e-2 < with_pos.attention_difference
@@ -103,8 +103,8 @@ def test_the_toy_without_positions_is_offered_in_the_sidebar(toy_nopos, toy):
     names = [s.value for s in at.subheader]
     assert names[:2] == ["toy (no positions)", "toy"]
     first, second = permutation_demo(toy_nopos, TEXT, 0), permutation_demo(toy, TEXT, 0)
-    assert metrics(at)[1] == ("max |Δ| weights, all 2 layers × 2 heads", f"{first.attention_difference:.2e}")
-    assert metrics(at)[4] == ("max |Δ| weights, all 2 layers × 2 heads", f"{second.attention_difference:.2e}")
+    assert metrics(at)[1] == ("max |Δ| weights, all 2 layers × 2 heads", f"{first.attention_difference:.3g}")
+    assert metrics(at)[4] == ("max |Δ| weights, all 2 layers × 2 heads", f"{second.attention_difference:.3g}")
     assert "d_head = 4" in page_text(at)  # RoPE part uses the toy's head size
 
 
