@@ -80,7 +80,7 @@ def quantity(step) -> float:
 class Truth:
     """A question's right answer, computed here."""
 
-    said: str  # as the Reveal's words write it: "'animal' (token 2), 0.68", "with attention", "2", "512.3 (± 50)"
+    said: str  # as the Reveal's words write it: "'animal' (token 2), 0.68", "with attention", "2", "512.3 ± 50"
     right: int | str  # what a student picks (an option's index) or types to be right
     wrong: int | str  # an answer that is not right
     what: str = ""  # a token question: the row's words, "layer 3, head 1"
@@ -93,7 +93,7 @@ def truth(step) -> Truth:
         return Truth(spec.expected, index, (index + 1) % len(spec.options))
     if spec.kind == "number":
         value = spec.expected if spec.expected is not None else quantity(step)
-        within = f" (± {spec.tolerance:g})" if spec.tolerance else ""
+        within = f" ± {spec.tolerance:g}" if spec.tolerance else ""
         said = f"{value:g}{within}" if spec.expected is not None else f"{value:.4g}{within}"
         return Truth(said, f"{value:.6g}", f"{value + spec.tolerance + 7:.6g}")
     if spec.kind == "token":

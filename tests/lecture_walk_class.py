@@ -55,7 +55,7 @@ def student_view_problems(page, step, room: str, key: str, t: Truth | None, wher
     # a token's or a number's right answer ("'animal' (token 2), 0.68", "509.1"): not a choice's (one of the options
     # on the screen), not a short one ("2" is everywhere), not one the question or the step's settings say themselves
     # (d_k = 512: the variance it asks for is d_k)
-    value = t.said.split(" (±")[0] if t is not None and step.answer.kind != "choice" else ""
+    value = t.said.split(" ±")[0] if t is not None and step.answer.kind != "choice" else ""
     said = [step.question, *(v for _, v in step.state)]
     if len(value) > 2 and value in seen["text"] and not any(value in s for s in said):
         marks.append(value)

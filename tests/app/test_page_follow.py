@@ -286,7 +286,7 @@ def test_a_number_answer_without_a_quantity_is_marked_with_the_plans_number(room
     text = page_text(at)
     assert "The dashed green line marked ✓ right answer is the plan's right answer (256), written by the lecturer, " \
            "not computed" in text
-    assert "**The right answer:** 256 (± 10) (marked in the plan); 1 of 2 answers within it." in text
+    assert "**The right answer:** 256 ± 10 (marked in the plan); 1 of 2 answers within it." in text
 
 
 def test_a_weight_quantity_is_the_models_weight_for_the_steps_settings():

@@ -141,6 +141,6 @@ def test_one_answer_is_said_in_the_singular():
 def test_a_number_is_right_within_its_tolerance():
     spec = parse_answer(WHERE, {"kind": "number", "expected": 512, "tolerance": 50})
     right = answer_kind(spec).right(spec, StepOf())
-    assert right.text == "512 (± 50)" and right.source == "marked in the plan"
+    assert right.text == "512 ± 50" and right.source == "marked in the plan"
     assert [answer_kind(spec).is_right(spec, right, v) for v in ("512", "470", "561", "400", "x")] == \
         [True, True, True, False, False]

@@ -76,7 +76,7 @@ def parse(where: str, raw: dict) -> NumberSpec:
 
 
 def right(spec: NumberSpec, step: StepRun) -> Right:
-    within = f" (± {spec.tolerance:g})" if spec.tolerance else ""
+    within = f" ± {spec.tolerance:g}" if spec.tolerance else ""  # "512 ± 50 (marked in the plan)": no brackets in brackets
     if not spec.quantity:
         return Right(f"{spec.expected:g}{within}", "marked in the plan", spec.expected)
     value, what = QUANTITIES[spec.quantity].compute(spec, step)
