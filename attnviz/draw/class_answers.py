@@ -129,4 +129,3 @@ def answer_axis_ticks(low: float, high: float, right: float, about: int = 5) -> 
     kept = [v for v in rounds if abs(v - right) >= 0.5 * step]
     values = sorted([*kept, right])
     return values, [f"✓ {v:.4g}" if v == right else f"{v:.4g}" for v in values]
-

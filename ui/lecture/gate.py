@@ -1,7 +1,8 @@
 """A lecture step that asks first: the question before Reveal (with what it refers to, a follower's answer box, the
 projector's Reveal), the page's figures held back on a predict-first step, and at Reveal the class's answers beside the
 model's, at the top of the step's focus figure. Revealed is the room's (every follower's too), or this session's for a
-lecture link without a room.
+lecture link without a room. A step that asks nothing: its explanation at the top of its focus figure, where a
+follower's phone is brought.
 """
 
 from __future__ import annotations
