@@ -126,7 +126,10 @@ def projector_figure(fig, min_px: int = PROJECTOR_MIN_PX) -> dict:
                 at_least(bar, "tickfont")
                 at_least(sub(bar, "title"))
     grow = max(lay["font"]["size"] / old, 1.0)
-    if lay.get("height"):  # the plot area keeps about its size; the larger ticks and titles get the added room
+    axes = [a for name, a in lay.items() if name.startswith(("xaxis", "yaxis")) and isinstance(a, dict)]
+    hidden = bool(axes) and all(a.get("visible") is False for a in axes)  # pictures: no ticks, no axis titles
+    if lay.get("height") and not hidden:  # the plot area keeps about its size; the larger ticks and titles get the
+        # added room (figures whose axes are all hidden have neither: 100 px more left a blank band under 5 pictures)
         lay["height"] = int(lay["height"] + 60 * min(grow, 2.0))
     margin = lay.setdefault("margin", {})
     text = title.get("text") or ""

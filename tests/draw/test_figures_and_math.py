@@ -6,6 +6,7 @@ import math
 import re
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import torch
 
@@ -14,7 +15,7 @@ from attnviz.draw.describe import describe_effect, describe_input_embedding, des
 from attnviz.draw.export import attentions_npz, head_csv
 from attnviz.draw.heatmap_payload import decode_payload, heatmap_payload
 from attnviz.draw.latex import attention_equation, fmt, mask_matrix, multi_head_equation, shown_positions
-from attnviz.draw.plotting import distinct_labels, plain_text, visible_text
+from attnviz.draw.plotting import distinct_labels, plain_text, projector_figure, visible_text
 from attnviz.engine.masks import causal_mask, key_padding_mask
 from attnviz.engine.truth import check_against_transformers
 
@@ -165,3 +166,13 @@ def test_a_models_builtin_sliding_window_is_said():
     sentence = describe_mask("none", causal_model=True, builtin_window=5)
     assert "sliding window of 5 keys" in sentence and "at most the 4 tokens before it" in sentence
     assert "sliding window" not in describe_mask("none", causal_model=True)
+
+
+def test_on_a_projector_a_figure_of_pictures_gets_no_room_for_ticks_it_does_not_have():
+    """The larger type's added height is for ticks and axis titles: five pictures (every axis hidden) had 100 px more,
+    a blank band under them on the projector; a chart with axes still gets it."""
+    pictures = go.Figure(go.Image(z=np.zeros((3, 4, 3)))).update_layout(height=250)
+    pictures.update_xaxes(visible=False).update_yaxes(visible=False)
+    chart = go.Figure(go.Scatter(x=[0, 1], y=[1, 0])).update_layout(height=250)
+    assert projector_figure(pictures)["layout"]["height"] == 250
+    assert projector_figure(chart)["layout"]["height"] > 250
