@@ -18,6 +18,10 @@ FIGURE_TEXT = """() => {
   for (const e of document.querySelectorAll('[class*="st-key-figure_"] [data-testid="stMarkdownContainer"] :is(td, th, code)'))
     if (e.textContent.trim() && visible(e) && !e.querySelector('code'))  // a table's words, and the code in a figure
       out.push(['table or code', e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)]);
+  const words = '.st-key-lecture_class :is(table.tally th, table.tally td, table.tally caption, .chart-words)';
+  for (const e of document.querySelectorAll(words))
+    if (e.textContent.trim() && visible(e))  // the class's answers beside the figure: the Reveal's own words
+      out.push(['class answers', e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)]);
   for (const [key, h] of Object.entries(window.attnvizHeatmaps || {}))  // numbers printed in cells (0: none)
     if (h.valuesPx && h.valuesPx()) out.push(['cell numbers', key, h.valuesPx()]);
   for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {

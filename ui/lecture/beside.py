@@ -104,13 +104,14 @@ def number_chart(reveal: Reveal) -> None:
 
 RIGHT_ROW = " class='right'"
 MARK_HTML = f" <span class='mark'>{MARK}</span>"
+# every word of it at least 20 px on a 1024 × 768 projector (1rem is 19 px there; the caption and the headers were 18-19)
 CSS = f"""<style>
 .tally {{ border-collapse: collapse; font-size: 1.1rem; width: 100%; }}
-.tally caption {{ caption-side: top; text-align: left; font-size: 1rem; padding-bottom: 0.3rem; }}
+.tally caption {{ caption-side: top; text-align: left; font-size: 1.06rem; padding-bottom: 0.1rem; }}
 .tally th, .tally td {{ padding: 0.05rem 0.3rem 0.05rem 0; vertical-align: top; line-height: 1.2; }}
 .tally th {{ text-align: left; font-weight: 400; }}
 .tally td {{ text-align: right; white-space: nowrap; }}
-.tally tr:first-of-type th {{ font-size: 0.95rem; font-weight: 600; }}
+.tally tr:first-of-type th {{ font-size: 1.06rem; font-weight: 600; }}
 .tally tr.right th {{ font-weight: 700; color: {RIGHT}; }}
 .tally .mark {{ white-space: nowrap; }}
 .tally-track {{ display: block; max-width: 100%; margin-top: 0.15rem; }}
