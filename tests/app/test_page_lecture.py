@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from apptest_helpers import app_menu, assert_healthy, chart_specs, page_text, run_app
+from apptest_helpers import app_menu, assert_healthy, chart_specs, page_text, readable_strings, run_app
 
 from attnviz.lecture import load_plan, step_query
 from attnviz.lessons.explorer.selection import selection_from_params
@@ -131,14 +131,7 @@ SELECTION_KEYS = ("sbs_head", "sbs_query", "sbs_key")  # the explorer's selected
 
 def figure_ids(at) -> set[str]:
     """The ids of the figures (ui.figure containers) the page drew: their blocks' ids end in -figure_<id>."""
-    def nodes(node):
-        yield node
-        children = getattr(node, "children", None)
-        if isinstance(children, dict):
-            for child in children.values():
-                yield from nodes(child)
-
-    return {n.proto.id.rsplit("-figure_", 1)[1] for n in nodes(at._tree)
+    return {n.proto.id.rsplit("-figure_", 1)[1] for n in blocks(at._tree)
             if type(getattr(n, "proto", None)).__name__ == "Block" and "-figure_" in n.proto.id}
 
 
@@ -168,7 +161,7 @@ def test_each_step_of_each_shipped_plan_opens_its_page_with_its_settings_and_its
         assert_healthy(at)
     if step.explain and (step.predict_first or not asks):  # what the step shows, or why (a link without a room)
         explained = keyed(at, "lecture_explain")
-        assert explained is not None and step.explain in page_text_under(explained), "the step's explain is not shown"
+        assert explained is not None and step.explain in "\n".join(readable_strings(explained)), "the step's explain is not shown"
         if step.focus:  # where the projector's first screen is: at the top of the focus figure
             assert keyed(keyed(at, f"figure_{step.focus}"), "lecture_explain") is not None
     assert not at.error, [e.value for e in at.error]
@@ -198,11 +191,6 @@ def keyed(node, key: str):
     """The block drawn with this key (st.container(key=...)) under node (an AppTest or a block), or None."""
     return next((n for n in blocks(getattr(node, "_tree", node)) if type(getattr(n, "proto", None)).__name__ == "Block"
                  and n.proto.id.endswith(f"-{key}")), None)
-
-
-def page_text_under(node) -> str:
-    """The markdown under a block, as page_text reads it."""
-    return "\n".join(str(n.value) for n in blocks(node) if getattr(n, "type", None) == "markdown")
 
 
 def test_the_question_shows_what_it_refers_to_and_at_reveal_the_class_sits_in_the_focus_figure():
