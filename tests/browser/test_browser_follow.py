@@ -16,6 +16,7 @@ from browser_helpers import (
     chromium_page,
     exceptions_on,
     people_browser,
+    start_the_room,
     streamlit_server,
     wait_for_app_idle,
     wait_for_text,
@@ -75,9 +76,7 @@ def start_room(page, server, passphrase: str = "") -> tuple[str, str, str]:
     page.locator(UPLOAD).set_input_files(str(PLAN))
     wait_for_text(page, "The class answers", "Step 1 of 3: Where does 'ran' look?")
     wait_for_app_idle(page)
-    page.get_by_role("button", name="Start the class's room").click()
-    projector = page.get_by_role("link", name="Open step 1 on the projector")
-    projector.wait_for(timeout=60_000)
+    projector = start_the_room(page)
     notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
     follow = wait_for_text(page, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
     return projector.get_attribute("href"), notes, f"{server}/follow?room={follow}"  # the room's code

@@ -17,6 +17,7 @@ from browser_helpers import (
     chromium_page,
     exceptions_on,
     people_browser,
+    start_the_room,
     upload_plan,
     wait_for_app_idle,
     wait_for_text,
@@ -125,8 +126,7 @@ def test_a_lecture_on_the_projector_with_the_keyboard_the_qr_code_and_the_notes(
         upload_plan(page, server, PLAN)
         wait_for_text(page, "Three steps", "Step 1 of 3: Masks: the causal pattern")
         wait_for_app_idle(page)
-        page.get_by_role("button", name="Start the class's room").click()
-        page.get_by_role("link", name="Open step 1 on the projector").wait_for(timeout=60_000)
+        start_the_room(page)
         wait_for_app_idle(page)
         page.screenshot(path=str(ARTIFACTS / "lecture_page_1920.png"), full_page=True)
         projector = page.get_by_role("link", name="Open step 1 on the projector").get_attribute("href")
@@ -338,10 +338,8 @@ def test_the_lecture_pages_at_projector_size(server):
         upload_plan(page, server, PLAN)
         wait_for_text(page, "Three steps", "Step 1 of 3")
         wait_for_app_idle(page)
-        page.get_by_role("button", name="Start the class's room").click()
-        notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first
-        notes.wait_for(timeout=60_000)
-        notes = notes.get_attribute("href")
+        start_the_room(page)
+        notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
         page.goto(f"{server}/{page.url.split('/', 3)[3]}&present=1")
         wait_for_text(page, "Three steps", "Step 1 of 3")
         wait_for_app_idle(page)

@@ -19,6 +19,7 @@ from browser_helpers import (
     chromium_page,
     exceptions_on,
     people_browser,
+    start_the_room,
     upload_plan,
     wait_for_app_idle,
     wait_for_text,
@@ -100,9 +101,7 @@ def start_room(page, server: str, plan_id: str) -> tuple[str, str]:
     page.goto(f"{server}/lecture?lecture={plan_id}")
     wait_for_text(page, "Lecture mode")
     page.wait_for_function(IDLE, timeout=120_000, polling=100)
-    page.get_by_role("button", name="Start the class's room").click()
-    link = page.get_by_role("link", name="Open step 1 on the projector")
-    link.wait_for(timeout=120_000)
+    link = start_the_room(page)
     query = dict(parse_qsl(urlsplit(link.get_attribute("href")).query))
     return query["room"], query["key"]
 

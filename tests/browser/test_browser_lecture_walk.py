@@ -41,6 +41,7 @@ from browser_helpers import (
     people_browser,
     resized,
     resized_together,
+    start_the_room,
     wait_for_text,
 )
 from lecture_truth import Truth, truth
@@ -94,9 +95,7 @@ def start_room(page, server: str, plan_id: str) -> Room:
     page.goto(f"{server}/lecture?lecture={plan_id}")
     wait_for_text(page, "Lecture mode", timeout_ms=120_000)
     page.wait_for_function(IDLE, timeout=120_000, polling=100)
-    page.get_by_role("button", name="Start the class's room").click()
-    link = page.get_by_role("link", name="Open step 1 on the projector")
-    link.wait_for(timeout=120_000)
+    link = start_the_room(page)
     query = dict(parse_qsl(urlsplit(link.get_attribute("href")).query))
     notes = page.locator('[data-testid="stMain"] a[href*="lecture_notes?room="]').first.get_attribute("href")
     code = wait_for_text(page, "/follow?room=").split("/follow?room=", 1)[1].split()[0]
