@@ -9,7 +9,8 @@
 - motion only for those who want it (2.3.3): with the system's "reduce motion" set, no animation or transition runs
   (Streamlit's running man, its expanders and menu sliding open, its fading of elements during a run): CSS stops
   what is styled, and the animations Streamlit starts from a script are given no duration;
-- a phone's menu (the header's, moved into the sidebar) marked up as lists a screen reader can count (1.3.1);
+- a phone's menu (the header's, moved into the sidebar) marked up as lists a screen reader can count (1.3.1), in a
+  box of its own that scrolls, so the page's settings under it start on the sidebar's first screen;
 - words that wrap rather than end in "…" where Streamlit cuts a line (a page link on a phone: 1.4.10).
 
 The style goes in Streamlit's event container (a style-only st.html), where it takes no room on the page; the one
@@ -72,6 +73,10 @@ order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.
   visibility: hidden !important; }}
 /* the elements that carry scripts alone (a live region's words, ui/announce.py; SCRIPT below) take no room */
 .stElementContainer:has(.attnviz-say, .attnviz-script) {{ display: none !important; }}
+/* a phone's menu (the header's, in the sidebar at a phone's width) is 24 pages in 8 sections, about 1,400 px: the
+page's own settings sat under it, the Text box a long scroll down. The menu keeps every page and scrolls in a box of
+its own, so the settings start on the sidebar's first screen (its links take the keyboard's focus: 2.1.1) */
+ul[data-testid="stSidebarNavItems"] {{ max-height: 35vh; overflow-y: auto; overscroll-behavior: contain; }}
 /* a page link (st.page_link) is one line cut with "…" where it is longer than its column (a phone): it wraps */
 [data-testid="stPageLink-NavLink"] p, [data-testid="stPageLink-NavLink"] span {{ white-space: normal !important;
   overflow: visible !important; text-overflow: clip !important; }}
@@ -90,6 +95,7 @@ order and the accessibility tree: Tab walked through them unseen (WCAG 2.4.3, 2.
 #   in a <div> per section, beside the section's heading: a screen reader can count neither the list nor a section's
 #   pages (axe: list and listitem, 25 faults). Each section becomes a list named by its heading (which a screen reader
 #   then skips, the list saying it), and the outer list a plain container; redone whenever Streamlit redraws the menu.
+#   The menu scrolls in its own box (STYLE): the open page's link is scrolled into it, a third of the way down.
 SCRIPT = """<span class="attnviz-script" hidden></span><script>
 (() => {
   const w = window.parent || window;
@@ -103,6 +109,8 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
     return animate.call(this, frames, options);
   };
   const sections = () => {
+    for (const closed of doc.querySelectorAll('[data-testid="stSidebar"][data-collapsed="true"] ul[data-attnviz-shown]'))
+      delete closed.dataset.attnvizShown;  // a closed sidebar's menu: its next opening shows the page's link again
     for (const menu of doc.querySelectorAll('ul[data-testid="stSidebarNavItems"]')) {
       if (menu.getAttribute('role') !== 'none') menu.setAttribute('role', 'none');
       for (const group of menu.children) {
@@ -114,6 +122,13 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
           heading.setAttribute('aria-hidden', 'true');
         }
       }
+      const here = menu.querySelector('a[aria-current="page"]');  // the open page's link, in the menu's box
+      // once per page and opening of the sidebar (a reader's own scrolling stays), once the box scrolls (its style in)
+      const open = menu.closest('[data-testid="stSidebar"]')?.getAttribute('data-collapsed') === 'false';
+      if (here && open && menu.scrollHeight > menu.clientHeight && menu.dataset.attnvizShown !== here.href) {
+        menu.dataset.attnvizShown = here.href;
+        menu.scrollTop += here.getBoundingClientRect().top - menu.getBoundingClientRect().top - menu.clientHeight / 3;
+      }
     }
   };
   let pending = false;
@@ -121,7 +136,7 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
     if (pending) return;
     pending = true;
     w.requestAnimationFrame(() => { pending = false; sections(); });
-  }).observe(doc.body, {childList: true, subtree: true});
+  }).observe(doc.body, {childList: true, subtree: true, attributes: true, attributeFilter: ['data-collapsed']});
   sections();
 })();
 </script>"""

@@ -5,8 +5,9 @@ test-artifacts/first_screen_<w>x<h>[_present].png for a person to look at:
   ways in, each working: the notebook's code in its popover, the lecture link a switch to the Lecture page with the
   default plan;
 - 1024×768 ?present=1: every section in the header, the row of controls on the first screen, no welcome;
-- a phone (390×844): the welcome on the first screen, the menu in the sidebar with every page under its section, and a
-  tap on a page switches to it and closes the sidebar."""
+- a phone (390×844): the welcome on the first screen, the menu in the sidebar with every page under its section, in a
+  box of its own that scrolls, so the Text box under it is on the sidebar's first screen; a tap on a page switches to
+  it and closes the sidebar, and the sidebar opened again shows that page's link in the menu's box."""
 
 import pytest
 from apptest_helpers import app_menu, menu_sections
@@ -30,8 +31,14 @@ OFF_SCREEN = """(selectors) => selectors.flatMap(s => { const e = document.query
   if (!e) return [[s, null, null]];
   const r = e.getBoundingClientRect();
   return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight ? [] : [[s, r.top, r.bottom]]; })"""
+# JS: the open page's link wholly inside the menu's box, on a phone (where the menu scrolls in a box of its own)
+HERE_IN_THE_MENUS_BOX = """() => { const menu = document.querySelector('ul[data-testid="stSidebarNavItems"]');
+  const here = menu && menu.querySelector('a[aria-current="page"]');
+  if (!here || menu.scrollHeight <= menu.clientHeight) return false;
+  const box = menu.getBoundingClientRect(), link = here.getBoundingClientRect();
+  return link.top >= box.top && link.bottom <= box.bottom; }"""
 SIDEBAR_OPEN = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
-  return !!s && s.getAttribute('aria-expanded') === 'true'; }"""
+  return !!s && s.getAttribute('data-collapsed') === 'false'; }"""
 
 
 
@@ -97,6 +104,10 @@ def test_on_a_phone_the_welcome_then_the_menu_in_the_sidebar(server):
         page.locator('[data-testid="stExpandSidebarButton"]').click()
         nav = page.locator('[data-testid="stSidebarNav"]')
         nav.wait_for()
+        page.wait_for_function(SIDEBAR_OPEN, timeout=10_000, polling=100)
+        # the Text box on the sidebar's first screen, once the sidebar has slid in and laid out its menu (under the whole
+        # menu it sat about 1,390 px down)
+        page.wait_for_function(f"(s) => ({OFF_SCREEN})(s).length === 0", arg=[SIDEBAR[0]], timeout=10_000, polling=100)
         sections = [h.inner_text().strip() for h in nav.locator('[data-testid="stNavSectionHeader"]').all()]
         links = [a.inner_text().split("\n")[-1].strip() for a in nav.locator("a").all()]
         assert sections == list(menu_sections())
@@ -107,4 +118,6 @@ def test_on_a_phone_the_welcome_then_the_menu_in_the_sidebar(server):
         page.wait_for_function("() => location.pathname === '/kv_cache'", timeout=60_000, polling=100)
         page.wait_for_function(f"() => !({SIDEBAR_OPEN})()", timeout=10_000, polling=100)
         assert page.evaluate("() => window.__attnvizSameDocument === true"), "the menu's link reloaded the app"
+        page.locator('[data-testid="stExpandSidebarButton"]').click()
+        page.wait_for_function(HERE_IN_THE_MENUS_BOX, timeout=10_000, polling=100)  # under the box's edge before
         assert not exceptions_on(page)
