@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.fit_pictures import FIT_PICTURES
+
 KEY = "present"
 ON = ("1", "true", "yes", "on")
 CSS = """<style>
@@ -121,9 +123,10 @@ WHY_CSS = """<style>.st-key-why .katex-display { overflow-x: auto; overflow-y: h
 
 
 def page_style(presenting: bool) -> None:
-    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH), and presentation mode's
-    larger type when on. One element, not two: each element of a page costs a gap of space on a projector."""
-    st.html(WHY_CSS + FIT_MATH + (CSS if presenting else ""), unsafe_allow_javascript=True)
+    """Every page: formulas wider than their column are scaled down to fit (see FIT_MATH), pictures' figures lose
+    their empty bottom (ui/fit_pictures.py), and presentation mode's larger type when on. One element, not two: each
+    element of a page costs a gap of space on a projector."""
+    st.html(WHY_CSS + FIT_MATH + FIT_PICTURES + (CSS if presenting else ""), unsafe_allow_javascript=True)
 
 
 def table_height(rows: int, most: int | None = None) -> int:

@@ -65,6 +65,9 @@ def decode_plotly_array(value) -> np.ndarray:
 
 # A projector's back row reads type of 20 px and more (a 1024 × 768 projector, at the width of a page column)
 PROJECTOR_MIN_PX = 20
+# The layout's `meta` of a figure of pictures that keep their shape, each drawn from the top of its room: at a phone's
+# width they are far shorter than the figure's fixed height, and a page may cut that empty bottom (ui/fit_pictures.py).
+PICTURES_AT_TOP = {"attnviz": "pictures at top"}
 
 
 def figure_dict(fig) -> dict:

@@ -19,6 +19,15 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PLOTS = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
 # a drawn picture: plotly has put the shipped PNG into the figure as an <image> element
 PICTURES = "() => document.querySelectorAll('.js-plotly-plot image').length"
+# JS: px of empty room under each chart's pictures: [its figure's key, the element's bottom - the lowest picture's
+# bottom]; a negative room is a picture cut (ui/fit_pictures.py cuts the empty bottom of a pictures' figure)
+ROOM_UNDER_PICTURES = """() => [...document.querySelectorAll('[data-testid="stElementContainer"]')].flatMap(box => {
+  const images = [...box.querySelectorAll('.js-plotly-plot image')];
+  if (!images.length) return [];
+  const key = [...box.classList].find(c => c.startsWith('st-key-')) || '?';
+  return [[key, Math.round(box.getBoundingClientRect().bottom
+                           - Math.max(...images.map(i => i.getBoundingClientRect().bottom)))]]; })"""
+NO_EMPTY_BOTTOM = f"() => {{ const r = ({ROOM_UNDER_PICTURES})(); return r.length && r.every(([, px]) => px >= 0 && px <= 12); }}"
 IN_FIRST_SCREEN = """() => { const p = document.querySelector('.js-plotly-plot'); if (!p) return false;
   const r = p.getBoundingClientRect(); return r.top >= 0 && r.top + 0.6 * r.height <= window.innerHeight; }"""
 
@@ -44,6 +53,7 @@ def test_every_step_draws(server, width, height, query):
             assert "NaN" not in body
             if step != "d":  # the picture itself, not only the axes
                 assert page.evaluate(PICTURES) >= 1
+                assert all(px >= 0 for _, px in page.evaluate(ROOM_UNDER_PICTURES)), page.evaluate(ROOM_UNDER_PICTURES)
             if step == "a":  # the figure is on the first screen, even on a projector
                 assert page.evaluate(IN_FIRST_SCREEN)
             page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_{width}x{height}.png"))
@@ -104,9 +114,10 @@ FIGURE_TEXTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyCha
 
 
 @pytest.mark.parametrize("step", ["b", "c"])
-def test_on_a_phone_the_pictures_titles_do_not_overlap(server, step):
+def test_on_a_phone_the_pictures_titles_do_not_overlap_and_no_empty_room_is_under_them(server, step):
     """At 390×844 the per-query pictures sit five abreast, about 70 px each: titles like 'grass (max 0.15)' on one
-    line ran into each other. No two texts of one figure may overlap (bounding boxes)."""
+    line ran into each other. No two texts of one figure may overlap (bounding boxes). Those pictures are about
+    50 px high in a figure 250 px high: 140 px of it stood empty above the caption, now cut (ui/fit_pictures.py)."""
     with chromium_page(390, 844) as page:
         page.goto(f"{server}/attention_layer?al_step={step}")
         page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000, polling=100)
@@ -117,6 +128,7 @@ def test_on_a_phone_the_pictures_titles_do_not_overlap(server, step):
         overlaps = [(a[1], b[1]) for i, a in enumerate(texts) for b in texts[i + 1:]
                     if a[0] == b[0] and a[2] < b[3] - 1 and b[2] < a[3] - 1 and a[4] < b[5] - 1 and b[4] < a[5] - 1]
         assert not overlaps, overlaps
+        page.wait_for_function(NO_EMPTY_BOTTOM, timeout=10_000, polling=100)
         page.locator(".st-key-figure_pictures").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_phone_titles.png"))
         assert not exceptions_on(page)
@@ -131,7 +143,8 @@ PICTURE_PARTS = """() => { const chart = document.querySelector('.st-key-figure_
 
 def test_on_a_phone_the_one_query_pictures_title_is_whole_and_its_colour_bar_no_taller(server):
     """Step 3 of the default lecture on a 390×844 phone: the title ran past the chart ("…over the 6 ×", plotly does not
-    wrap it), and the colour bar, 0.9 of a plot the picture fills only part of, was twice the grid's height."""
+    wrap it), and the colour bar, 0.9 of a plot the picture fills only part of, was twice the grid's height. The
+    figure's empty room under the picture (145 px) is cut."""
     with chromium_page(390, 844) as page:
         page.goto(f"{server}/attention_layer?al_step=a&al_query=sun")
         page.wait_for_function(f"() => ({PICTURES})() >= 1", timeout=120_000, polling=100)
@@ -140,6 +153,7 @@ def test_on_a_phone_the_one_query_pictures_title_is_whole_and_its_colour_bar_no_
         assert parts["title"] and all(t["left"] >= parts["chart"]["left"] - 1 and t["right"] <= parts["chart"]["right"] + 1
                                       for t in parts["title"]), parts
         assert 60 < parts["bar"]["height"] <= parts["picture"]["height"] + 1, parts
+        page.wait_for_function(NO_EMPTY_BOTTOM, timeout=10_000, polling=100)
         page.locator(".st-key-figure_picture").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "attention_layer_a_phone_picture.png"))
         assert not exceptions_on(page)

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from attnviz.draw.plotting import PICTURES_AT_TOP
 from attnviz.engine.attention import scaled_dot_product_attention
 from attnviz.errors import AttnvizError
+from attnviz.lessons.attention_layer import figures as fg
 from attnviz.lessons.attention_layer import layer as ly
 from attnviz.lessons.attention_layer import queries as qs
 from attnviz.lessons.attention_layer.regions import FEATURES, load_picture, parse_grid, picture_regions, region_features
@@ -180,3 +182,15 @@ def test_the_upward_lean_is_measured_by_hand(x):
     calm = upward_sentence(upward_pull(regions, flat.weights, flat.outputs))
     assert "does not pull the weights up" in calm and "leans up" not in calm
     assert upward_pull(picture_regions(1, 4), d.weights[:4, :4], d.outputs[:4]) is None
+
+
+def test_every_figure_of_pictures_says_so_for_the_page_that_cuts_its_empty_bottom():
+    """The one-query picture, the queries' pictures and the mosaics carry PICTURES_AT_TOP in their layout's meta, which
+    the app's page reads to cut the room left under them on a phone (ui/fit_pictures.py); the text figures do not."""
+    png, regions = load_picture(), picture_regions(*parse_grid("6x8"))
+    weights = np.full((2, regions.n), 1.0 / regions.n)
+    pixels = np.zeros((6, 8, 3), dtype=np.uint8)
+    for fig in (fg.picture_with_weights(png, regions, weights[0], "one query"),
+                fg.pictures_with_weights(png, regions, weights, ["sun", "sky"]),
+                fg.mosaics([("before", pixels), ("after", pixels)])):
+        assert fig.layout.meta == PICTURES_AT_TOP

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnviz.draw.plotting import PICTURES_AT_TOP
 from attnviz.lessons.attention_layer.regions import Regions
 
 VEIL = [[0.0, "rgba(0,0,0,0.75)"], [1.0, "rgba(0,0,0,0)"]]  # weight 0 -> 75 % dark, the largest -> clear
@@ -92,6 +93,7 @@ def mosaics(panels: list[tuple[str, np.ndarray]]) -> go.Figure:
 
 
 def _picture_axes(fig: go.Figure) -> None:
+    fig.update_layout(meta=PICTURES_AT_TOP)  # the page may cut the room left under them (a phone)
     fig.update_xaxes(visible=False, constrain="domain")
     # a picture narrower than its room (a phone) sits just under its title, not in the middle of the room
     fig.update_yaxes(visible=False, scaleanchor=None, constrain="domain", constraintoward="top")
