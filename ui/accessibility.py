@@ -45,6 +45,11 @@ the focus */
 [data-testid="stDataFrameResizable"]:focus-within {{ outline: 3px solid var(--attnviz-ring) !important;
   outline-offset: 2px !important; }}
 [data-testid="stElementToolbar"]:focus-within {{ opacity: 1 !important; }}
+/* a screen with no hover (a phone): Streamlit shows a table's toolbar at all times, 44 px above the table, over the
+words there (a figure's caption); it shows as a hover shows it on a desk, once the table is tapped or has the focus */
+@media (hover: none) {{
+  [data-testid="stFullScreenFrame"]:not(:hover):not(:focus-within) [data-testid="stElementToolbar"] {{
+    visibility: hidden; }} }}
 /* a box that scrolls (a wide formula, the page's main area) draws its ring inside: outside, its column would cut it */
 .katex-display:focus-visible, [data-testid="stMain"]:focus-visible {{ outline-offset: -3px !important; }}
 [data-baseweb="input"] input:focus-visible, [data-baseweb="textarea"] textarea:focus-visible,

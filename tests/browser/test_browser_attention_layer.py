@@ -12,7 +12,14 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
-from browser_helpers import chromium_page, exceptions_on, wait_for_app_idle, wait_for_drawn, wait_for_text
+from browser_helpers import (
+    chromium_page,
+    exceptions_on,
+    people_browser,
+    wait_for_app_idle,
+    wait_for_drawn,
+    wait_for_text,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -117,8 +124,10 @@ FIGURE_TEXTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyCha
 def test_on_a_phone_the_pictures_titles_do_not_overlap_and_no_empty_room_is_under_them(server, step):
     """At 390×844 the per-query pictures sit five abreast, about 70 px each: titles like 'grass (max 0.15)' on one
     line ran into each other. No two texts of one figure may overlap (bounding boxes). Those pictures are about
-    50 px high in a figure 250 px high: 140 px of it stood empty above the caption, now cut (ui/fit_pictures.py)."""
-    with chromium_page(390, 844) as page:
+    50 px high in a figure 250 px high: 140 px of it stood empty above the caption, now cut (ui/fit_pictures.py).
+    The table under them keeps its toolbar hidden (it sat over the caption) until it is tapped (a phone: no hover)."""
+    with people_browser() as browser:
+        page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
         page.goto(f"{server}/attention_layer?al_step={step}")
         page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000, polling=100)
         wait_for_app_idle(page)
@@ -129,6 +138,12 @@ def test_on_a_phone_the_pictures_titles_do_not_overlap_and_no_empty_room_is_unde
                     if a[0] == b[0] and a[2] < b[3] - 1 and b[2] < a[3] - 1 and a[4] < b[5] - 1 and b[4] < a[5] - 1]
         assert not overlaps, overlaps
         page.wait_for_function(NO_EMPTY_BOTTOM, timeout=10_000, polling=100)
+        # the table under the pictures: its toolbar (which sits over the caption above it) shows once it is tapped
+        toolbar = page.locator('[data-testid="stDataFrame"] [data-testid="stElementToolbar"]').first
+        assert toolbar.evaluate("(t) => getComputedStyle(t).visibility") == "hidden"
+        page.locator('[data-testid="stDataFrame"]').first.tap()
+        page.wait_for_function("(t) => getComputedStyle(t).visibility === 'visible'", arg=toolbar.element_handle(),
+                               timeout=5_000, polling=100)
         page.locator(".st-key-figure_pictures").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_phone_titles.png"))
         assert not exceptions_on(page)
