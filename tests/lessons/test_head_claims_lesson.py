@@ -2,8 +2,10 @@
 
 from urllib.parse import parse_qs, urlsplit
 
+from attnviz.analysis.ablation_effects import SetComparison
 from attnviz.analysis.claims import ClaimScore
 from attnviz.analysis.corpus import load_corpus
+from attnviz.lessons.head_claims.figures import comparison_figure
 from attnviz.lessons.head_claims.outcomes import corpus_sample
 from attnviz.lessons.head_claims.text import ablation_sentence, claim_sentence, explorer_link, shares_sentence
 
@@ -48,3 +50,17 @@ def test_the_pages_sample_keeps_both_readings_and_renumbers():
     ids = [s.id for s in sample.sentences]
     assert ids[0].endswith("-big") and ids[1].endswith("-small") and ids[0][:-4] == ids[1][:-6]
     assert [it.sentence for it in sample.items("coreference")] == list(range(60))
+
+
+def test_the_knock_out_chart_names_its_reference_lines_in_the_legend_not_over_the_dots():
+    """The unablated value and the chance line are legend entries with their values, drawn across the chart; written
+    on the chart, "nothing knocked out: 0.000" sat on the dots of the least damaging heads (they lie near it)."""
+    others = [(((0, h),), 0.001 * h) for h in range(12)]
+    fig = comparison_figure(SetComparison(((5, 11),), 0.056, others, 0.0), "1 − cos(embedding)", "", None)
+    assert not fig.layout.annotations
+    assert [t.name for t in fig.data] == ["other sets", "your set", "nothing knocked out: 0.000"]
+    line = fig.data[2]
+    assert list(line.y) == [0.0, 0.0] and line.x[0] <= 1 and line.x[-1] >= 12.5  # across every dot and the diamond
+    with_chance = comparison_figure(SetComparison(((1, 0), (1, 1)), 5.38, others, 1.36), "loss", "nats", 6.92)
+    assert [t.name for t in with_chance.data][2:] == ["nothing knocked out: 1.360", "chance: ln V ≈ 6.92"]
+    assert with_chance.data[3].line.dash == "dash"

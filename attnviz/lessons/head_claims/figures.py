@@ -10,7 +10,8 @@ from attnviz.lessons.head_claims.text import head_name
 
 
 def comparison_figure(comparison: SetComparison, outcome_name: str, unit: str, chance: float | None) -> go.Figure:
-    """Every compared set's outcome, sorted (grey), the chosen set (red), the unablated value and the chance line."""
+    """Every compared set's outcome, sorted (grey), the chosen set (red), the unablated value and the chance line (both
+    named in the legend)."""
     ranked = sorted(comparison.others, key=lambda sv: sv[1])
     names = [" + ".join(head_name(*h) for h in heads) for heads, _ in ranked]
     fig = go.Figure(go.Scatter(
@@ -22,13 +23,16 @@ def comparison_figure(comparison: SetComparison, outcome_name: str, unit: str, c
         x=[position], y=[comparison.chosen_value], mode="markers", name="your set",
         marker=dict(color=CHOSEN, size=14, symbol="diamond"),
         hovertemplate=" + ".join(head_name(*h) for h in comparison.chosen) + ": %{y:.3f}<extra></extra>"))
-    fig.add_hline(y=comparison.baseline, line_color=BASELINE,
-                  annotation_text=f"nothing knocked out: {comparison.baseline:.3f}", annotation_position="top left")
+    # the two reference values as lines across the chart named in the legend, not written on the chart: there the
+    # words sat on the least damaging sets' dots, which lie near the unablated value
+    across = [0.5, len(ranked) + 1]
+    fig.add_trace(go.Scatter(x=across, y=[comparison.baseline] * 2, mode="lines", line=dict(color=BASELINE),
+                             name=f"nothing knocked out: {comparison.baseline:.3f}", hoverinfo="skip"))
     if chance is not None:
-        fig.add_hline(y=chance, line_dash="dash", line_color=REFERENCE,
-                      annotation_text=f"chance: ln V ≈ {chance:.2f}", annotation_position="bottom right")
+        fig.add_trace(go.Scatter(x=across, y=[chance] * 2, mode="lines", line=dict(color=REFERENCE, dash="dash"),
+                                 name=f"chance: ln V ≈ {chance:.2f}", hoverinfo="skip"))
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=30, b=10), showlegend=True,
-                      legend=dict(orientation="h", y=1.12, x=0),
+                      legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"),  # rows grow up, off the plot
                       xaxis_title=("single heads" if len(comparison.chosen) == 1 else
                                    f"sets of {len(comparison.chosen)} heads") + ", least damage first",
                       yaxis_title=f"{outcome_name}{f' ({unit})' if unit else ''}", yaxis_rangemode="tozero")
