@@ -183,8 +183,8 @@ class Walk:
         self.plan_id, self.plan, self.projector, self.browser = plan_id, PLANS[plan_id], projector, browser
         self.log, self.problems, self.noted = AxeLog(), [], False
         self.room = start_room(projector, server, plan_id)
-        self.phone, self.other = (browser.new_context(viewport=dict(zip(("width", "height"), PHONE, strict=True)))
-                                  .new_page() for _ in range(2))
+        self.phone, self.other = (browser.new_context(viewport=dict(zip(("width", "height"), PHONE, strict=True)),
+                                                      is_mobile=True, has_touch=True).new_page() for _ in range(2))
 
     def where(self, number: int, who: str) -> str:
         return where_of(self.plan_id, number, who)
