@@ -14,6 +14,7 @@ from PIL import Image
 
 from attnviz.errors import AttnvizError
 from attnviz.lecture import load_plan, parse_plan, qr_png, step_link, step_query, student_link
+from attnviz.lessons.transformer_map.blocks import BLOCKS
 from attnviz.paths import LECTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +111,22 @@ def test_a_shipped_token_question_picks_no_cell_in_its_link():
               for number, s in enumerate(load_plan(path, PAGES).steps, 1)
               if s.answer is not None and s.answer.kind == "token" and "sbs_key" in dict(s.state)]
     assert not picked, picked
+
+
+def test_the_maps_links_open_no_shipped_token_questions_view():
+    """The Transformer map (the default plan's first step, on every phone) links each block to its page. Its
+    self-attention block opened the Explorer at layer 3, head 1 with the row of "it" and the key "animal" picked: step
+    5's question answered, and its list under the map said so in words, four steps before step 5's Reveal. No block
+    picks a cell, a query or a head, nor opens a token question's layer and head."""
+    asked = {(s.answer.layer, head) for path in SHIPPED for s in load_plan(path, PAGES).steps
+             if s.answer is not None and s.answer.kind == "token" for head in s.answer.heads}
+    told = []
+    for block in BLOCKS:
+        state = dict(block.state)
+        told += [f"{block.key}: {key}" for key in ("sbs_head", "sbs_query", "sbs_key", "fh_query") if key in state]
+        if block.page == "" and (int(state.get("layer", 0)), int(state.get("focus", 0))) in asked:
+            told.append(f"{block.key}: layer {state.get('layer', 0)}, head {state.get('focus', 0)}")
+    assert asked and not told, told
 
 
 def test_a_shipped_explorer_step_names_its_head_as_the_page_reads_it():

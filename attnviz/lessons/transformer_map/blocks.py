@@ -46,10 +46,11 @@ BLOCKS = (
           "From X, one embedding row per token, one head followed to its output."),
     Block("enc_pos", "+ positions", "embed", ENC_X + 75, 508, COL_W - 150, 34, "positions", (("fig", "shuffle"),),
           "Without them attention sees a set (the shuffle test); sinusoidal, learned and rotary positions."),
+    # no head, row or cell of its own: layer 3, head 1 with the row of "it" and the key "animal" picked was the
+    # default lecture's step 5 answered, on every phone from step 1 on (its links are the map's, whatever the lecture)
     Block("enc_attn", "Multi-head self-attention", "attention", ENC_X + 15, 446, COL_W - 30, 44, "",
-          (("text", SENTENCE), ("layer", "3"), ("focus", "1"), ("sbs_head", "1"), ("sbs_query", "10: it"),
-           ("sbs_key", "2: animal"), ("fig", "head")),
-          "Every head of a layer; layer 3, head 1, with the row of \u201cit\u201d picked."),
+          (("text", SENTENCE), ("fig", "head")),
+          "Every head of a layer, one heatmap each; pick a head to enlarge it and a cell to see its arithmetic."),
     Block("enc_norm1", "Add & Norm", "norm", ENC_X + 15, 398, COL_W - 30, 34, "encoder_layer",
           (("text", SHORT), ("enc_token", "2")),
           "The residual sum and the LayerNorm after attention, for one token, number by number."),
