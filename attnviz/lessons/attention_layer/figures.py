@@ -18,6 +18,9 @@ from attnviz.lessons.attention_layer.regions import Regions
 
 VEIL = [[0.0, "rgba(0,0,0,0.75)"], [1.0, "rgba(0,0,0,0)"]]  # weight 0 -> 75 % dark, the largest -> clear
 FONT = {"size": 14}
+# a region's weight written on it: white with a dark halo, legible on the veiled (dark) regions and on the clearest,
+# where the picture shows through (white alone on the yellow sun was the answer of the lecture's step 3, unread)
+VALUE_FONT = {"size": 13, "color": "white", "shadow": "0 0 2px #000, 0 0 3px #000, 0 0 4px #000"}
 # the veil's colour bar, from the top of the plot down, and never taller than the picture beside it: a picture keeps
 # its shape, so on a phone it is shorter than the plot (390 px wide: about 225 px of 354), and a bar of 0.9 of the plot
 # was twice the grid's height. 180 px fits a 360 px phone's picture; a wider screen's picture is taller than the bar.
@@ -40,7 +43,7 @@ def _add_weighted_picture(fig: go.Figure, png: bytes, regions: Regions, weights:
         z=grid, x=regions.col_edges, y=regions.row_edges, zmin=0.0, zmax=top, colorscale=VEIL, customdata=labels,
         hovertemplate="region %{customdata}<br>weight %{z:.3f}<extra></extra>", showscale=colorbar,
         colorbar=COLOUR_BAR,
-        texttemplate="%{z:.2f}" if show_values else None, textfont={"size": 13, "color": "white"},
+        texttemplate="%{z:.2f}" if show_values else None, textfont=VALUE_FONT,
         xgap=1, ygap=1), row=row, col=col)
 
 
