@@ -121,6 +121,9 @@ def test_a_class_follows_answers_and_sees_itself_beside_the_model(server):
             top = student.evaluate(ANSWER_TOP)
             assert top < 844 - 60, f"the answer box starts {top:.0f} px down a 844 px phone"  # and its first row
             assert top < student.evaluate(TITLE_TOP), "the question comes before the page's title"
+            # "By keyboard: Tab to the options, …" is for a screen with keys: a phone's touch screen has no Tab
+            assert student.locator(".st-key-lecture_by_keys").count() == 1
+            assert not student.locator(".st-key-lecture_by_keys").is_visible()
         # a phone's sidebar (the app's menu) opened, then the page reloaded: Streamlit kept it open, over the step's
         # bar and "Explore this view", until closed; a follower's page load now closes it
         menu = students[1]

@@ -149,6 +149,7 @@ def test_a_lecture_by_keyboard_alone_a_student_answers_token_choice_and_number(s
 
         # a token: Tab into the sentence's tokens (one stop for the group), → to 'dog', Space
         at_step(student, 1, "Where does 'ran' look?")
+        assert student.locator(".st-key-lecture_by_keys").is_visible()  # the keys' way, said (a touch screen has none)
         tab_to(student, lambda f: f["role"] == "radio")
         arrow_to(student, "dog")
         student.screenshot(path=str(ARTIFACTS / "keyboard_token_focus_phone.png"))

@@ -123,6 +123,7 @@ OPTIONS_WRAP = """<style>
 .st-key-lecture_answer [data-testid="stButtonGroup"] button,
 .st-key-lecture_answer [data-testid="stButtonGroup"] button * { white-space: normal; overflow: visible; text-overflow: clip; }
 .st-key-lecture_answer [data-testid="stButtonGroup"] button { height: auto; text-align: left; }
+@media (pointer: coarse) { .st-key-lecture_by_keys { display: none; } }
 </style>"""
 
 
@@ -139,7 +140,9 @@ def answer_widgets(at, ask: Ask | None = None) -> None:
         return
     sent = dict(key=answer_key(at), on_change=send_answer, args=(at, ask))
     if ask.widget == PICK:
-        st.markdown(f"{ask.prompt} {PICK_BY_KEYS}")
+        st.markdown(ask.prompt)
+        with st.container(key="lecture_by_keys"):  # not on a touch screen (OPTIONS_WRAP): it has no Tab to press
+            st.caption(PICK_BY_KEYS)
         st.html(OPTIONS_WRAP)
         labels = dict(zip(ask.options, ask.labels, strict=True))
         # the group's name is what a screen reader says on entering it: the question itself
