@@ -100,7 +100,8 @@ ul[data-testid="stSidebarNavItems"] {{ max-height: 35vh; overflow-y: auto; overs
 #   in a <div> per section, beside the section's heading: a screen reader can count neither the list nor a section's
 #   pages (axe: list and listitem, 25 faults). Each section becomes a list named by its heading (which a screen reader
 #   then skips, the list saying it), and the outer list a plain container; redone whenever Streamlit redraws the menu.
-#   The menu scrolls in its own box (STYLE): the open page's link is scrolled into it, a third of the way down.
+#   The menu scrolls in its own box (STYLE): the open page's link, when out of the box's view, is scrolled into it, a
+#   third of the way down (the menu's top, its first section's heading, stays when the link is in view there).
 SCRIPT = """<span class="attnviz-script" hidden></span><script>
 (() => {
   const w = window.parent || window;
@@ -132,7 +133,9 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
       const open = menu.closest('[data-testid="stSidebar"]')?.getAttribute('data-collapsed') === 'false';
       if (here && open && menu.scrollHeight > menu.clientHeight && menu.dataset.attnvizShown !== here.href) {
         menu.dataset.attnvizShown = here.href;
-        menu.scrollTop += here.getBoundingClientRect().top - menu.getBoundingClientRect().top - menu.clientHeight / 3;
+        const box = menu.getBoundingClientRect(), link = here.getBoundingClientRect();
+        if (link.top < box.top || link.bottom > box.bottom)  // out of the box's view: a third of the way down it
+          menu.scrollTop += link.top - box.top - menu.clientHeight / 3;
       }
     }
   };
