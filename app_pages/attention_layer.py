@@ -109,7 +109,7 @@ with ui.guard("The attention layer"):
             for line in lx.one_query_latex(rows, cols, d):  # short lines: they sit beside the picture
                 st.latex(line)
             table = pd.DataFrame({"query q": q.numpy(), "context y": one.outputs[0].numpy()}, index=list(FEATURES))
-            st.dataframe(table, key="al_vectors", width="stretch", column_config={
+            ui.table(st, table, key="al_vectors", width="stretch", column_config={
                 c: st.column_config.NumberColumn(format="%.3f") for c in table.columns})
             st.html(fg.swatches_html(["the colour y averages to"], [one.outputs[0, :3].numpy()]))
         st.markdown(f"The query is a vector in the same space as the regions, **written by hand** here (s = {strength:g} "
@@ -134,7 +134,8 @@ with ui.guard("The attention layer"):
         _weights_and_pictures(many.weights.numpy(), names, regions, png, "al_many_map", "al_pictures",
                               f"weights A ({m} queries × {n} regions), each row sums to 1")
         outputs = pd.DataFrame(many.outputs.numpy(), index=names, columns=list(FEATURES))
-        st.dataframe(outputs, key="al_outputs", width="stretch", column_config={
+        st.markdown(f"**Y = A X** ({m} × {d}): each query's output, the weighted average of the regions' vectors")
+        ui.table(st, outputs, key="al_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
         st.html(fg.swatches_html(names, many.outputs[:, :3].numpy()))
         st.markdown(f"One query per row: the {m} queries (s = {strength:g}) go through the same scores, softmax and "
@@ -159,16 +160,17 @@ with ui.guard("The attention layer"):
         wk = pd.DataFrame(ly.W_K.numpy(), index=list(FEATURES), columns=list(qs.KEY_FEATURES))
         wv = pd.DataFrame(ly.W_V.numpy(), index=list(FEATURES), columns=list(ly.VALUE_FEATURES))
         left.markdown(f"**W_K** (D × D_k = {d} × {d_k}), written by hand: keys describe a region for matching")
-        left.dataframe(wk, key="al_wk", width="stretch",
+        ui.table(left, wk, key="al_wk", width="stretch",
                        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in wk.columns})
         right.markdown(f"**W_V** (D × D_v = {d} × {d_v}), written by hand: values keep only the colour")
-        right.dataframe(wv, key="al_wv", width="stretch",
+        ui.table(right, wv, key="al_wv", width="stretch",
                         column_config={c: st.column_config.NumberColumn(format="%.0f") for c in wv.columns})
         st.caption("Key features: " + "; ".join(f"**{k}** = {v}" for k, v in qs.KEY_MEANINGS.items())
                    + ". In a trained model W_K and W_V are learned; these are chosen by hand so each column means "
                    "something.")
         outputs = pd.DataFrame(kv.outputs.numpy(), index=names, columns=list(ly.VALUE_FEATURES))
-        st.dataframe(outputs, key="al_kv_outputs", width="stretch", column_config={
+        st.markdown(f"**Y = A V** ({m} × {d_v}): each query's output, the weighted average of the regions' values")
+        ui.table(st, outputs, key="al_kv_outputs", width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in outputs.columns})
         st.html(fg.swatches_html(names, kv.outputs.numpy()))
         st.markdown(f"The regions now play two parts. Their **keys** (N × D_k = {n} × {d_k}) are what a query is "

@@ -118,7 +118,7 @@ with ui.guard("The decoder block"):
                    f"sub-layer adds to the stream. Red positive, blue negative, one colour scale for every row. "
                    f"The hidden layer a has {F} features; every other row {C}.")
 
-    st.dataframe([{"stage": name, "shape": shape, "what it is": what} for name, shape, what in (
+    ui.table(st, [{"stage": name, "shape": shape, "what it is": what} for name, shape, what in (
         ("y (entering)", f"{T} × {C}", "T_dec positions × d_model"),
         ("h (encoder output)", f"{S} × {C}", "T_enc source tokens × d_model: the keys' and values' input"),
         ("self-attention weights", f"{steps.self_weights.shape[0]} × {T} × {T}", "heads × T_dec × T_dec, causal"),

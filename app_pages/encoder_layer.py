@@ -40,7 +40,7 @@ with ui.guard("The encoder-layer page"):
 
     st.header("The original paper's sizes beside this model's")
     mine, paper = model_sizes(model), PAPER_SIZES
-    st.dataframe([{"": name, "Transformer base (2017)": getattr(paper, attr), model.name: getattr(mine, attr)}
+    ui.table(st, [{"": name, "Transformer base (2017)": getattr(paper, attr), model.name: getattr(mine, attr)}
                   for name, attr in (("d_model", "d_model"), ("FFN width d_ff", "d_ff"), ("layers N", "n_layers"),
                                      ("heads h", "n_heads"), ("d_head", "d_head"))], hide_index=True)
     if mine.n_heads * mine.d_head != mine.d_model:
@@ -103,7 +103,7 @@ with ui.guard("The encoder-layer page"):
                    "the layers, so it can grow."))
     norms = stream_norms(model, res)
     plotly_chart(st, stream_figure(norms), width="stretch", key="enc_norms")
-    st.dataframe([{"layer": L, "‖x‖ entering": round(float(norms.x_in[L]), 3),
+    ui.table(st, [{"layer": L, "‖x‖ entering": round(float(norms.x_in[L]), 3),
                    "‖attention's update‖": round(float(norms.attn_update[L]), 3),
                    "‖FFN's update‖": round(float(norms.ffn_update[L]), 3),
                    "relative change": f"{float(norms.relative_change[L]):.1%}"} for L in range(model.n_layers)],

@@ -74,7 +74,7 @@ with ui.guard("Find the head"):
                    x_title="head", y_title="layer", axis_words=("layer", "head"),
                    value_name=("weight after softmax of this one pair", "weight"))
     with right:
-        st.dataframe(ranking_rows(ranked, allowed), hide_index=True, width="stretch",
+        ui.table(st, ranking_rows(ranked, allowed), hide_index=True, width="stretch",
                      height=table_height(len(ranked), most=8), key="fh_table",
                      column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                     "others": st.column_config.NumberColumn(

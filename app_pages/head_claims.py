@@ -132,7 +132,7 @@ with ui.guard("Head claims"):
             scores = relation_scores(spec, device, relation)
             score = claim_score(run, relation, layer, head, scores)
             st.markdown(claim_sentence(score, relation))
-            st.dataframe(baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
+            ui.table(st, baseline_rows(scores, layer, head, score.rule_hit_rate), hide_index=True, width="stretch",
                          key="hc_baselines", column_config={
                              "what": st.column_config.TextColumn("what", width=330),
                              "top key is labelled": st.column_config.NumberColumn(format="percent"),
@@ -149,7 +149,7 @@ with ui.guard("Head claims"):
             st.markdown(f"**Where it fails: {len(score.failing)} of {score.n_items}.** Each “open” link shows the "
                         f"sentence in the explorer at layer {layer}, head {head}, the labelled cell selected.")
             if score.failing:
-                st.dataframe(failing_rows(run.corpus, scores, score.failing, layer, head,
+                ui.table(st, failing_rows(run.corpus, scores, score.failing, layer, head,
                                           st.session_state.get("model") or ""),
                              hide_index=True, width="stretch", key="hc_failing", height=260, column_config={
                                  "open": st.column_config.LinkColumn("open", display_text="open in the explorer"),
@@ -183,7 +183,7 @@ with ui.guard("Knock heads out"), ui.figure("knockout"):  # a lecture step's foc
         plotly_chart(st, comparison_figure(comparison, outcome.axis, outcome.unit, outcome.chance), key="hc_chart")
         if outcome.sample is not None:
             before, after = closeness_for(spec, device, heads, kind)
-            st.dataframe([{"": "nothing knocked out", "cos(pronoun, antecedent)": before.to_antecedent,
+            ui.table(st, [{"": "nothing knocked out", "cos(pronoun, antecedent)": before.to_antecedent,
                            "cos(pronoun, other noun)": before.to_other, "closer to antecedent": before.closer_to_antecedent},
                           {"": "these heads knocked out", "cos(pronoun, antecedent)": after.to_antecedent,
                            "cos(pronoun, other noun)": after.to_other, "closer to antecedent": after.closer_to_antecedent}],

@@ -131,7 +131,7 @@ with ui.guard("The KV-cache lesson"):
                            for r in rows))
     st.markdown("Well-known models, from their published config.json (num_hidden_layers, num_attention_heads, "
                 "num_key_value_heads, hidden_size):")
-    st.dataframe(known_models_table(), hide_index=True, width="stretch", column_config={
+    ui.table(st, known_models_table(), hide_index=True, width="stretch", column_config={
         "KiB per token": st.column_config.NumberColumn(format="%.0f"),
         "GiB per 4096 tokens": st.column_config.NumberColumn(format="%.2f"),
         "source": st.column_config.LinkColumn("source (config.json)")})

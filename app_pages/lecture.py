@@ -219,6 +219,6 @@ with ui.guard("The lecture plan"):
         st.markdown("**Notes**\n\n" + step.notes)
 
     st.subheader("Every step")
-    st.dataframe([{"#": k, "Step": s.title, "Page": titles.get(s.page, s.page),
+    ui.table(st, [{"#": k, "Step": s.title, "Page": titles.get(s.page, s.page),
                    "Asks first": ("predict, then reveal: " if s.predict_first else "") + s.question}
                   for k, s in enumerate(plan.steps, start=1)], hide_index=True, width="stretch", key="lecture_steps")

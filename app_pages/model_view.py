@@ -101,7 +101,7 @@ with ui.guard("The model view"):
     statistic = st.selectbox("Statistic to map", list(STATISTICS), format_func=STATISTICS.get, key="mv_stat",
                              **ui.BOUND)
     st.html(statistics_map(stats, statistic))
-    st.dataframe(stats, hide_index=True, width="stretch", height=table_height(len(stats), most=10),
+    ui.table(st, stats, hide_index=True, width="stretch", height=table_height(len(stats), most=10),
                   column_config={name: st.column_config.NumberColumn(STATISTICS_SHORT[name], help=label, format="%.3f")
                                 for name, label in STATISTICS.items()})
 

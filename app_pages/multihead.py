@@ -116,7 +116,7 @@ with ui.guard("The multi-head anatomy page"):
         gqa = ui.figure("gqa")
         gqa.subheader(f"{model.name} really shares K/V heads: {nh} query heads, {n_kv} K/V heads")
         read, share_gap = sharing_in_trace(res, layer)
-        gqa.dataframe([{"K/V head": j, "query heads that read it": ", ".join(map(str, qs)),
+        ui.table(gqa, [{"K/V head": j, "query heads that read it": ", ".join(map(str, qs)),
                        "found in this run": ", ".join(str(h) for h in range(nh) if read[h] == j)}
                       for j, qs in enumerate(kv_sharing(nh, n_kv))], hide_index=True)
         gqa.caption(f"Query head h reads K/V head h // {nh // n_kv}. The last column is read off layer {layer}'s own "
@@ -136,7 +136,7 @@ with ui.guard("The multi-head anatomy page"):
     st.latex(tex.kv_cache_formula(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length,
                                   kv_cache_bytes(geo.n_layers, geo.n_kv_heads, geo.d_head, bpv, length), geo.decoder))
     rows = kv_cache_rows(geo, bpv, length)
-    st.dataframe([{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
+    ui.table(st, [{"variant": r.variant, "K/V heads": r.n_kv_heads, "query heads per K/V head": r.query_heads_per_kv,
                    "KV cache": format_bytes(r.bytes), "of MHA": f"{r.fraction_of_mha:.1%}",
                    "trained with": "✓" if r.is_models_own else ""} for r in rows], hide_index=True)
     plotly_chart(st, kv_cache_figure(rows, f"{geo.name}{'' if geo.decoder else ' as if a decoder'}, {length} tokens, "
@@ -157,7 +157,7 @@ with ui.guard("The multi-head anatomy page"):
             gp = grouped_patterns(model, res, layer, groups)
             head = g2.selectbox("Head to compare", heads, key="mha_head", **ui.BOUND)
             st.latex(tex.grouped_equation(nh, groups))
-            st.dataframe([{"query head": h, "K/V group": gp.group_of_head[h],
+            ui.table(st, [{"query head": h, "K/V group": gp.group_of_head[h],
                            "max |Δ weight|": round(float(gp.max_abs_change[h]), 4),
                            "mean row total variation": round(float(gp.total_variation[h]), 4),
                            "mean row KL (nats)": round(float(gp.kl[h]), 4)} for h in range(nh)], hide_index=True,

@@ -190,7 +190,7 @@ with ui.guard("The RoPE part"):
             st.subheader(f"{model.name}'s own queries, rotated inside the model")
             st.markdown(f"Query head 0 of layer 0 on your text: pair {pair} of each token's query before and "
                         "after the model's RoPE, as its forward pass kept them. The length of the pair does not change.")
-            st.dataframe(rd.rotation_rows(rot, 0, 0, pair, rope.inv_freq), hide_index=True)
+            ui.table(st, rd.rotation_rows(rot, 0, 0, pair, rope.inv_freq), hide_index=True)
             st.metric("max |R(t)·q − the model's q after RoPE| (and the same for k), every layer, head and token",
                       f"{rot.gap:.2e}", help="the model's q and k before RoPE rotated here with the frequencies above, "
                       "compared with what its own forward pass produced")

@@ -97,7 +97,7 @@ with ui.guard("Query–key space"):
             if res.mask is not None:
                 scaled = scaled.masked_fill(~res.mask, float("-inf"))
             st.markdown(f"**Row of query {labels[row]} ({row})**, layer {layer} head {head}: largest weight first")
-            st.dataframe(row_table(weights, scaled, plane, row, labels), hide_index=True, width="stretch",
+            ui.table(st, row_table(weights, scaled, plane, row, labels), hide_index=True, width="stretch",
                          height=table_height(n, most=16), key="qk_row_table",
                          column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
                                         "q·k × s": st.column_config.NumberColumn(

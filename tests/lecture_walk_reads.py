@@ -15,8 +15,9 @@ FIGURE_TEXT = """() => {
     for (const t of svg.querySelectorAll('text')) if (t.textContent.trim() && visible(t))
       out.push(['svg', t.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(t).fontSize) * scale]);
   }
-  for (const e of document.querySelectorAll('[class*="st-key-figure_"] [data-testid="stMarkdownContainer"] :is(td, th, code)'))
-    if (e.textContent.trim() && visible(e) && !e.querySelector('code'))  // a table's words, and the code in a figure
+  const tables = '[class*="st-key-figure_"] :is([data-testid="stMarkdownContainer"], [data-testid="stTable"]) :is(td, th, code)';
+  for (const e of document.querySelectorAll(tables))  // a table's words (a written one, a plain one), a figure's code
+    if (e.textContent.trim() && visible(e) && !e.querySelector('code'))
       out.push(['table or code', e.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(e).fontSize)]);
   const words = '.st-key-lecture_class :is(table.tally th, table.tally td, table.tally caption, .chart-words)';
   for (const e of document.querySelectorAll(words))

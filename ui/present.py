@@ -25,6 +25,8 @@ html { font-size: 19px; --avhm-font: 20px; }
 /* a table's words and the code in them (step 2's digits) as large as the text around them: ≥ 20 px */
 [data-testid="stMarkdownContainer"] table { font-size: 1.12rem; }
 [data-testid="stMarkdownContainer"] code { font-size: 0.95em; }
+/* a plain table (ui/tables.py: a projector's tables are st.table, not the grid's canvas) in the same type */
+[data-testid="stTable"] :is(td, th) { font-size: 1.12rem; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
 h3 { font-size: 1.4rem !important; }
 .katex-display > .katex { font-size: 1.12em; }

@@ -1,5 +1,6 @@
 """The presenter's row of controls (ui.page.presenter_controls): every label names what the page computes with,
-on a fresh load (a lecture step's link) and after a change; and a page shows only the shared settings it uses."""
+on a fresh load (a lecture step's link) and after a change; and a page shows only the shared settings it uses. On a
+projector, a page's short tables are plain tables, in the projector's type."""
 
 import os
 
@@ -7,6 +8,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest
 from apptest_helpers import assert_healthy, lesson_menu, misplaced_settings, page_text, run_app
+
+from ui.tables import PROJECTOR_ROWS
 
 EXPLORER = "app_pages/explorer.py"
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -141,6 +144,10 @@ def test_a_projectors_row_holds_only_the_settings_the_page_uses(page):
         if uses and name in unused:
             assert word in notes, (name, notes)
     assert not misplaced_settings(at, row)  # no sentence sends the class to the sidebar for a setting in the row
+    # a short table is a plain one in the projector's type, not the data grid's small type on a canvas (ui/tables.py);
+    # an editor, and a table of links (they open another host's page), stay grids
+    assert not [len(grid.value) for grid in at.dataframe if len(grid.value) <= PROJECTOR_ROWS
+                and not grid.proto.editing_mode and '"type": "link"' not in grid.proto.columns]
 
 
 def test_a_lessons_own_model_is_named_in_the_row_not_the_pickers_choice():
