@@ -10,7 +10,17 @@ import contextlib
 from urllib.parse import parse_qsl, urlsplit
 
 from browser_helpers import FIGURE_LABELS_OFF_SCREEN, ROOT, exceptions_on, wait_for_text
-from lecture_walk_reads import AT_TOP, BAR, CLASS_PANEL, CLIPPED, FIGURE_TEXT, FOCUS_BOX, QUESTION, STATE
+from lecture_walk_reads import (
+    AT_TOP,
+    BAR,
+    CLASS_PANEL,
+    CLIPPED,
+    DIAGRAM_WORDS_OFF_SCREEN,
+    FIGURE_TEXT,
+    FOCUS_BOX,
+    QUESTION,
+    STATE,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attnviz.lecture.kinds.base import letter
@@ -85,6 +95,9 @@ def step_problems(page, step, where: str) -> list[str]:
         else:
             if not (0 <= box["top"] < HEIGHT / 3 and box["height"] > 0):
                 problems.append(f"{where}: focus {step.focus!r} is not at the top of the first screen: {box}")
+            cut = page.evaluate(DIAGRAM_WORDS_OFF_SCREEN, step.focus)
+            if cut:  # the map's last labels sat under the screen's edge, below the step's explanation
+                problems.append(f"{where}: the focus diagram's words are not all on the first screen: {cut[:6]}")
             off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, step.focus)
             if off:  # the back row reads the key under the ring without a scroll
                 problems.append(f"{where}: the focus figure's heatmap labels are not all on the first screen: "

@@ -11,7 +11,8 @@
   what is styled, and the animations Streamlit starts from a script are given no duration;
 - a phone's menu (the header's, moved into the sidebar) marked up as lists a screen reader can count (1.3.1), in a
   box of its own that scrolls, so the page's settings under it start on the sidebar's first screen;
-- words that wrap rather than end in "…" where Streamlit cuts a line (a page link on a phone: 1.4.10).
+- words that wrap rather than end in "…" where Streamlit cuts a line (a page link on a phone: 1.4.10);
+- a plain table that scrolls sideways in a narrow window reachable by keyboard (2.1.1).
 
 The style goes in Streamlit's event container (a style-only st.html), where it takes no room on the page; the one
 script (SCRIPT) sits in an element the style hides.
@@ -139,13 +140,34 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
       }
     }
   };
+  // a plain table (st.table, a projector's tables: ui/tables.py) scrolls sideways in its own box where it is wider
+  // than its column (a narrow window): that box takes the keyboard's focus then, so its hidden columns can be reached
+  // (2.1.1), and is named for a screen reader; a box that does not scroll is no stop of Tab
+  const scrolls = (box) => {
+    if (box.scrollWidth > box.clientWidth + 1) {
+      box.tabIndex = 0;
+      box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', 'table, scrolls sideways');
+    } else if (box.hasAttribute('tabindex')) {
+      box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
+    }
+  };
+  const sized = new w.ResizeObserver((entries) => entries.forEach((e) => scrolls(e.target)));
+  const boxes = new WeakSet();
+  const tables = () => {
+    for (const box of doc.querySelectorAll('[data-testid="stTable"] > div')) {
+      if (!boxes.has(box)) { boxes.add(box); sized.observe(box); }
+      scrolls(box);
+    }
+  };
   let pending = false;
   new w.MutationObserver(() => {
     if (pending) return;
     pending = true;
-    w.requestAnimationFrame(() => { pending = false; sections(); });
+    w.requestAnimationFrame(() => { pending = false; sections(); tables(); });
   }).observe(doc.body, {childList: true, subtree: true, attributes: true, attributeFilter: ['data-collapsed']});
   sections();
+  tables();
 })();
 </script>"""
 

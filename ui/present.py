@@ -25,6 +25,10 @@ html { font-size: 19px; --avhm-font: 20px; }
 /* a table's words and the code in them (step 2's digits) as large as the text around them: ≥ 20 px */
 [data-testid="stMarkdownContainer"] table { font-size: 1.12rem; }
 [data-testid="stMarkdownContainer"] code { font-size: 0.95em; }
+/* the map under a lecture step's explanation (ui/lecture/gate.py, at the figure's top): its own limit (the screen
+   under the header, 100vh - 10.5rem) left its last labels under the screen's edge on a 1024×768 projector; 1.5rem
+   less holds them, its words a px smaller (about 19 px) */
+[class*="st-key-figure_"]:has(.st-key-lecture_explain) .av-tmap svg { max-height: calc(100vh - 12rem); }
 /* a plain table (ui/tables.py: a projector's tables are st.table, not the grid's canvas) in the same type */
 [data-testid="stTable"] :is(td, th) { font-size: 1.12rem; }
 h1 { font-size: 2rem !important; padding-top: 0 !important; } h2 { font-size: 1.7rem !important; }
