@@ -42,7 +42,7 @@ LINES = ["#0072b2", "#b8860b", "#882255", "#000000", "#ee3377", "#332288", "#8c5
 QUERY, KEY, ROW = "#1f63b4", "#e0761a", "#c8102e"  # the Q·K space: queries, keys, the chosen query's row
 STREAM = ("#333333", "#2f6db5", "#c0392b")  # the encoder's norms: ‖x‖, attention's update, the FFN's update
 KL_FINITE, KL_INFINITE = "#4c72b0", "#c44e52"  # per-row KL bars; an infinite one also reads "∞"
-CHOSEN, BASELINE = "#c81e1e", "#00783c"  # Head claims: your set (a diamond), nothing knocked out (a labelled line)
+CHOSEN, BASELINE = "#c81e1e", "#00783c"  # Head claims: your set (a diamond), nothing knocked out (a line in the legend)
 OWN, OTHER = "#1f4e8c", "#8fb3e0"  # a bar for the model's own configuration (also named so), the others
 SHADE_FIRST, SHADE_SECOND = "rgba(120,120,120,0.12)", "rgba(0,150,80,0.12)"  # two labelled spans of a sequence
 # the class's answers against the right one (attnviz/draw/class_answers.py): the class's bars, and the right answer,
