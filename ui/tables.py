@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from functools import partial
 
 import pandas as pd
@@ -21,6 +22,7 @@ import pandas as pd
 from ui.present import presenting
 
 PROJECTOR_ROWS = 16
+MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$])")
 PLAIN_COLUMNS = ("number", "text", "checkbox")  # the grid's column kinds a plain table can write (a tick: "✓")
 
 
@@ -32,11 +34,31 @@ def table(where, data, **dataframe_args):
     if (frame is None or len(frame) > PROJECTOR_ROWS or "on_select" in dataframe_args
             or any(kind_of(config) not in PLAIN_COLUMNS for config in configs.values())):
         return where.dataframe(data, **dataframe_args)
-    # the values stay numbers (a number column keeps its right alignment); the Styler writes each cell's words
-    named = frame.rename(columns={column: label_of(column, configs.get(column)) for column in frame.columns})
-    words = {label_of(column, configs.get(column)): partial(written_with, configs.get(column))
+    # the values stay numbers (a number column keeps its right alignment); the Styler writes each cell's words.
+    # st.table reads its headers and cells as Markdown ("#" was an empty heading): every word goes in escaped
+    configs = {column: configs.get(column) or common_decimals(frame[column]) for column in frame.columns}
+    named = frame.rename(columns={column: escaped(label_of(column, configs[column])) for column in frame.columns})
+    if not isinstance(frame.index, pd.RangeIndex):
+        named.index = [escaped(str(i)) for i in frame.index]
+    words = {escaped(label_of(column, configs[column])): partial(written_with, configs[column])
              for column in frame.columns}
     return where.table(named.style.format(words), hide_index=dataframe_args.get("hide_index"))
+
+
+def common_decimals(values: pd.Series) -> dict | None:
+    """A column of fractional numbers with no format of its own: one number of decimals for all (up to 4, as many as
+    its most precise value has), so they line up under each other (9.273, 11.466, 14.000, not 9.273, 11.47, 14)."""
+    floats = [float(v) for v in values if isinstance(v, numbers.Real) and not isinstance(v, bool | numbers.Integral)
+              and not math.isnan(float(v))]
+    if not floats or all(v.is_integer() for v in floats):
+        return None
+    decimals = max(len(f"{v:.4f}".rstrip("0").split(".")[1]) for v in floats)
+    return {"type_config": {"type": "number", "format": f"%.{decimals}f"}}
+
+
+def escaped(text: str) -> str:
+    """Words that st.table's Markdown shows as they are (a backslash before each sign Markdown or its math reads)."""
+    return MARKDOWN_SIGNS.sub(r"\\\1", text)
 
 
 def kind_of(config) -> str:
@@ -55,8 +77,8 @@ def label_of(column, config) -> str:
 
 
 def written_with(config, value) -> str:
-    """written_value with the column's config first (a Styler's formatter of one column)."""
-    return written_value(value, config)
+    """written_value with the column's config first, escaped for st.table's Markdown (a Styler's formatter)."""
+    return escaped(written_value(value, config))
 
 
 def written_value(value, config) -> str:
@@ -68,8 +90,8 @@ def written_value(value, config) -> str:
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         return str(value)
     form = ((config or {}).get("type_config") or {}).get("format") if isinstance(config, dict) else None
-    if form == "percent":
-        return f"{value:.2%}"
+    if form == "percent":  # as the grid writes it: 53.33%, 40% (no trailing zeros)
+        return f"{value * 100:.2f}".rstrip("0").rstrip(".") + "%"
     if form and form.startswith("%"):
         return form % value
     if isinstance(value, numbers.Integral):

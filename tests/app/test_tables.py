@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from apptest_helpers import assert_healthy, run_app
 
-from ui.tables import PROJECTOR_ROWS, kind_of, label_of, written_value
+from ui.tables import PROJECTOR_ROWS, common_decimals, escaped, kind_of, label_of, written_value
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 
@@ -19,6 +19,7 @@ NUMBER = st.column_config.NumberColumn(format="%.3f")
 @pytest.mark.parametrize(("value", "config", "words"), [
     (0.66812, NUMBER, "0.668"),
     (0.5333, st.column_config.NumberColumn(format="percent"), "53.33%"),
+    (0.4, st.column_config.NumberColumn(format="percent"), "40%"),
     (2.0, st.column_config.NumberColumn(format="%.0f"), "2"),
     (7, None, "7"),
     (0.123456, None, "0.1235"),
@@ -56,3 +57,14 @@ def test_more_rows_than_a_projector_holds_keep_the_grid():
     at = run_app({"present": "1"}, page="app_pages/find_head.py")  # the ranking of every head of the model
     assert_healthy(at)
     assert [len(grid.value) for grid in at.dataframe] and all(len(g.value) > PROJECTOR_ROWS for g in at.dataframe)
+
+
+def test_a_plain_tables_words_are_not_read_as_markdown_and_its_numbers_line_up():
+    """st.table reads headers and cells as Markdown: the Lecture page's "#" column was an empty level-1 heading. And a
+    column of unformatted fractions is written with one number of decimals (9.273, 11.466, 14.000: not 11.47, 14)."""
+    assert escaped("#") == "\\#" and escaped("0.668") == "0\\.668" and escaped("$x$ *y*") == "\\$x\\$ \\*y\\*"
+    assert common_decimals(pd.Series([9.273, 11.466, 14.0])) == {"type_config": {"type": "number", "format": "%.3f"}}
+    assert common_decimals(pd.Series([1.0, 2.0])) is None and common_decimals(pd.Series(["a", "b"])) is None
+    at = run_app({"present": "1"}, page="app_pages/lecture.py")
+    assert_healthy(at)
+    assert "\\#" in list(at.table[0].value.columns)
