@@ -121,24 +121,27 @@ FIGURE_TEXTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyCha
 
 
 def test_on_a_phone_the_pictures_titles_do_not_overlap_and_no_empty_room_is_under_them(server):
-    """At 390×844 the per-query pictures (steps b and c) sit five abreast, about 70 px each: titles like 'grass (max
-    0.15)' on one line ran into each other. No two texts of one figure may overlap (bounding boxes). Those pictures
-    are about 50 px high in a figure 250 px high: 140 px of it stood empty above the caption, now cut
-    (ui/fit_pictures.py). The table under them keeps its toolbar hidden (it sat over the caption) until it is tapped
-    (a phone: no hover). One phone opens both steps."""
+    """At 390×844 the per-query pictures (steps b and c) sit five abreast, about 70 px each, and step d's mosaics four
+    abreast: titles like 'grass (max 0.15)' and "X: each region's colour" on one line ran into each other. No two
+    texts of one figure may overlap (bounding boxes). Those pictures are about 50 px high in a figure 250 px high:
+    140 px of it stood empty above the caption, now cut (ui/fit_pictures.py). The table under them keeps its toolbar
+    hidden (it sat over the caption) until it is tapped (a phone: no hover). One phone opens the three steps."""
     with people_browser() as browser:
         page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
-        for step in ("b", "c"):
+        for step in ("b", "c", "d"):
             page.goto(f"{server}/attention_layer?al_step={step}")
-            page.wait_for_function(f"() => ({PICTURES})() >= 5", timeout=120_000, polling=100)
+            page.wait_for_function(f"() => ({PICTURES})() >= {4 if step == 'd' else 5}", timeout=120_000,
+                                   polling=100)
             wait_for_app_idle(page)
             page.wait_for_timeout(500)
             texts = page.evaluate(FIGURE_TEXTS)
-            assert any("max" in t[1] for t in texts), (step, texts)  # the pictures' titles are there
+            assert any(("f(P X)" if step == "d" else "max") in t[1] for t in texts), (step, texts)  # their titles
             overlaps = [(a[1], b[1]) for i, a in enumerate(texts) for b in texts[i + 1:] if a[0] == b[0]
                         and a[2] < b[3] - 1 and b[2] < a[3] - 1 and a[4] < b[5] - 1 and b[4] < a[5] - 1]
             assert not overlaps, (step, overlaps)
             page.wait_for_function(NO_EMPTY_BOTTOM, timeout=10_000, polling=100)
+            if step == "d":  # the mosaics: no table under them
+                continue
             # the table under the pictures: its toolbar (over the caption above it) shows once it is tapped
             toolbar = page.locator('[data-testid="stDataFrame"] [data-testid="stElementToolbar"]').first
             assert toolbar.evaluate("(t) => getComputedStyle(t).visibility") == "hidden", step

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -18,6 +19,7 @@ from attnviz.lessons.attention_layer.regions import Regions
 
 VEIL = [[0.0, "rgba(0,0,0,0.75)"], [1.0, "rgba(0,0,0,0)"]]  # weight 0 -> 75 % dark, the largest -> clear
 FONT = {"size": 14}
+TITLE_LINE = 12  # a mosaic title's characters per line: a quarter of a 390 px phone at 14 px type
 # a region's weight written on it: white with a dark halo, legible on the veiled (dark) regions and on the clearest,
 # where the picture shows through (white alone on the yellow sun was the answer of the lecture's step 3, unread)
 VALUE_FONT = {"size": 13, "color": "white", "shadow": "0 0 2px #000, 0 0 3px #000, 0 0 4px #000"}
@@ -84,14 +86,19 @@ def colours_as_pixels(colours, rows: int, cols: int) -> np.ndarray:
 
 
 def mosaics(panels: list[tuple[str, np.ndarray]]) -> go.Figure:
-    """Pictures of one pixel per region, side by side: (title, (H, W, 3) uint8) each."""
-    fig = make_subplots(1, len(panels), subplot_titles=[t for t, _ in panels], horizontal_spacing=0.02)
+    """Pictures of one pixel per region, side by side: (title, (H, W, 3) uint8) each. A title is wrapped in lines of
+    up to TITLE_LINE characters: four side by side on a 390 px phone, "X: each region's colour" on one line ran into
+    its neighbours' titles (plotly does not wrap a title)."""
+    titles = ["<br>".join(textwrap.wrap(t, TITLE_LINE)) for t, _ in panels]
+    lines = max(t.count("<br>") + 1 for t in titles)
+    fig = make_subplots(1, len(panels), subplot_titles=titles, horizontal_spacing=0.02)
     for i, (_, pixels) in enumerate(panels):
         fig.add_trace(go.Image(z=pixels, hovertemplate="place: row %{y}, column %{x}<br>colour %{z}<extra></extra>"),
                       row=1, col=i + 1)
     _picture_axes(fig)
     fig.update_annotations(font=FONT)
-    fig.update_layout(height=240, margin={"l": 0, "r": 0, "t": 30, "b": 0})
+    # a title line's room at a projector's 20 px type too (its first line was cut at the top there)
+    fig.update_layout(height=214 + 26 * lines, margin={"l": 0, "r": 0, "t": 4 + 26 * lines, "b": 0})
     return fig
 
 
