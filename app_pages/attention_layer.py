@@ -61,7 +61,7 @@ with ui.guard("The attention layer"):
     step = st.segmented_control("Step", list(STEPS), format_func=STEPS.get, key="al_step", required=True,
                                 label_visibility="collapsed")
     ui.page.keep_in_link("al_step", step)
-    top = st.columns([1.2, 1.2, 1.6, 2.4], vertical_alignment="bottom")
+    top = st.columns([1.2, 1.5, 1.6, 2.1], vertical_alignment="bottom")  # "Own query" whole at 1024 px, projected
     grid_text = top[0].text_input("Grid: rows x cols", "6x8", key="al_grid", **ui.BOUND,
                                   help="1 to 12 rows and 1 to 16 columns, written like 6x8")
     if step in ("b", "c"):  # every preset is a row already: the one choice left is a row of one's own

@@ -35,6 +35,9 @@ ROOM_UNDER_PICTURES = """() => [...document.querySelectorAll('[data-testid="stEl
   return [[key, Math.round(box.getBoundingClientRect().bottom
                            - Math.max(...images.map(i => i.getBoundingClientRect().bottom)))]]; })"""
 NO_EMPTY_BOTTOM = f"() => {{ const r = ({ROOM_UNDER_PICTURES})(); return r.length && r.every(([, px]) => px >= 0 && px <= 12); }}"
+# JS: the words of a control's label that Streamlit cuts with "…" (its label's box narrower than its words)
+CUT_LABELS = """() => [...document.querySelectorAll('[data-testid="stMain"] .stMarkdownEllipsis')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
 IN_FIRST_SCREEN = """() => { const p = document.querySelector('.js-plotly-plot'); if (!p) return false;
   const r = p.getBoundingClientRect(); return r.top >= 0 && r.top + 0.6 * r.height <= window.innerHeight; }"""
 
@@ -63,6 +66,7 @@ def test_every_step_draws(server, width, height, query):
                 assert all(px >= 0 for _, px in page.evaluate(ROOM_UNDER_PICTURES)), page.evaluate(ROOM_UNDER_PICTURES)
             if step == "a":  # the figure is on the first screen, even on a projector
                 assert page.evaluate(IN_FIRST_SCREEN)
+            assert not page.evaluate(CUT_LABELS), (step, page.evaluate(CUT_LABELS))  # "Own qu…" at 1024 px
             page.screenshot(path=str(ARTIFACTS / f"attention_layer_{step}_{width}x{height}.png"))
 
 
