@@ -132,7 +132,7 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
       const here = menu.querySelector('a[aria-current="page"]');  // the open page's link, in the menu's box
       // once per page and opening of the sidebar (a reader's own scrolling stays), once the box scrolls (its style in)
       const open = menu.closest('[data-testid="stSidebar"]')?.getAttribute('data-collapsed') === 'false';
-      if (here && open && menu.scrollHeight > menu.clientHeight && menu.dataset.attnvizShown !== here.href) {
+      if (here && open && menu.dataset.attnvizShown !== here.href && menu.scrollHeight > menu.clientHeight) {
         menu.dataset.attnvizShown = here.href;
         const box = menu.getBoundingClientRect(), link = here.getBoundingClientRect();
         if (link.top < box.top || link.bottom > box.bottom)  // out of the box's view: a third of the way down it
@@ -152,13 +152,14 @@ SCRIPT = """<span class="attnviz-script" hidden></span><script>
       box.removeAttribute('tabindex'); box.removeAttribute('role'); box.removeAttribute('aria-label');
     }
   };
-  const sized = new w.ResizeObserver((entries) => entries.forEach((e) => scrolls(e.target)));
-  const boxes = new WeakSet();
+  // read when the box or its table changes size (a ResizeObserver also reports each on its first observe), not at
+  // every change of the page: each read of a width lays the page out
+  const BOX = '[data-testid="stTable"] > div';
+  const sized = new w.ResizeObserver((entries) => entries.forEach((e) => scrolls(e.target.closest(BOX))));
+  const watched = new WeakSet();
   const tables = () => {
-    for (const box of doc.querySelectorAll('[data-testid="stTable"] > div')) {
-      if (!boxes.has(box)) { boxes.add(box); sized.observe(box); }
-      scrolls(box);
-    }
+    for (const part of doc.querySelectorAll(`${BOX}, ${BOX} > table`))
+      if (!watched.has(part)) { watched.add(part); sized.observe(part); }
   };
   let pending = false;
   new w.MutationObserver(() => {
