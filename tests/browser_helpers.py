@@ -436,9 +436,10 @@ def exceptions_on(page) -> list[str]:
     return [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
 
 
-# A lecture figure's heatmap words (token labels on both axes, panel titles) not wholly on the first screen: between
-# the bottom edge of Streamlit's header, measured in the page (3.75rem: 60 px, and 71 px in presentation mode's larger
-# type), and the window's bottom edge; [[text, top, bottom], ...], null: no figure.
+# A lecture figure's heatmap words (token labels on both axes, panel titles) and a drawn diagram's words (the
+# Transformer map's SVG) not wholly on the first screen: between the bottom edge of Streamlit's header, measured in the
+# page (3.75rem: 60 px, and 71 px in presentation mode's larger type), and the window's bottom edge; [[text, top,
+# bottom], ...], null: no figure.
 # Every heatmap that begins on the first screen counts, and the figure's first heatmap always does; one that begins
 # below it continues a figure taller than a screen by design (Step by step's chain: X first, then Q, K, V, ...).
 FIGURE_LABELS_OFF_SCREEN = """(id) => {
@@ -446,15 +447,17 @@ FIGURE_LABELS_OFF_SCREEN = """(id) => {
   if (!box) return null;
   const header = document.querySelector('[data-testid="stHeader"]');
   const top = header ? header.getBoundingClientRect().bottom : 0;
-  const out = [];
+  const words = [...box.querySelectorAll('.av-tmap svg text')].filter(t => t.textContent.trim());
   const hosts = [...box.querySelectorAll('[data-testid="stBidiComponentIsolated"]')];
   for (const [k, host] of hosts.entries()) {
     if (!host.shadowRoot || (k > 0 && host.getBoundingClientRect().top >= window.innerHeight)) continue;
-    for (const e of host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title')) {
-      const r = e.getBoundingClientRect();
-      if (r.height && (r.top < top - 1 || r.bottom > window.innerHeight + 1))
-        out.push([e.textContent.trim().slice(0, 24), Math.round(r.top), Math.round(r.bottom)]);
-    }
+    words.push(...host.shadowRoot.querySelectorAll('.avhm-lab, .avhm-title'));
+  }
+  const out = [];
+  for (const e of words) {
+    const r = e.getBoundingClientRect();
+    if (r.height && (r.top < top - 1 || r.bottom > window.innerHeight + 1))
+      out.push([e.textContent.trim().slice(0, 24), Math.round(r.top), Math.round(r.bottom)]);
   }
   return out;
 }"""

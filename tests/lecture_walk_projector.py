@@ -15,7 +15,6 @@ from lecture_walk_reads import (
     BAR,
     CLASS_PANEL,
     CLIPPED,
-    DIAGRAM_WORDS_OFF_SCREEN,
     FIGURE_TEXT,
     FOCUS_BOX,
     QUESTION,
@@ -95,12 +94,9 @@ def step_problems(page, step, where: str) -> list[str]:
         else:
             if not (0 <= box["top"] < HEIGHT / 3 and box["height"] > 0):
                 problems.append(f"{where}: focus {step.focus!r} is not at the top of the first screen: {box}")
-            cut = page.evaluate(DIAGRAM_WORDS_OFF_SCREEN, step.focus)
-            if cut:  # the map's last labels sat under the screen's edge, below the step's explanation
-                problems.append(f"{where}: the focus diagram's words are not all on the first screen: {cut[:6]}")
             off = page.evaluate(FIGURE_LABELS_OFF_SCREEN, step.focus)
-            if off:  # the back row reads the key under the ring without a scroll
-                problems.append(f"{where}: the focus figure's heatmap labels are not all on the first screen: "
+            if off:  # the back row reads the key under the ring (or the map's last labels) without a scroll
+                problems.append(f"{where}: the focus figure's labels are not all on the first screen: "
                                 f"{off[:6]} ({len(off)} in all)")
             thinned = [s for s, rows in box["labelSteps"] if s > 1 and rows <= 24]
             if thinned:

@@ -42,14 +42,6 @@ FOCUS_BOX = """(id) => {
     .map(e => [Number(e.dataset.labelStep), e.querySelectorAll('.avhm-row').length]);
   return {top: r.top, bottom: r.bottom, height: r.height, labelSteps: steps};
 }"""
-# the words of a drawn diagram (the Transformer map's SVG) in the focus figure that are not wholly on the first screen,
-# below Streamlit's header: [text, top, bottom]
-DIAGRAM_WORDS_OFF_SCREEN = """(id) => {
-  const header = document.querySelector('[data-testid="stHeader"]'), top = header ? header.getBoundingClientRect().bottom : 0;
-  return [...document.querySelectorAll('.st-key-figure_' + id + ' .av-tmap svg text')]
-    .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
-    .filter(([text, r]) => text && r.height && (r.top < top - 1 || r.bottom > window.innerHeight + 1))
-    .map(([text, r]) => [text.slice(0, 30), Math.round(r.top), Math.round(r.bottom)]); }"""
 AT_TOP = """([id, limit]) => { const b = document.querySelector('.st-key-figure_' + id);
   const r = b && b.getBoundingClientRect(); return !!r && r.height > 0 && r.top >= 0 && r.top < limit; }"""
 # what is clipped: a table that scrolls, a heatmap title cut, a chart title under a toolbar (the bar: BAR)
